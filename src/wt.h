@@ -1,0 +1,110 @@
+/* wtheta core: the plain-C API shared by the dispatcher, the CPU engine and
+ * the CUDA engine. Nothing here knows about R.
+ *
+ * Exactness contract (every backend honours it bit for bit):
+ *   a point at (ra, dec) degrees becomes the unit vector
+ *     x = cos(dec r) cos(ra r), y = cos(dec r) sin(ra r), z = sin(dec r),
+ *     r = M_PI / 180, in IEEE double;
+ *   a pair's squared chord is d2 = ((xi-xj)^2 + (yi-yj)^2) + (zi-zj)^2 in
+ *   IEEE double, evaluated in that order with no fused multiply-add;
+ *   an edge theta (degrees) becomes c2 = (4 s) s with s = sin(theta r / 2),
+ *   and an edge of exactly 180 degrees becomes +infinity (no separation
+ *   exceeds it, so the last bin is closed there);
+ *   the pair falls in bin k when c2[k] <= d2 < c2[k+1].
+ */
+#ifndef WT_H
+#define WT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* status codes returned by every core function */
+enum {
+  WT_OK = 0,
+  WT_ERR_NOMEM = 1,        /* host allocation failed */
+  WT_ERR_INTERRUPTED = 2,  /* the user interrupted between chunks */
+  WT_ERR_NO_CUDA = 3,      /* CUDA support was not compiled in */
+  WT_ERR_NO_DEVICE = 4,    /* compiled with CUDA, but no usable GPU */
+  WT_ERR_CUDA = 5,         /* a CUDA call failed: see wt_job.message */
+  WT_ERR_ARG = 6           /* an argument the R layer should have caught */
+};
+
+enum { WT_BACKEND_CPU = 1, WT_BACKEND_CUDA = 2 };
+
+/* one catalog as unit vectors, structure of arrays */
+typedef struct {
+  const double *x, *y, *z;
+  int64_t n;
+} wt_points;
+
+/* Edges as squared chords and the bin lookup table derived from them.
+ * Slots: 0 holds pairs below the first edge, 1..n_bins the bins, and
+ * n_bins + 1 the pairs at or above the last edge; upper[s] is the exclusive
+ * upper bound of slot s (upper[n_bins + 1] = +inf). */
+typedef struct {
+  int n_bins;
+  const double *upper;     /* n_bins + 2 values */
+  /* lookup: slot guess from the high bits of d2 (a monotone key) */
+  const uint16_t *table;   /* NULL when n_bins + 2 > 65535: binary search */
+  int table_shift;         /* key = (bits(d2) >> table_shift) - table_base */
+  int64_t table_base;
+  int table_size;          /* keys are clamped to [0, table_size - 1] */
+  int table_steps;         /* most edges inside one table cell */
+} wt_bins;
+
+typedef struct {
+  wt_points a;             /* first catalog */
+  wt_points b;             /* second catalog; ignored when is_auto */
+  int is_auto;             /* 1: unordered pairs i < j of a, no self pairs */
+  int self_pairs;          /* auto only: report ordered pairs, self pairs
+                              included (applied by wt_count, not backends) */
+  const wt_bins *bins;
+  int backend;             /* WT_BACKEND_* */
+  int n_threads;           /* CPU threads, >= 1 */
+  const int *devices;      /* CUDA device indices to use */
+  int n_devices;           /* >= 1 when backend is WT_BACKEND_CUDA */
+  /* called from the main thread between chunks; nonzero means stop */
+  int (*interrupted)(void);
+  /* out: n_bins + 2 slot counts (below, bins..., above) */
+  uint64_t *slots;
+  double gpu_ms;           /* out: summed GPU kernel time (CUDA events) */
+  char message[256];       /* out: detail for WT_ERR_CUDA and friends */
+} wt_job;
+
+/* bins.c */
+double wt_edge_c2(double theta_deg);
+void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
+                     double *x, double *y, double *z);
+/* builds upper[] and the table into caller-provided storage sized by
+ * wt_bins_table_size(); returns WT_OK */
+int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
+                 double *upper, uint16_t *table);
+int wt_bins_table_capacity(void);
+int wt_slot_of(const wt_bins *bins, double d2);
+
+/* count.c: dispatch */
+int wt_count(wt_job *job);
+
+/* count_cpu.c */
+int wt_count_cpu(wt_job *job);
+
+/* count_cuda.cu or cuda_stub.c */
+int wt_cuda_compiled(void);      /* 1 when built with nvcc */
+/* number of usable devices (0 when none, or when not compiled in); on a
+ * CUDA error returns 0 and writes the reason into msg (may be NULL) */
+int wt_cuda_device_count(char *msg, size_t msg_len);
+/* name (into name, name_len bytes), compute capability and memory of one
+ * device; returns WT_OK or WT_ERR_CUDA */
+int wt_cuda_device_info(int device, char *name, size_t name_len,
+                        int *major, int *minor, double *mem_bytes);
+int wt_count_cuda(wt_job *job);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
