@@ -1,0 +1,111 @@
+#' What can count pairs here
+#'
+#' Lists the engines this build of wtheta can use: the CPU engine (always)
+#' and each CUDA device that is visible (the CUDA runtime honours
+#' `CUDA_VISIBLE_DEVICES`). Looking for GPUs happens here, never when the
+#' package is loaded.
+#'
+#' @return A data frame with one row per engine or device and columns
+#'   `backend` (`"cpu"` or `"cuda"`), `available`, `device` (CUDA device
+#'   index, `NA` for the CPU), `name`, `compute_capability`, `memory_gb` and
+#'   `threads` (CPU threads wtheta uses by default). Its attribute
+#'   `cuda_compiled` says whether CUDA support was compiled in; when a
+#'   `"cuda"` row is unavailable, `name` says why.
+#' @examples
+#' wtheta_backends()
+#' @export
+wtheta_backends <- function() {
+  cpu <- data.frame(backend = "cpu", available = TRUE, device = NA_integer_,
+                    name = paste0("OpenMP CPU engine (", cpu_cores(),
+                                  " cores)"),
+                    compute_capability = NA_character_, memory_gb = NA_real_,
+                    threads = wtheta_threads())
+  info <- .Call(C_cuda_info)
+  if (!info$compiled) {
+    gpu <- data.frame(backend = "cuda", available = FALSE, device = NA_integer_,
+                      name = "not compiled in (no nvcc at build time)",
+                      compute_capability = NA_character_,
+                      memory_gb = NA_real_, threads = NA_integer_)
+  } else if (info$count == 0L) {
+    gpu <- data.frame(backend = "cuda", available = FALSE, device = NA_integer_,
+                      name = paste0("no usable GPU: ", info$message),
+                      compute_capability = NA_character_,
+                      memory_gb = NA_real_, threads = NA_integer_)
+  } else {
+    gpu <- do.call(rbind, lapply(seq_len(info$count) - 1L, function(d) {
+      dev <- .Call(C_cuda_device, d)
+      data.frame(backend = "cuda", available = TRUE, device = d,
+                 name = dev$name,
+                 compute_capability = paste0(dev$major, ".", dev$minor),
+                 memory_gb = round(dev$memory / 2^30, 1),
+                 threads = NA_integer_)
+    }))
+  }
+  out <- rbind(cpu, gpu)
+  attr(out, "cuda_compiled") <- info$compiled
+  out
+}
+
+#' Threads used by the CPU engine
+#'
+#' The number of threads the CPU engine uses when `threads` is not given:
+#' the option `wtheta.threads` if set, otherwise the number of processors,
+#' lowered by `OMP_NUM_THREADS`, `OMP_THREAD_LIMIT` and R CMD check's
+#' `_R_CHECK_LIMIT_CORES_` (2), and 1 inside a forked child process.
+#'
+#' @return A single integer.
+#' @examples
+#' wtheta_threads()
+#' @export
+wtheta_threads <- function() {
+  opt <- getOption("wtheta.threads")
+  if (!is.null(opt)) return(check_threads(opt, "options(wtheta.threads)"))
+  .Call(C_default_threads)
+}
+
+cpu_cores <- function() .Call(C_cpu_cores)
+
+check_threads <- function(threads, arg = "threads") {
+  if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) ||
+      threads < 1 || threads != round(threads)) {
+    stop("`", arg, "` must be a whole number >= 1, not ", describe(threads),
+         ".", call. = FALSE)
+  }
+  as.integer(threads)
+}
+
+# Decides which engine runs: list(backend = "cpu" | "cuda", devices = int).
+choose_backend <- function(backend, devices) {
+  backend <- match_choice(backend, c("auto", "cpu", "cuda"), "backend")
+  if (backend == "cpu") {
+    if (!is.null(devices)) {
+      stop("`devices` selects GPUs and cannot be used with ",
+           "backend = \"cpu\".", call. = FALSE)
+    }
+    return(list(backend = "cpu", devices = integer()))
+  }
+  info <- .Call(C_cuda_info)
+  if (!info$compiled || info$count == 0L) {
+    if (backend == "cuda") {
+      why <- if (!info$compiled) {
+        "wtheta was built without CUDA support (no nvcc at install time)"
+      } else {
+        paste0("no usable CUDA GPU was found (", info$message, ")")
+      }
+      stop("backend = \"cuda\" was requested, but ", why, ".", call. = FALSE)
+    }
+    if (!is.null(devices)) {
+      stop("`devices` was given, but no CUDA GPU can be used here.",
+           call. = FALSE)
+    }
+    return(list(backend = "cpu", devices = integer()))
+  }
+  if (is.null(devices)) devices <- seq_len(info$count) - 1L
+  if (!is.numeric(devices) || !length(devices) || anyNA(devices) ||
+      any(devices != round(devices)) || any(devices < 0) ||
+      any(devices >= info$count) || anyDuplicated(devices)) {
+    stop("`devices` must be distinct CUDA device indices in 0..",
+         info$count - 1L, ", not ", describe(devices), ".", call. = FALSE)
+  }
+  list(backend = "cuda", devices = as.integer(devices))
+}

@@ -1,0 +1,114 @@
+#' Bin edges in angle
+#'
+#' Makes the edges of angular bins, in degrees: linear (`width` or `n`),
+#' logarithmic (`log = TRUE`) or any increasing vector (`edges`). Bins are
+#' `[lo, hi)`; see [wtheta-package] for how pairs on an edge are decided.
+#'
+#' @param from,to First and last edge, in degrees (`0 <= from < to <= 180`;
+#'   `from > 0` for log bins).
+#' @param width Bin width in degrees (linear bins); `(to - from) / width`
+#'   must be a whole number.
+#' @param n Number of bins.
+#' @param log Logarithmic spacing.
+#' @param edges An increasing numeric vector of edges in degrees, used as
+#'   given; the other arguments must then be missing.
+#' @return A numeric vector of edges in degrees (length: bins + 1).
+#' @examples
+#' length(theta_bins(0, 90, width = 0.25))
+#' theta_bins(0.01, 10, n = 20, log = TRUE)
+#' theta_bins(edges = c(0, 0.5, 1, 2, 5))
+#' @export
+theta_bins <- function(from, to, width = NULL, n = NULL, log = FALSE,
+                       edges = NULL) {
+  if (!is.null(edges)) {
+    if (!missing(from) || !missing(to) || !is.null(width) || !is.null(n)) {
+      stop("give either `edges` or `from`, `to` and `width` or `n`, ",
+           "not both.", call. = FALSE)
+    }
+    return(check_edges(edges, "edges"))
+  }
+  if (missing(from) || missing(to)) {
+    stop("`from` and `to` are needed unless `edges` is given.", call. = FALSE)
+  }
+  check_number(from, "from")
+  check_number(to, "to")
+  if (!isTRUE(log) && !isFALSE(log)) {
+    stop("`log` must be TRUE or FALSE, not ", describe(log), ".", call. = FALSE)
+  }
+  if (is.null(width) == is.null(n)) {
+    stop("give exactly one of `width` and `n`.", call. = FALSE)
+  }
+  if (!(to > from)) {
+    stop("`to` (", to, ") must be greater than `from` (", from, ").",
+         call. = FALSE)
+  }
+  if (!is.null(n)) {
+    check_number(n, "n")
+    if (n < 1 || n != round(n)) {
+      stop("`n` must be a whole number of bins >= 1, not ", describe(n), ".",
+           call. = FALSE)
+    }
+  }
+  if (log) {
+    if (!(from > 0)) {
+      stop("`from` must be greater than 0 for log bins, not ", from, ".",
+           call. = FALSE)
+    }
+    if (is.null(n)) {
+      stop("log bins need `n`, not `width`.", call. = FALSE)
+    }
+    e <- exp(seq(base::log(from), base::log(to), length.out = n + 1))
+  } else if (!is.null(width)) {
+    check_number(width, "width")
+    if (!(width > 0)) {
+      stop("`width` must be positive, not ", width, ".", call. = FALSE)
+    }
+    k <- (to - from) / width
+    if (abs(k - round(k)) > 1e-9 * max(1, k)) {
+      stop("`width` (", width, ") does not divide `to` - `from` (",
+           to - from, ") into a whole number of bins.", call. = FALSE)
+    }
+    e <- from + seq(0, round(k)) * width
+  } else {
+    e <- seq(from, to, length.out = n + 1)
+  }
+  e[1L] <- from
+  e[length(e)] <- to
+  check_edges(e, "bins")
+}
+
+check_number <- function(x, arg) {
+  if (!is.numeric(x) || length(x) != 1L || !is.finite(x)) {
+    stop("`", arg, "` must be a single finite number, not ", describe(x), ".",
+         call. = FALSE)
+  }
+}
+
+check_edges <- function(e, arg) {
+  if (!is.numeric(e) || is.object(e) && !inherits(e, "numeric")) {
+    stop("`", arg, "` must be a numeric vector of edges in degrees, not ",
+         describe(e), ".", call. = FALSE)
+  }
+  e <- as.double(e)
+  if (length(e) < 2L) {
+    stop("`", arg, "` must hold at least two edges, not ", length(e), ".",
+         call. = FALSE)
+  }
+  bad <- which(!is.finite(e))
+  if (length(bad)) {
+    stop("`", arg, "` has a non-finite edge (", e[bad[1L]], ") at position ",
+         bad[1L], ".", call. = FALSE)
+  }
+  bad <- which(e < 0 | e > 180)
+  if (length(bad)) {
+    stop("`", arg, "` edges must lie in [0, 180] degrees; edge ", bad[1L],
+         " is ", format(e[bad[1L]], digits = 15), ".", call. = FALSE)
+  }
+  bad <- which(diff(e) <= 0)
+  if (length(bad)) {
+    stop("`", arg, "` edges must be strictly increasing; edge ", bad[1L] + 1L,
+         " (", format(e[bad[1L] + 1L], digits = 15), ") does not exceed edge ",
+         bad[1L], " (", format(e[bad[1L]], digits = 15), ").", call. = FALSE)
+  }
+  e
+}

@@ -1,0 +1,31 @@
+#' wtheta: exact angular two-point correlation functions
+#'
+#' Counts the angular separations of pairs of sky positions into
+#' histograms on the CPU (OpenMP) or on NVIDIA GPUs (CUDA) and estimates
+#' the angular two-point correlation function w(theta).
+#'
+#' The main functions are [read_catalog()], [theta_bins()],
+#' [pair_counts()], [wtheta()] and [wtheta_backends()].
+#'
+#' @section Exactness:
+#' Every backend places every pair in the bin that a plain double-precision
+#' computation gives. A position (ra, dec) in degrees becomes the unit
+#' vector (cos(dec) cos(ra), cos(dec) sin(ra), sin(dec)), with angles
+#' converted as `deg * (pi / 180)`; a pair's squared chord is
+#' `d2 = (x1 - x2)^2 + (y1 - y2)^2 + (z1 - z2)^2`; an edge `theta` becomes
+#' the squared chord `4 sin(theta / 2)^2`; and a pair is in bin `k` when
+#' `c2[k] <= d2 < c2[k + 1]`, so bins are `[lo, hi)` in angle. An edge of
+#' exactly 180 degrees is treated as infinitely far, so antipodal pairs fall
+#' in the last bin rather than outside it. Away from a rounding error of an
+#' edge this is the bin of the true angle; at an edge, double-precision
+#' rounding decides, the same way on every backend.
+#'
+#' @section Threads:
+#' The CPU engine uses [wtheta_threads()] threads unless told otherwise. The
+#' default respects `OMP_NUM_THREADS`, `OMP_THREAD_LIMIT`, R CMD check's
+#' `_R_CHECK_LIMIT_CORES_` and the option `wtheta.threads`, and drops to one
+#' thread in a forked child (for example inside `parallel::mclapply()`).
+#'
+#' @keywords internal
+#' @useDynLib wtheta, .registration = TRUE, .fixes = "C_"
+"_PACKAGE"

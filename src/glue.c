@@ -1,0 +1,148 @@
+/* The only file that sees SEXP: checks what R hands over, builds a wt_job,
+ * calls the core, and turns status codes into R errors after freeing. */
+#include <stdlib.h>
+#include <string.h>
+#include <R.h>
+#include <Rinternals.h>
+#include "wt.h"
+#include "threads.h"
+
+static void check_interrupt(void *unused)
+{
+  (void)unused;
+  R_CheckUserInterrupt();
+}
+
+/* called by the core from the main thread between chunks */
+static int r_interrupted(void)
+{
+  return !R_ToplevelExec(check_interrupt, NULL);
+}
+
+static const double *real_or_die(SEXP x, const char *what)
+{
+  if (TYPEOF(x) != REALSXP) error("wtheta internal: %s must be double", what);
+  return REAL(x);
+}
+
+static void unit_vectors(SEXP ra, SEXP dec, wt_points *p)
+{
+  R_xlen_t n = XLENGTH(ra);
+  if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
+  double *xyz = (double *)R_alloc((size_t)n * 3, sizeof(double));
+  wt_unit_vectors(real_or_die(ra, "ra"), real_or_die(dec, "dec"), (int64_t)n,
+                  xyz, xyz + n, xyz + 2 * n);
+  p->x = xyz;
+  p->y = xyz + n;
+  p->z = xyz + 2 * n;
+  p->n = (int64_t)n;
+}
+
+static void status_error(int status, const wt_job *job)
+{
+  switch (status) {
+  case WT_ERR_NOMEM:
+    error("wtheta: not enough memory for the pair counts");
+  case WT_ERR_INTERRUPTED:
+    error("wtheta: counting was interrupted; no result was returned");
+  case WT_ERR_NO_CUDA:
+    error("wtheta: this build has no CUDA support (no nvcc at install time)");
+  case WT_ERR_NO_DEVICE:
+    error("wtheta: no usable CUDA GPU: %s", job->message);
+  case WT_ERR_CUDA:
+    error("wtheta: CUDA error: %s", job->message);
+  default:
+    error("wtheta: internal error (status %d) %s", status, job->message);
+  }
+}
+
+SEXP wt_r_pair_counts(SEXP ra1, SEXP dec1, SEXP ra2, SEXP dec2, SEXP edges,
+                      SEXP self_pairs, SEXP backend, SEXP threads,
+                      SEXP devices)
+{
+  int n_edges = (int)XLENGTH(edges);
+  if (n_edges < 2) error("wtheta internal: fewer than two edges");
+  wt_job job;
+  memset(&job, 0, sizeof job);
+  unit_vectors(ra1, dec1, &job.a);
+  job.is_auto = isNull(ra2);
+  if (!job.is_auto) unit_vectors(ra2, dec2, &job.b);
+  job.self_pairs = asLogical(self_pairs) == TRUE;
+  job.backend = asInteger(backend);
+  job.n_threads = asInteger(threads);
+  if (job.n_threads < 1) error("wtheta internal: threads < 1");
+  job.n_threads = wt_cap_threads(job.n_threads);
+  if (TYPEOF(devices) != INTSXP) error("wtheta internal: devices");
+  job.devices = INTEGER(devices);
+  job.n_devices = (int)XLENGTH(devices);
+  job.interrupted = r_interrupted;
+
+  wt_bins bins;
+  double *upper = (double *)R_alloc((size_t)n_edges + 1, sizeof(double));
+  uint16_t *table = (uint16_t *)R_alloc((size_t)wt_bins_table_capacity(),
+                                        sizeof(uint16_t));
+  if (wt_bins_init(&bins, real_or_die(edges, "edges"), n_edges, upper,
+                   table) != WT_OK)
+    error("wtheta internal: bad edges");
+  job.bins = &bins;
+  job.slots = (uint64_t *)R_alloc((size_t)n_edges + 1, sizeof(uint64_t));
+
+  int status = wt_count(&job);
+  if (status != WT_OK) status_error(status, &job);
+
+  SEXP slots = PROTECT(allocVector(REALSXP, (R_xlen_t)n_edges + 1));
+  for (int s = 0; s <= n_edges; s++) REAL(slots)[s] = (double)job.slots[s];
+  SEXP out = PROTECT(allocVector(VECSXP, 2));
+  SEXP names = PROTECT(allocVector(STRSXP, 2));
+  SET_VECTOR_ELT(out, 0, slots);
+  SET_VECTOR_ELT(out, 1, ScalarReal(job.gpu_ms));
+  SET_STRING_ELT(names, 0, mkChar("slots"));
+  SET_STRING_ELT(names, 1, mkChar("gpu_ms"));
+  setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(3);
+  return out;
+}
+
+SEXP wt_r_cuda_info(void)
+{
+  char msg[256] = "";
+  int count = wt_cuda_device_count(msg, sizeof msg);
+  SEXP out = PROTECT(allocVector(VECSXP, 3));
+  SEXP names = PROTECT(allocVector(STRSXP, 3));
+  SET_VECTOR_ELT(out, 0, ScalarLogical(wt_cuda_compiled()));
+  SET_VECTOR_ELT(out, 1, ScalarInteger(count));
+  SET_VECTOR_ELT(out, 2, mkString(msg));
+  SET_STRING_ELT(names, 0, mkChar("compiled"));
+  SET_STRING_ELT(names, 1, mkChar("count"));
+  SET_STRING_ELT(names, 2, mkChar("message"));
+  setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
+SEXP wt_r_cuda_device(SEXP device)
+{
+  char name[256] = "";
+  int major = 0, minor = 0;
+  double mem = 0;
+  if (wt_cuda_device_info(asInteger(device), name, sizeof name, &major,
+                          &minor, &mem) != WT_OK)
+    error("wtheta: cannot query CUDA device %d: %s", asInteger(device), name);
+  SEXP out = PROTECT(allocVector(VECSXP, 4));
+  SEXP names = PROTECT(allocVector(STRSXP, 4));
+  SET_VECTOR_ELT(out, 0, mkString(name));
+  SET_VECTOR_ELT(out, 1, ScalarInteger(major));
+  SET_VECTOR_ELT(out, 2, ScalarInteger(minor));
+  SET_VECTOR_ELT(out, 3, ScalarReal(mem));
+  SET_STRING_ELT(names, 0, mkChar("name"));
+  SET_STRING_ELT(names, 1, mkChar("major"));
+  SET_STRING_ELT(names, 2, mkChar("minor"));
+  SET_STRING_ELT(names, 3, mkChar("memory"));
+  setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
+SEXP wt_r_default_threads(void) { return ScalarInteger(wt_default_threads()); }
+
+SEXP wt_r_cpu_cores(void) { return ScalarInteger(wt_cpu_cores()); }

@@ -1,0 +1,28 @@
+/* Routine registration. */
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+#include "threads.h"
+
+SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_cuda_info(void);
+SEXP wt_r_cuda_device(SEXP);
+SEXP wt_r_default_threads(void);
+SEXP wt_r_cpu_cores(void);
+
+static const R_CallMethodDef call_methods[] = {
+  {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 9},
+  {"cuda_info", (DL_FUNC)&wt_r_cuda_info, 0},
+  {"cuda_device", (DL_FUNC)&wt_r_cuda_device, 1},
+  {"default_threads", (DL_FUNC)&wt_r_default_threads, 0},
+  {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
+  {NULL, NULL, 0}
+};
+
+void R_init_wtheta(DllInfo *dll)
+{
+  R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
+  R_useDynamicSymbols(dll, FALSE);
+  R_forceSymbols(dll, TRUE);
+  wt_threads_init();
+}

@@ -1,0 +1,69 @@
+/* How many threads the CPU engine uses: the package keeps its own count and
+ * never calls omp_set_num_threads, so other OpenMP code in the session is
+ * unaffected. */
+#include <stdlib.h>
+#include <string.h>
+#include "threads.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#if !defined(_WIN32)
+#include <pthread.h>
+#endif
+
+static int after_fork = 0;
+
+#if !defined(_WIN32)
+static void in_child(void) { after_fork = 1; }
+#endif
+
+void wt_threads_init(void)
+{
+#if !defined(_WIN32)
+  pthread_atfork(NULL, NULL, in_child);
+#endif
+}
+
+int wt_cpu_cores(void)
+{
+#ifdef _OPENMP
+  return omp_get_num_procs();
+#else
+  return 1;
+#endif
+}
+
+static int env_int(const char *name)
+{
+  const char *v = getenv(name);
+  if (!v || !*v) return 0;
+  char *end;
+  long k = strtol(v, &end, 10);
+  return (*end == '\0' && k > 0 && k < 1 << 20) ? (int)k : 0;
+}
+
+/* OMP_THREAD_LIMIT caps any request; without OpenMP there is one thread */
+int wt_cap_threads(int requested)
+{
+#ifdef _OPENMP
+  int limit = omp_get_thread_limit();
+  if (limit > 0 && requested > limit) requested = limit;
+  return requested < 1 ? 1 : requested;
+#else
+  (void)requested;
+  return 1;
+#endif
+}
+
+int wt_default_threads(void)
+{
+  if (after_fork) return 1;
+  int n = wt_cpu_cores();
+  int omp = env_int("OMP_NUM_THREADS");
+  if (omp > 0 && omp < n) n = omp;
+  const char *check = getenv("_R_CHECK_LIMIT_CORES_");
+  if (check && *check && strcmp(check, "false") != 0 &&
+      strcmp(check, "FALSE") != 0 && n > 2)
+    n = 2;
+  return wt_cap_threads(n);
+}

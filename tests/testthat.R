@@ -1,0 +1,4 @@
+library(testthat)
+library(wtheta)
+
+test_check("wtheta")

@@ -1,0 +1,25 @@
+test_that("linear, log and custom edges", {
+  b <- theta_bins(0, 90, width = 0.25)
+  expect_length(b, 361)
+  expect_identical(b[c(1, 2, 361)], c(0, 0.25, 90))
+  expect_identical(theta_bins(0, 1, n = 4), c(0, 0.25, 0.5, 0.75, 1))
+  l <- theta_bins(0.01, 10, n = 20, log = TRUE)
+  expect_length(l, 21)
+  expect_identical(l[c(1, 21)], c(0.01, 10))
+  expect_equal(diff(log(l)), rep(log(1000) / 20, 20), tolerance = 1e-12)
+  expect_identical(theta_bins(edges = c(0, 0.5, 1, 2, 5)), c(0, 0.5, 1, 2, 5))
+})
+
+test_that("bad bins are refused", {
+  expect_error(theta_bins(0, 1, width = 0.3), "does not divide")
+  expect_error(theta_bins(1, 0, width = 0.1), "`to` \\(0\\) must be greater")
+  expect_error(theta_bins(0, 10, n = 5, log = TRUE),
+               "`from` must be greater than 0 for log bins")
+  expect_error(theta_bins(0, 10), "exactly one of `width` and `n`")
+  expect_error(theta_bins(0, 10, n = 0), "`n` must be a whole number")
+  expect_error(theta_bins(0, 200, n = 4), "edge 5 is 200")
+  expect_error(theta_bins(edges = c(1, 1)), "strictly increasing")
+  expect_error(theta_bins(edges = "a"), "`edges` must be a numeric vector")
+  expect_error(theta_bins(0, 1, n = 1, edges = c(0, 1)), "not both")
+  expect_error(theta_bins(NA, 1, n = 1), "`from` must be a single finite")
+})

@@ -1,0 +1,52 @@
+test_that("whitespace files with and without a row count", {
+  f <- withr_tempfile()
+  writeLines(c("600 120", "  610.5\t121 ", "21599 -30"), f)
+  cat <- read_catalog(f, units = "arcmin")
+  expect_identical(cat$ra, c(600, 610.5, 21599) / 60)
+  expect_identical(cat$dec, c(120, 121, -30) / 60)
+  writeLines(c("3", "600 120", "610.5 121", "21599 -30"), f)
+  expect_identical(read_catalog(f, units = "arcmin"), cat)
+  writeLines(c("4", "600 120", "610.5 121", "21599 -30"), f)
+  expect_error(read_catalog(f), "declares 4 rows on its first line but holds 3")
+})
+
+test_that("CSV with a header, column choice, comments and units", {
+  f <- withr_tempfile()
+  writeLines(c("# a comment", "id,dec,ra", "1,10,370", "", "2,-5,20"), f)
+  cat <- read_catalog(f, columns = c("ra", "dec"))
+  expect_identical(cat$ra, c(10, 20))
+  expect_identical(cat$dec, c(10, -5))
+  expect_identical(read_catalog(f, columns = c(3, 2)), cat)
+  expect_error(read_catalog(f, columns = c("RA", "dec")),
+               "`columns` names \"RA\", which is not among the columns")
+  writeLines(c("0.5 0.25", "1 -0.5"), f)
+  cat <- read_catalog(f, units = "rad")
+  expect_equal(cat$dec, c(0.25, -0.5) * 180 / pi)
+})
+
+test_that("unreadable files name the line", {
+  f <- withr_tempfile()
+  writeLines(c("1 2", "3 4", "5 x", "7 8"), f)
+  expect_error(read_catalog(f),
+               "`file` line 3 has a value that is not a finite number in column 2: \"5 x\"")
+  writeLines(c("1 2", "3"), f)
+  expect_error(read_catalog(f), "`file` line 2 has 1 field\\(s\\)")
+  writeLines(c("1 2", "3 95"), f)
+  expect_error(read_catalog(f), "row 2 has 95")
+  writeLines(character(), f)
+  expect_error(read_catalog(f), "holds no data")
+  expect_error(read_catalog(file.path(tempdir(), "no-such-file")),
+               "does not exist")
+  expect_error(read_catalog(f, units = "parsec"),
+               "`units` must be one of \"deg\", \"arcmin\", \"rad\", not \"parsec\"")
+})
+
+test_that("the reference catalogs read in both forms", {
+  path <- shared_data("data_100k_arcmin.txt")
+  cat <- read_catalog(path, units = "arcmin")
+  expect_identical(nrow(cat), 100000L)
+  expect_true(all(cat$ra >= 0 & cat$ra < 360 & abs(cat$dec) <= 90))
+  f <- withr_tempfile()
+  writeLines(c("100000", readLines(path)), f)
+  expect_identical(read_catalog(f, units = "arcmin"), cat)
+})
