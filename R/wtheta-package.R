@@ -26,6 +26,9 @@
 #' `_R_CHECK_LIMIT_CORES_` and the option `wtheta.threads`, and drops to one
 #' thread in a forked child (for example inside `parallel::mclapply()`).
 #'
+#' @docType package
+#' @name wtheta-package
+#' @aliases wtheta-package
 #' @keywords internal
 #' @useDynLib wtheta, .registration = TRUE, .fixes = "C_"
-"_PACKAGE"
+NULL

@@ -1,0 +1,104 @@
+#!/bin/sh
+# Set-up and everyday tasks for wtheta on a Debian machine. Each task first
+# installs what is missing (R and R packages from Debian's archive through
+# apt: CRAN is not needed), then builds and installs the package.
+#
+#   sh tools/do.sh demo    simulate a catalog, estimate w(theta), write
+#                          output/wtheta-demo.csv and output/wtheta-demo.png
+#   sh tools/do.sh test    the testthat suite, then R CMD check --as-cran
+#   sh tools/do.sh install just install the package
+#
+# Environment: WTHETA_CUDA=0 builds without CUDA; WTHETA_DATA points the
+# tests at the reference catalogs (default: ../shared/data when present).
+set -eu
+cd "$(dirname "$0")/.."
+task=${1:-demo}
+
+# checkbashisms (devscripts) and qpdf let R CMD check --as-cran run complete
+debs="r-base-dev r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 pandoc devscripts qpdf"
+
+install_missing() {
+  missing=""
+  for p in $debs; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+      missing="$missing $p"
+  done
+  [ -z "$missing" ] && return 0
+  echo "installing:$missing"
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends $missing
+}
+
+# the first library R can write to (the site library as root), else the
+# user library, created if need be
+r_library() {
+  Rscript -e 'p <- .libPaths(); w <- p[file.access(p, 2) == 0]
+    if (!length(w)) { w <- Sys.getenv("R_LIBS_USER"); dir.create(w, recursive = TRUE, showWarnings = FALSE) }
+    cat(w[1])'
+}
+
+install_package() {
+  lib=$(r_library)
+  echo "installing wtheta into $lib"
+  R CMD INSTALL --preclean --no-multiarch --library="$lib" . > install.log 2>&1 ||
+    { cat install.log; exit 1; }
+  grep "^configure:" install.log || true
+  rm -f install.log
+  ./cleanup
+}
+
+data_dir() {
+  if [ -n "${WTHETA_DATA:-}" ]; then echo "$WTHETA_DATA"
+  elif [ -d ../shared/data ]; then (cd ../shared/data && pwd)
+  fi
+}
+
+case "$task" in
+  install)
+    install_missing
+    install_package
+    ;;
+  demo)
+    install_missing
+    install_package
+    Rscript inst/scripts/wtheta-demo.R output
+    ;;
+  test)
+    install_missing
+    install_package
+    WTHETA_DATA=$(data_dir)
+    export WTHETA_DATA
+    echo "== testthat (reference catalogs: ${WTHETA_DATA:-absent})"
+    Rscript -e 'res <- as.data.frame(testthat::test_dir("tests/testthat",
+        package = "wtheta", load_package = "installed", reporter = "summary",
+        stop_on_failure = FALSE))
+      failed <- sum(res$failed) + sum(res$error)
+      cat(sprintf("%d passed, %d failed, %d skipped\n", sum(res$passed),
+                  failed, sum(res$skipped)))
+      quit(status = failed > 0)'
+    echo "== R CMD check --as-cran"
+    work=$(mktemp -d)
+    trap 'rm -rf "$work"' EXIT
+    here=$(pwd)
+    (cd "$work" && R CMD build --no-manual "$here" > build.log 2>&1) ||
+      { cat "$work/build.log"; exit 1; }
+    # offline machines: no CRAN incoming checks, no remote look-ups
+    (cd "$work" &&
+      _R_CHECK_CRAN_INCOMING_=false _R_CHECK_CRAN_INCOMING_REMOTE_=false \
+      _R_CHECK_FUTURE_FILE_TIMESTAMPS_=false _R_CHECK_FORCE_SUGGESTS_=false \
+      R CMD check --as-cran --no-manual wtheta_*.tar.gz) || {
+        cat "$work"/wtheta.Rcheck/00install.out 2>/dev/null | tail -30
+        cat "$work"/wtheta.Rcheck/tests/testthat.Rout.fail 2>/dev/null | tail -60
+        exit 1; }
+    if grep -q "WARNING" "$work/wtheta.Rcheck/00check.log"; then
+      echo "R CMD check gave a WARNING"; exit 1
+    fi
+    echo "R CMD check: no errors, no warnings"
+    ;;
+  *)
+    echo "usage: sh tools/do.sh demo|test|install" >&2
+    exit 2
+    ;;
+esac
