@@ -25,7 +25,7 @@
 #'   `theta_lo`, `theta_hi`, `theta` (bin centre, degrees), `DD`, `DR`, `RR`
 #'   (raw counts in the chosen convention) and `w`, and attributes `n_data`,
 #'   `n_random`, `estimator`, `self_pairs`, `backend`, `devices`, `threads`,
-#'   `elapsed` (seconds), `n_outside` (pairs outside the edges for DD, DR,
+#'   `elapsed` (seconds for the whole call), `n_outside` (pairs outside the edges for DD, DR,
 #'   RR) and `edges`. `w` is `NA` in bins where its denominator count is
 #'   zero, with a warning.
 #' @examples
@@ -39,6 +39,7 @@ wtheta <- function(data, random, bins,
                    estimator = c("LS", "natural", "DP", "Hamilton"),
                    self_pairs = FALSE, backend = c("auto", "cpu", "cuda"),
                    threads = NULL, devices = NULL, columns = c("ra", "dec")) {
+  start <- proc.time()[["elapsed"]]
   d <- as_catalog(data, "data", columns)
   r <- as_catalog(random, "random", columns)
   if (missing(bins)) stop("`bins` is needed: edges in degrees, see theta_bins().",
@@ -59,9 +60,11 @@ wtheta <- function(data, random, bins,
   }
   threads <- if (is.null(threads)) wtheta_threads() else check_threads(threads)
   run <- choose_backend(backend, devices)
-  dd <- count_pairs(d, NULL, edges, self_pairs, run, threads)
-  dr <- count_pairs(d, r, edges, FALSE, run, threads)
-  rr <- count_pairs(r, NULL, edges, self_pairs, run, threads)
+  ud <- unit_vectors(d)
+  ur <- unit_vectors(r)
+  dd <- count_pairs(ud, NULL, edges, self_pairs, run, threads)
+  dr <- count_pairs(ud, ur, edges, FALSE, run, threads)
+  rr <- count_pairs(ur, NULL, edges, self_pairs, run, threads)
   w <- estimate_w(dd$counts / dd$n_pairs, dr$counts / dr$n_pairs,
                   rr$counts / rr$n_pairs, estimator)
   nb <- length(edges) - 1L
@@ -72,7 +75,7 @@ wtheta <- function(data, random, bins,
             n_data = nrow(d), n_random = nrow(r), estimator = estimator,
             self_pairs = self_pairs, backend = run$backend,
             devices = run$devices, threads = dd$threads,
-            elapsed = dd$elapsed + dr$elapsed + rr$elapsed,
+            elapsed = proc.time()[["elapsed"]] - start,
             n_outside = c(DD = dd$n_outside, DR = dr$n_outside,
                           RR = rr$n_outside),
             edges = edges)

@@ -67,7 +67,7 @@ static uint64_t to_bits(double d)
  * most edges any cell holds, i.e. the compare-and-step rounds a lookup needs.
  * Keys are monotone in d2 because d2 >= 0. For each precision m (mantissa
  * bits kept) the worst cell is measured, and the best m is kept. */
-static int table_build(const double *upper, int n_slots, int m,
+static int table_build(const double *upper, int m,
                        uint16_t *table, int *shift, int64_t *base)
 {
   int sh = 52 - m;
@@ -75,11 +75,15 @@ static int table_build(const double *upper, int n_slots, int m,
   int64_t b = ktop - WT_TABLE_CAPACITY + 1;
   if (b < 0) b = 0;
   int size = (int)(ktop - b + 1), worst = 0;
+  /* cells and slots both increase with d2: one merge-like walk finds the
+   * slot of each cell's smallest and largest d2 */
+  int s_lo = 0, s_hi = 0;
   for (int k = 0; k < size; k++) {
     double lo = k == 0 ? 0.0 : from_bits((uint64_t)(b + k) << sh);
     double hi = from_bits(((uint64_t)(b + k + 1) << sh) - 1);
-    int s_lo = slot_search(upper, n_slots, lo);
-    int s_hi = slot_search(upper, n_slots, hi);
+    while (lo >= upper[s_lo]) s_lo++;      /* the last upper is +inf */
+    if (s_hi < s_lo) s_hi = s_lo;
+    while (hi >= upper[s_hi]) s_hi++;
     if (table) table[k] = (uint16_t)s_lo;
     if (s_hi - s_lo > worst) worst = s_hi - s_lo;
   }
@@ -103,10 +107,10 @@ int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
   int best_m = 1, best_steps = n_slots, shift;
   int64_t base;
   for (int m = 12; m >= 1; m--) {
-    int steps = table_build(upper, n_slots, m, NULL, &shift, &base);
+    int steps = table_build(upper, m, NULL, &shift, &base);
     if (steps < best_steps) { best_steps = steps; best_m = m; }
   }
-  table_build(upper, n_slots, best_m, table, &shift, &base);
+  table_build(upper, best_m, table, &shift, &base);
   int64_t ktop = (int64_t)(to_bits(4.0) >> shift) + 1;
   bins->table = table;
   bins->table_shift = shift;

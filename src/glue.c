@@ -2,6 +2,7 @@
  * calls the core, and turns status codes into R errors after freeing. */
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <R.h>
 #include <Rinternals.h>
 #include "wt.h"
@@ -25,17 +26,28 @@ static const double *real_or_die(SEXP x, const char *what)
   return REAL(x);
 }
 
-static void unit_vectors(SEXP ra, SEXP dec, wt_points *p)
+/* a catalog prepared by wt_r_unit_vectors: an n x 3 double matrix */
+static void points_of(SEXP xyz, wt_points *p)
+{
+  const double *v = real_or_die(xyz, "xyz");
+  R_xlen_t n = XLENGTH(xyz) / 3;
+  p->x = v;
+  p->y = v + n;
+  p->z = v + 2 * n;
+  p->n = (int64_t)n;
+}
+
+SEXP wt_r_unit_vectors(SEXP ra, SEXP dec)
 {
   R_xlen_t n = XLENGTH(ra);
   if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
-  double *xyz = (double *)R_alloc((size_t)n * 3, sizeof(double));
-  wt_unit_vectors(real_or_die(ra, "ra"), real_or_die(dec, "dec"), (int64_t)n,
-                  xyz, xyz + n, xyz + 2 * n);
-  p->x = xyz;
-  p->y = xyz + n;
-  p->z = xyz + 2 * n;
-  p->n = (int64_t)n;
+  if (n > INT_MAX) error("wtheta: catalogs of more than %d points are not supported", INT_MAX);
+  const double *r = real_or_die(ra, "ra"), *d = real_or_die(dec, "dec");
+  SEXP xyz = PROTECT(allocMatrix(REALSXP, (int)n, 3));
+  double *v = REAL(xyz);
+  wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n);
+  UNPROTECT(1);
+  return xyz;
 }
 
 static void status_error(int status, const wt_job *job)
@@ -56,17 +68,16 @@ static void status_error(int status, const wt_job *job)
   }
 }
 
-SEXP wt_r_pair_counts(SEXP ra1, SEXP dec1, SEXP ra2, SEXP dec2, SEXP edges,
-                      SEXP self_pairs, SEXP backend, SEXP threads,
-                      SEXP devices)
+SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
+                      SEXP backend, SEXP threads, SEXP devices)
 {
   int n_edges = (int)XLENGTH(edges);
   if (n_edges < 2) error("wtheta internal: fewer than two edges");
   wt_job job;
   memset(&job, 0, sizeof job);
-  unit_vectors(ra1, dec1, &job.a);
-  job.is_auto = isNull(ra2);
-  if (!job.is_auto) unit_vectors(ra2, dec2, &job.b);
+  points_of(xyz1, &job.a);
+  job.is_auto = isNull(xyz2);
+  if (!job.is_auto) points_of(xyz2, &job.b);
   job.self_pairs = asLogical(self_pairs) == TRUE;
   job.backend = asInteger(backend);
   job.n_threads = asInteger(threads);
