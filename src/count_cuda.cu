@@ -1,0 +1,1813 @@
+/* The CUDA engine: pair counts on one or more GPUs, bit-identical to the CPU
+ * engine (see the exactness contract in wt.h).
+ *
+ * Fast path. Each pair is first placed with single-precision arithmetic:
+ *   q = fl(fl(fl(1 + c - x_i x_j) - y_i y_j) - z_i z_j)        (three FMAs)
+ * is d2 / 2 + c up to a rigorous absolute error E (the float rounding of the
+ * coordinates, the three FMA roundings, and the deviation of the inputs from
+ * unit length; see fast_margin()). The high bits of q pick a cell of a table
+ * in shared memory (log-spaced cells: 2^MB per octave of q). Each cell holds
+ * the float threshold of the one edge that can matter for any q in it, or
+ * +inf when none can, or NaN when several can. The pair is counted in one
+ * of two per-cell counters, below or at/above the threshold (the sign of
+ * q - threshold picks it); at flush time each cell counter is added to the
+ * slot it stands for. When |q - threshold| < M (M > E plus the threshold's
+ * own rounding; NaN included) the pair is re-examined with the exact double
+ * d2 of wt.h (no FMA: __dsub_rn/__dmul_rn/__dadd_rn) and, if the exact slot
+ * differs, its count is moved to a per-slot counter. Counts are therefore
+ * exactly those of the double decision.
+ *
+ * Inputs the margin proof does not cover (non-finite coordinates, vectors
+ * not of unit length, edges that are not non-decreasing), or edge sets so
+ * dense that most cells hold several edges, go through an exact kernel that
+ * evaluates every pair in double with the CPU engine's own lookup.
+ *
+ * Counters: 32-bit, per block, in shared memory; shared atomics (the +1
+ * increments compile to ATOMS.POPC.INC, which merges lanes that hit the
+ * same word); flushed to 64-bit global counters at the end of every launch
+ * or before any could wrap. Catalogs are copied to the device in chunks
+ * as given (three double arrays); the device sorts each chunk along a
+ * Hilbert curve (CUB radix sort of cell keys) so that the lanes of a warp
+ * hold close points (fewer bank conflicts), and packs the float and double
+ * copies the kernels read. Work is cut into launches of bounded size that
+ * blocks pull item by item; launches are queued one ahead of the one
+ * running. One host thread drives each device; the calling thread polls for
+ * interrupts and joins. Streams, events and buffers are kept between calls
+ * in a per-device cache (grow-only; dropped after any error), so a warm
+ * call costs little more than its copies and kernels.
+ * No R API, no printing, no exit.
+ *
+ * Measured on an H200 (see the notes of the work that added this file): the
+ * fast kernel is bound jointly by shared-memory wavefronts (threshold load,
+ * counter atomic, j broadcast) and instruction issue, at about 14
+ * instructions per pair. */
+#include <cuda_runtime.h>
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wt.h"
+
+namespace {
+
+/* ---- compile-time shape of the fast kernel ----
+ * (tuning knobs, measured on an H200; WT_CUDA_FORCE_EXACT and
+ * WT_CUDA_NOSORT exist for tests and comparisons only) */
+#ifndef WT_CUDA_NI
+#define WT_CUDA_NI 4          /* i points held per thread */
+#endif
+#ifndef WT_CUDA_MINB
+#define WT_CUDA_MINB 2        /* blocks per SM the register budget allows */
+#endif
+#ifndef WT_CUDA_NJ
+#define WT_CUDA_NJ 2          /* j points per unrolled step */
+#endif
+constexpr int NI = WT_CUDA_NI;
+constexpr int NJ = WT_CUDA_NJ;
+#ifndef WT_CUDA_BLOCK
+#define WT_CUDA_BLOCK 512     /* threads of the fast kernel */
+#endif
+constexpr int BLOCK = WT_CUDA_BLOCK;
+constexpr int BI = BLOCK * NI;           /* i points per item */
+constexpr int BJ = 1024;                 /* j points staged per tile */
+constexpr int EBLOCK = 256;              /* exact kernel: one i per thread */
+constexpr int EBJ = 512;                 /* exact kernel: j staged per tile */
+constexpr int64_t CHUNK = (int64_t)1 << 21;  /* points per device chunk */
+
+/* table shapes: MB mantissa bits per octave, OCT octaves below 4.0 */
+struct TabCfg { int mb, oct; };
+constexpr TabCfg kCfgs[] = {{8, 16}, {9, 16}, {10, 16}, {11, 8}};
+constexpr int kNumCfgs = 4;
+
+struct Item { int i0, j0, j1, diag; };
+
+/* a point in double, padded to 32 bytes */
+struct __align__(32) DPt { double x, y, z, w; };
+
+__device__ __forceinline__ DPt load_dpt(const DPt *p)
+{
+  const double2 *q = reinterpret_cast<const double2 *>(p);
+  double2 a = __ldg(q), b = __ldg(q + 1);
+  return DPt{a.x, a.y, b.x, b.y};
+}
+
+/* arguments of the fast kernel */
+struct FastArgs {
+  const float4 *fI, *fJ;       /* float coordinates (w unused) */
+  const DPt *dI, *dJ;      /* double coordinates (w unused) */
+  int nI, nJ;
+  const Item *items;
+  int n_items;
+  int *counter;                /* next item (dynamic scheduling) */
+  const float *thr;            /* fast table: threshold of each cell */
+  const int2 *cmap;            /* slots of each cell: below, above */
+  const double *upper;         /* exact edges, n_slots */
+  int n_slots;
+  unsigned long long *ghist;   /* 64-bit counts, n_slots */
+  unsigned fixoff;             /* byte offset of the per-slot counters */
+  int fix_shared;              /* 0: per-slot counts go straight to ghist */
+  unsigned joff;               /* byte offset of the j tile in smem */
+  unsigned itemoff;            /* byte offset of the item slot in smem */
+  float onec;                  /* 1 + c */
+  float margin;                /* M */
+};
+
+/* arguments of the exact kernel */
+struct ExactArgs {
+  const DPt *dI, *dJ;
+  int nI, nJ;
+  const Item *items;
+  int n_items;
+  int *counter;
+  const double *upper;
+  int n_slots;
+  const uint16_t *btab;        /* bins.c table or NULL */
+  int bshift;
+  long long bbase;
+  int bsize, bsteps;
+  unsigned long long *ghist;
+  int rcols;                   /* R; 0: count straight into ghist */
+  unsigned joff, itemoff;
+};
+
+/* ------------------------------------------------------------------ */
+/* device code                                                          */
+/* ------------------------------------------------------------------ */
+
+__device__ __forceinline__ double exact_d2(DPt a, DPt b)
+{
+  double dx = __dsub_rn(a.x, b.x), dy = __dsub_rn(a.y, b.y),
+         dz = __dsub_rn(a.z, b.z);
+  double d2 = __dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy));
+  return __dadd_rn(d2, __dmul_rn(dz, dz));
+}
+
+/* smallest slot s with d2 < upper[s] (wt_slot_of) */
+__device__ __forceinline__ int slot_search(const double *upper, int n_slots,
+                                           double d2)
+{
+  int lo = 0, hi = n_slots - 1;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (d2 < __ldg(upper + mid)) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* the CPU engine's lookup, step for step (count_cpu.c slot_lookup) */
+__device__ __forceinline__ int cpu_slot(const ExactArgs &a, double d2)
+{
+  if (a.btab == nullptr) return slot_search(a.upper, a.n_slots, d2);
+  unsigned long long bits = (unsigned long long)__double_as_longlong(d2);
+  long long key = (long long)(bits >> a.bshift) - a.bbase;
+  if (key < 0) key = 0;
+  if (key >= a.bsize) key = a.bsize - 1;
+  int s = __ldg(a.btab + key);
+  for (int r = 0; r < a.bsteps; r++)   /* the guard only stops reads past
+                                          the end for d2 = +inf */
+    if (s < a.n_slots - 1) s += d2 >= __ldg(a.upper + s);
+  return s;
+}
+
+/* Shared memory of the fast kernel, from offset 0:
+ *   float thr[NT]          threshold of each cell (+inf: no edge matters,
+ *                          NaN: several do, the pair goes to the exact path)
+ *   unsigned below[NT]     pairs of the block in each cell below its
+ *                          threshold,
+ *   unsigned above[NT]     and at or above it
+ *   unsigned fix[n_slots]  per-slot counts (exact corrections, and the cell
+ *                          counts at flush time), when fix_shared
+ *   float4 j tile, item slot. */
+template <int MB, int OCT>
+struct Shape {
+  static constexpr int NT = OCT << MB;            /* cells */
+  static constexpr int SH = 23 - MB;              /* key = bits(q) >> SH */
+  static constexpr unsigned KBASE = (unsigned)(129 - OCT) << MB;
+  static constexpr unsigned BELOW = (unsigned)NT * 4u;  /* byte offsets */
+  /* above[] starts half a bank row later: the two counters of a cell sit
+   * in opposite halves of the 32 banks, so lanes on both sides of an edge
+   * in the same cell do not conflict */
+  static constexpr unsigned ABOVE = (unsigned)NT * 8u + 64u;
+  static constexpr unsigned END = ABOVE + (unsigned)NT * 4u;
+};
+
+/* The float decision for one pair: the byte address of its cell counter
+ * in shared memory, and d = q - threshold. The side comes from the sign
+ * of d (an arithmetic shift gives 0 or -1), which selects the array. A NaN
+ * d (cell for the exact path) counts on either side; the exact path
+ * corrects it. */
+template <int MB, int OCT>
+__device__ __forceinline__ unsigned fast_cell(const unsigned char *smem,
+                                              float q, float &d)
+{
+  using S = Shape<MB, OCT>;
+  unsigned k4 = (__float_as_uint(q) >> (S::SH - 2)) & ~3u;   /* key * 4 */
+  float t = *reinterpret_cast<const float *>(smem + k4 - S::KBASE * 4u);
+  d = __fsub_rn(q, t);
+  unsigned below = (unsigned)(__float_as_int(d) >> 31);
+  return below * (S::ABOVE - S::BELOW) + k4 + (S::ABOVE - S::KBASE * 4u);
+}
+
+__device__ __forceinline__ unsigned *cnt_word(unsigned char *smem,
+                                              unsigned addr)
+{
+  return reinterpret_cast<unsigned *>(smem + addr);
+}
+
+__device__ __forceinline__ float pair_q(float nx, float ny, float nz, float4 p,
+                                        float onec)
+{
+  return __fmaf_rn(nz, p.z, __fmaf_rn(ny, p.y, __fmaf_rn(nx, p.x, onec)));
+}
+
+__device__ __forceinline__ void add_slot(unsigned char *smem,
+                                         const FastArgs &a, int s,
+                                         unsigned v)
+{
+  if (a.fix_shared)
+    atomicAdd(reinterpret_cast<unsigned *>(smem + a.fixoff) + s, v);
+  else
+    atomicAdd(a.ghist + s, (unsigned long long)v);
+}
+
+/* exact re-examination of one pair whose float decision may be too close
+ * to call: moves its count if the exact slot differs */
+template <int MB, int OCT>
+__device__ __forceinline__ void resolve_pair(unsigned char *smem,
+                                             const FastArgs &a, float q,
+                                             int gi, int gj)
+{
+  using S = Shape<MB, OCT>;
+  float d;
+  unsigned addr = fast_cell<MB, OCT>(smem, q, d);
+  if (fabsf(d) >= a.margin) return;     /* clean after all (NaN: not) */
+  const bool above = addr >= S::ABOVE;
+  const int cell = (int)((addr - (above ? S::ABOVE : S::BELOW)) >> 2);
+  const int2 m = __ldg(a.cmap + cell);
+  const int fast_slot = above ? m.y : m.x;
+  double d2 = exact_d2(load_dpt(a.dI + gi), load_dpt(a.dJ + gj));
+  int s;
+  if (d == d)                       /* one edge: slot below it, or above */
+    s = m.x + (d2 >= __ldg(a.upper + m.x) ? 1 : 0);
+  else                              /* several edges: full search */
+    s = slot_search(a.upper, a.n_slots, d2);
+  if (s != fast_slot) {
+    atomicAdd(cnt_word(smem, addr), 0xffffffffu);
+    add_slot(smem, a, s, 1u);
+  }
+}
+
+/* the block's counts since the last flush into the 64-bit counts: cell
+ * counters through their slots into fix[], then fix[] into ghist; all
+ * zeroed for the next epoch. Counters are summed modulo 2^32: the block's
+ * true count per slot since the last flush is below 2^32. */
+template <int MB, int OCT>
+__device__ void flush_counts(unsigned char *smem, const FastArgs &a)
+{
+  using S = Shape<MB, OCT>;
+  unsigned *below = reinterpret_cast<unsigned *>(smem + S::BELOW);
+  unsigned *above = reinterpret_cast<unsigned *>(smem + S::ABOVE);
+  for (int c = threadIdx.x; c < S::NT; c += blockDim.x) {
+    unsigned lo = below[c], hi = above[c];
+    if (lo | hi) {
+      int2 m = __ldg(a.cmap + c);
+      if (lo) add_slot(smem, a, m.x, lo);
+      if (hi) add_slot(smem, a, m.y, hi);
+      below[c] = 0u;
+      above[c] = 0u;
+    }
+  }
+  if (!a.fix_shared) return;
+  __syncthreads();
+  unsigned *fix = reinterpret_cast<unsigned *>(smem + a.fixoff);
+  for (int s = threadIdx.x; s < a.n_slots; s += blockDim.x) {
+    unsigned v = fix[s];
+    if (v) {
+      atomicAdd(a.ghist + s, (unsigned long long)v);
+      fix[s] = 0u;
+    }
+  }
+}
+
+/* one j point against the thread's NI points; false when a pair may need
+ * the exact path (dv keeps each pair's q - threshold for that test) */
+template <int MB, int OCT, bool MASK>
+__device__ __forceinline__ bool fast_point(unsigned char *smem,
+                                           const float (&nx)[NI],
+                                           const float (&ny)[NI],
+                                           const float (&nz)[NI], float4 pj,
+                                           float onec, float M, int gi0,
+                                           int gj, float (&dv)[NI])
+{
+  bool ok = true;
+#pragma unroll
+  for (int k = 0; k < NI; k++) {
+    float &d = dv[k];
+    float q = pair_q(nx[k], ny[k], nz[k], pj, onec);
+    unsigned addr = fast_cell<MB, OCT>(smem, q, d);
+    if (MASK)
+      atomicAdd(cnt_word(smem, addr), gj > gi0 + k * BLOCK ? 1u : 0u);
+    else
+      atomicAdd(cnt_word(smem, addr), 1u);
+    ok &= fabsf(d) >= M;
+  }
+  return ok;
+}
+
+template <int MB, int OCT, bool MASK>
+__device__ __forceinline__ void slow_point(unsigned char *smem,
+                                           const FastArgs &a,
+                                           const float (&nx)[NI],
+                                           const float (&ny)[NI],
+                                           const float (&nz)[NI], float4 pj,
+                                           int gi0, int gj,
+                                           const float (&dv)[NI])
+{
+#pragma unroll
+  for (int k = 0; k < NI; k++) {
+    int gi = gi0 + k * BLOCK;
+    /* with one j per step the d values stay in registers; with more, the
+     * exact path re-derives them (registers are short) */
+    if ((NJ > 1 || !(fabsf(dv[k]) >= a.margin)) && gi < a.nI &&
+        (!MASK || gj > gi))
+      resolve_pair<MB, OCT>(smem, a, pair_q(nx[k], ny[k], nz[k], pj, a.onec),
+                            gi, gj);
+  }
+}
+
+/* one staged tile of j points against the thread's NI points */
+template <int MB, int OCT, bool MASK>
+__device__ __forceinline__ void fast_tile(unsigned char *smem,
+                                          const FastArgs &a,
+                                          const float (&nx)[NI],
+                                          const float (&ny)[NI],
+                                          const float (&nz)[NI], int gi0,
+                                          int tj, int cnt)
+{
+  const float4 *sj = reinterpret_cast<const float4 *>(smem + a.joff);
+  const float onec = a.onec, M = a.margin;
+  int jj = 0;
+  for (; jj + NJ <= cnt; jj += NJ) {
+    float4 pj[NJ];
+#pragma unroll
+    for (int u = 0; u < NJ; u++) pj[u] = sj[jj + u];
+    bool ok = true;
+    float dv[NJ][NI];
+#pragma unroll
+    for (int u = 0; u < NJ; u++)
+      ok &= fast_point<MB, OCT, MASK>(smem, nx, ny, nz, pj[u], onec, M, gi0,
+                                      tj + jj + u, dv[u]);
+    if (!ok) {
+#pragma unroll
+      for (int u = 0; u < NJ; u++)
+        slow_point<MB, OCT, MASK>(smem, a, nx, ny, nz, pj[u], gi0,
+                                  tj + jj + u, dv[u]);
+    }
+  }
+  for (; jj < cnt; jj++) {
+    float4 pj = sj[jj];
+    float dv[NI];
+    if (!fast_point<MB, OCT, MASK>(smem, nx, ny, nz, pj, onec, M, gi0,
+                                   tj + jj, dv))
+      slow_point<MB, OCT, MASK>(smem, a, nx, ny, nz, pj, gi0, tj + jj, dv);
+  }
+}
+
+template <int MB, int OCT>
+__global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
+    wt_fast_kernel(const FastArgs a)
+{
+  using S = Shape<MB, OCT>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x;
+  int *s_item = reinterpret_cast<int *>(smem + a.itemoff);
+
+  {
+    float *thr = reinterpret_cast<float *>(smem);
+    for (int t = tid; t < S::NT; t += BLOCK) thr[t] = __ldg(a.thr + t);
+    unsigned *w = reinterpret_cast<unsigned *>(smem + S::BELOW);
+    for (int t = tid; t < (int)(S::END - S::BELOW) / 4; t += BLOCK) w[t] = 0u;
+    if (a.fix_shared) {
+      unsigned *fix = reinterpret_cast<unsigned *>(smem + a.fixoff);
+      for (int t = tid; t < a.n_slots; t += BLOCK) fix[t] = 0u;
+    }
+  }
+  unsigned long long since_flush = 0;
+  for (;;) {
+    __syncthreads();
+    if (tid == 0) *s_item = atomicAdd(a.counter, 1);
+    __syncthreads();
+    const int it = *s_item;
+    if (it >= a.n_items) break;
+    const Item item = a.items[it];
+    const int i_end = min(item.i0 + BI, a.nI);
+    const unsigned long long n_pairs =
+        (unsigned long long)(i_end - item.i0) * (unsigned)(item.j1 - item.j0);
+    if (since_flush + n_pairs > 0xffffffffull - (unsigned long long)BI * BJ) {
+      flush_counts<MB, OCT>(smem, a);
+      since_flush = 0;
+      __syncthreads();
+    }
+    since_flush += n_pairs;
+
+    const int gi0 = item.i0 + tid;
+    float nx[NI], ny[NI], nz[NI];
+#pragma unroll
+    for (int k = 0; k < NI; k++) {
+      int gi = gi0 + k * BLOCK;
+      if (gi < a.nI) {
+        float4 p = __ldg(a.fI + gi);
+        nx[k] = -p.x; ny[k] = -p.y; nz[k] = -p.z;
+      } else {   /* a zero vector: every pair lands at q = 1 + c exactly */
+        nx[k] = 0.0f; ny[k] = 0.0f; nz[k] = 0.0f;
+      }
+    }
+    const unsigned n_missing = (unsigned)(item.i0 + BI - i_end);
+    unsigned excess = 0;  /* pairs of missing i points counted (mod 2^32) */
+    for (int tj = item.j0; tj < item.j1; tj += BJ) {
+      const int cnt = min(BJ, item.j1 - tj);
+      __syncthreads();
+      {
+        float4 *sj = reinterpret_cast<float4 *>(smem + a.joff);
+        for (int t = tid; t < cnt; t += BLOCK) sj[t] = __ldg(a.fJ + tj + t);
+      }
+      __syncthreads();
+      const bool masked = item.diag && tj <= i_end - 1;
+      if (masked) {
+        fast_tile<MB, OCT, true>(smem, a, nx, ny, nz, gi0, tj, cnt);
+      } else {
+        fast_tile<MB, OCT, false>(smem, a, nx, ny, nz, gi0, tj, cnt);
+        excess += n_missing * (unsigned)cnt;
+      }
+    }
+    if (excess != 0 && tid == 0) {
+      float d;
+      unsigned addr = fast_cell<MB, OCT>(smem, a.onec, d);
+      atomicAdd(cnt_word(smem, addr), 0u - excess);
+    }
+  }
+  __syncthreads();
+  flush_counts<MB, OCT>(smem, a);
+}
+
+/* R-column counters of the exact kernel into the 64-bit counts, zeroed */
+__device__ void flush_hist(unsigned char *smem, unsigned hoff, int n_slots,
+                           int rcols, unsigned long long *ghist)
+{
+  unsigned *h = reinterpret_cast<unsigned *>(smem + hoff);
+  for (int s = threadIdx.x; s < n_slots; s += blockDim.x) {
+    unsigned sum = 0;
+    for (int c = 0; c < rcols; c++) {
+      sum += h[s * rcols + c];
+      h[s * rcols + c] = 0;
+    }
+    if (sum) atomicAdd(ghist + s, (unsigned long long)sum);
+  }
+}
+
+/* every pair in double with the CPU engine's lookup */
+__global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
+{
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x;
+  int *s_item = reinterpret_cast<int *>(smem + a.itemoff);
+  unsigned *h = reinterpret_cast<unsigned *>(smem);
+  const int R = a.rcols;
+  const int col = R > 0 ? (tid & 31) & (R - 1) : 0;
+  if (R > 0)
+    for (int t = tid; t < a.n_slots * R; t += EBLOCK) h[t] = 0u;
+  unsigned long long since_flush = 0;
+  for (;;) {
+    __syncthreads();
+    if (tid == 0) *s_item = atomicAdd(a.counter, 1);
+    __syncthreads();
+    const int it = *s_item;
+    if (it >= a.n_items) break;
+    const Item item = a.items[it];
+    const int i_end = min(item.i0 + EBLOCK, a.nI);
+    const unsigned long long n_pairs =
+        (unsigned long long)(i_end - item.i0) * (unsigned)(item.j1 - item.j0);
+    if (R > 0 &&
+        since_flush + n_pairs > 0xffffffffull - (unsigned long long)EBLOCK * EBJ) {
+      __syncthreads();
+      flush_hist(smem, 0, a.n_slots, R, a.ghist);
+      since_flush = 0;
+      __syncthreads();
+    }
+    since_flush += n_pairs;
+    const int gi = item.i0 + tid;
+    const bool valid = gi < a.nI;
+    const DPt pi = load_dpt(a.dI + (valid ? gi : a.nI - 1));
+    for (int tj = item.j0; tj < item.j1; tj += EBJ) {
+      const int cnt = min(EBJ, item.j1 - tj);
+      __syncthreads();
+      DPt *sj = reinterpret_cast<DPt *>(smem + a.joff);
+      for (int t = tid; t < cnt; t += EBLOCK) sj[t] = load_dpt(a.dJ + tj + t);
+      __syncthreads();
+      if (!valid) continue;
+      for (int jj = 0; jj < cnt; jj++) {
+        const int gj = tj + jj;
+        if (item.diag && gj <= gi) continue;
+        int s = cpu_slot(a, exact_d2(pi, sj[jj]));
+        if (R > 0)
+          atomicAdd(h + s * R + col, 1u);
+        else
+          atomicAdd(a.ghist + s, 1ull);
+      }
+    }
+  }
+  if (R > 0) {
+    __syncthreads();
+    flush_hist(smem, 0, a.n_slots, R, a.ghist);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* host code                                                            */
+/* ------------------------------------------------------------------ */
+
+void set_msg(char *dst, size_t len, const std::string &s)
+{
+  if (!dst || len == 0) return;
+  size_t n = s.size() < len - 1 ? s.size() : len - 1;
+  memcpy(dst, s.data(), n);
+  dst[n] = '\0';
+}
+
+std::string cuda_msg(const char *what, int device, cudaError_t e)
+{
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s on device %d failed: %s", what, device,
+           cudaGetErrorString(e));
+  return buf;
+}
+
+/* what the inputs allow */
+struct Analysis {
+  int n_slots;
+  bool sane;          /* finite unit vectors, non-decreasing edges */
+  double r2max;       /* largest |X|^2 */
+  double eta;         /* largest | |X|^2 - 1 | */
+};
+
+/* largest |X|^2 and | |X|^2 - 1 | over points [i0, i1); bad when some
+ * |X|^2 is not finite (a non-finite coordinate, or one so large that the
+ * sum overflows: such inputs go to the exact kernel either way) */
+struct ScanPart {
+  bool bad = false;
+  double r2max = 0.0, eta = 0.0;
+};
+
+void scan_range(const wt_points &p, int64_t i0, int64_t i1, ScanPart &r)
+{
+  bool bad = false;
+  double r2max = 0.0, eta = 0.0;
+  for (int64_t i = i0; i < i1; i++) {
+    const double x = p.x[i], y = p.y[i], z = p.z[i];
+    const double r2 = x * x + y * y + z * z;
+    bad |= !(r2 <= DBL_MAX);
+    r2max = r2 > r2max ? r2 : r2max;
+    const double e = std::fabs(r2 - 1.0);
+    eta = e > eta ? e : eta;
+  }
+  r.bad = bad;
+  r.r2max = r2max;
+  r.eta = eta;
+}
+
+/* the scan, on a few threads for large catalogs (maxima: the result does
+ * not depend on the split) */
+void scan_points(const wt_points &p, Analysis &an, int max_threads)
+{
+  int nt = (int)std::min<int64_t>(p.n >> 17, 8);
+  if (nt > max_threads) nt = max_threads;
+  if (nt > 1) {
+    unsigned hw = std::thread::hardware_concurrency();
+    if (hw > 0 && nt > (int)hw) nt = (int)hw;
+  }
+  if (nt < 1) nt = 1;
+  std::vector<ScanPart> part(nt);
+  std::vector<std::thread> th;
+  th.reserve(nt);
+  const int64_t step = (p.n + nt - 1) / nt;
+  for (int k = 1; k < nt; k++) {
+    const int64_t i0 = std::min<int64_t>(k * step, p.n);
+    const int64_t i1 = std::min<int64_t>(i0 + step, p.n);
+    try {
+      th.emplace_back(scan_range, std::cref(p), i0, i1, std::ref(part[k]));
+    } catch (...) {
+      scan_range(p, i0, i1, part[k]);   /* no thread: here */
+    }
+  }
+  scan_range(p, 0, std::min<int64_t>(step, p.n), part[0]);
+  for (std::thread &t : th) t.join();
+  for (const ScanPart &r : part) {
+    if (r.bad) an.sane = false;
+    if (r.r2max > an.r2max) an.r2max = r.r2max;
+    if (r.eta > an.eta) an.eta = r.eta;
+  }
+}
+
+/* The fast table for one shape, and how much of the q range its cells with
+ * several edges cover. */
+struct FastTable {
+  int cfg;
+  double c;
+  float onec, margin;
+  std::vector<float> thr;      /* per cell */
+  std::vector<int2> cmap;      /* per cell: slot below, slot at or above */
+  double multi;       /* q width of cells sent to the exact path */
+};
+
+/* E + delta of the proof. Writing q = fl(fl(fl(1 + c - xi xj) - yi yj)
+ * - zi zj) with the float coordinates:
+ *  - rounding the coordinates to float moves sum |xi xj| by at most
+ *    (2u + u^2) |Xi||Xj| <= (2u + u^2) r2max (u = 2^-24);
+ *  - each FMA rounds once, by at most 2^-24 while its result is below 2 in
+ *    magnitude. A partial result reaches 2 only if the points are nearly
+ *    antipodal in the first one or two coordinates, and then the others
+ *    are below sqrt(2c + 3e-6) in magnitude, so the final q is at least
+ *    2 - 2c - 5e-6; the table sends every cell reaching above
+ *    2 - 2c - 2e-5 to the exact path (build_fast_table), so 3 u suffices;
+ *  - 1 - Xi.Xj differs from d2 / 2 by at most eta = max | |X|^2 - 1 |, and
+ *    the double d2 from the real one by a few 1e-16;
+ *  - the float threshold differs from c2 / 2 + c by max_thr_err.
+ * A pair with |q - threshold| >= M (M above the sum) is therefore on the
+ * same side of the edge in exact arithmetic as in float. */
+float fast_margin(const Analysis &an, double max_thr_err)
+{
+  const double u = std::ldexp(1.0, -24);
+  double r2 = an.r2max * (1.0 + 1e-12);
+  double E = (2.0 * u + u * u) * r2      /* coordinates rounded to float */
+             + 3.0 * u                    /* three FMA roundings, |r| < 2 */
+             + an.eta + 1e-15             /* non-unit vectors, |X|^2 error */
+             + 1e-14;                     /* double d2 rounding, subnormals */
+  double m = (E + max_thr_err) * 1.02;
+  float mf = (float)m;
+  while ((double)mf < m) mf = std::nextafter(mf, INFINITY);
+  return mf;
+}
+
+bool build_fast_table(const wt_bins *bins, const Analysis &an, int cfg,
+                      FastTable &ft)
+{
+  const int mb = kCfgs[cfg].mb, oct = kCfgs[cfg].oct;
+  const int nt = oct << mb, sh = 23 - mb;
+  const unsigned kbase = (unsigned)(129 - oct) << mb;
+  const double floor_q = std::ldexp(1.0, 2 - oct);
+  const double c = floor_q + std::ldexp(1.0, 2 - oct - 4);
+  const float onec = (float)(1.0 + c);
+  if ((double)onec != 1.0 + c) return false;
+  /* the lowest q + c the kernel can see must stay inside the table */
+  if (an.eta > 1e-6 || an.r2max > 1.0 + 1e-6) return false;
+  const int n_edges = an.n_slots - 1;   /* upper[0 .. n_slots - 2] */
+  std::vector<double> thr(n_edges);
+  double max_err = 0.0;
+  for (int k = 0; k < n_edges; k++) {
+    double v = bins->upper[k] / 2.0 + c;
+    float t = (float)v;
+    thr[k] = (double)t;
+    if (std::isfinite(v) && v < 4.0) {
+      double err = std::fabs((double)t - v);
+      if (err > max_err) max_err = err;
+    }
+  }
+  const float M = fast_margin(an, max_err + 1e-15);
+  const double u = std::ldexp(1.0, -24);
+  const double M2 = 2.0 * (double)M;
+  ft.cfg = cfg;
+  ft.c = c;
+  ft.onec = onec;
+  ft.margin = M;
+  ft.thr.assign(nt, 0.0f);
+  ft.cmap.assign(nt, int2{0, 0});
+  ft.multi = 0.0;
+  int lo = 0, hi = 0;   /* edges with thr <= A - 2M: [0, lo); relevant: [lo, hi) */
+  for (int ci = 0; ci < nt; ci++) {
+    unsigned key = kbase + (unsigned)ci;
+    uint32_t ab = key << sh, bb = (key + 1) << sh;
+    float af, bf;
+    memcpy(&af, &ab, 4);
+    memcpy(&bf, &bb, 4);
+    double A = af, B = bf;
+    while (lo < n_edges && thr[lo] <= A - M2) lo++;
+    if (hi < lo) hi = lo;
+    while (hi < n_edges && thr[hi] <= B + M2) hi++;
+    int nrel = hi - lo;
+    float2 e;
+    /* edges [0, lo) lie below the cell: its lowest possible slot is lo */
+    ft.cmap[ci] = int2{lo, nrel == 1 ? lo + 1 : lo};
+    if (B > 2.0 - 2.0 * c - 2e-5) {
+      /* an FMA may have rounded above 2, with up to 3 u more error: the
+       * cell stays clean only if no edge is near it even then */
+      int a = lo, b = hi;
+      while (a > 0 && thr[a - 1] > A - M2 - 6.0 * u) a--;
+      while (b < n_edges && thr[b] <= B + M2 + 6.0 * u) b++;
+      e.x = b - a == 0 ? INFINITY : NAN;
+    } else if (nrel == 0) {
+      e.x = INFINITY;
+    } else if (nrel == 1) {
+      e.x = (float)thr[lo];
+    } else {
+      e.x = NAN;
+    }
+    if (e.x != e.x) {   /* q width these cells send to the exact path */
+      double top = B < 2.0 + c ? B : 2.0 + c;
+      if (top > A) ft.multi += top - A;
+    }
+    ft.thr[ci] = e.x;
+  }
+  return true;
+}
+
+struct Plan {
+  bool fast;
+  int cfg;             /* fast: table shape */
+  bool fix_shared;     /* fast: per-slot counters in shared memory */
+  int rcols;           /* exact: R (0: counts straight into global memory) */
+  size_t smem;         /* dynamic shared memory per block */
+  unsigned hoff, fixoff, joff, itemoff;
+  FastTable ft;
+};
+
+size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
+
+/* choose the kernel and table shape for the device with the least shared
+ * memory among those used */
+bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
+               size_t smem_block, Plan &plan)
+{
+  const int n_slots = an.n_slots;
+  plan.fast = false;
+  if (an.sane) {
+    double best = -1.0;
+    FastTable tables[kNumCfgs];
+    const size_t fixb = round16((size_t)n_slots * 4);
+    const bool fix_shared = fixb <= 48 * 1024;
+    for (int cfg = 0; cfg < kNumCfgs; cfg++) {
+      size_t nt = (size_t)kCfgs[cfg].oct << kCfgs[cfg].mb;
+      size_t smem = nt * 12 + 64 + (fix_shared ? fixb : 0) + (size_t)BJ * 16 + 16;
+      int bps = (smem + 1024) * 2 <= smem_sm ? 2 : 1;
+      if (smem > smem_block || smem + 1024 > smem_sm) continue;
+      if (!build_fast_table(bins, an, cfg, tables[cfg])) continue;
+      double occ = bps == 2 ? 1.0 : 0.8;
+      double dirty = 1.0 / (1.0 + 10.0 * tables[cfg].multi);
+      double size = 1.0 - 0.02 * cfg;  /* smaller tables load faster */
+      double score = occ * dirty * size;
+      if (score > best) {
+        best = score;
+        plan.fast = true;
+        plan.cfg = cfg;
+        plan.fix_shared = fix_shared;
+        plan.smem = smem;
+        plan.fixoff = (unsigned)(nt * 12 + 64);
+        plan.joff = plan.fixoff + (unsigned)(fix_shared ? fixb : 0);
+        plan.itemoff = (unsigned)(plan.joff + BJ * 16);
+      }
+    }
+    /* nearly every pair would take the exact path anyway */
+    if (plan.fast && tables[plan.cfg].multi > 0.5) plan.fast = false;
+    if (plan.fast) plan.ft = tables[plan.cfg];
+  }
+  if (plan.fast) return true;
+  /* exact kernel */
+  for (int R = 32; R >= 1; R /= 2) {
+    size_t hbytes = round16((size_t)n_slots * R * 4);
+    size_t smem = hbytes + (size_t)EBJ * 32 + 16;
+    if (smem <= smem_block && smem + 1024 <= smem_sm) {
+      plan.rcols = R;
+      plan.smem = smem;
+      plan.hoff = 0;
+      plan.joff = (unsigned)hbytes;
+      plan.itemoff = (unsigned)(hbytes + EBJ * 32);
+      return true;
+    }
+  }
+  plan.rcols = 0;
+  plan.smem = (size_t)EBJ * 32 + 16;
+  plan.hoff = 0;
+  plan.joff = 0;
+  plan.itemoff = (unsigned)(EBJ * 32);
+  return true;
+}
+
+const void *fast_kernel_ptr(int cfg)
+{
+  switch (cfg) {
+    case 0: return (const void *)wt_fast_kernel<8, 16>;
+    case 1: return (const void *)wt_fast_kernel<9, 16>;
+    case 2: return (const void *)wt_fast_kernel<10, 16>;
+    default: return (const void *)wt_fast_kernel<11, 8>;
+  }
+}
+
+/* Plans of recent calls: building the four candidate tables costs about a
+ * millisecond, and a session repeats the same bins. A plan depends only on
+ * the edges, the analysis and the shared memory of the devices. */
+struct PlanEntry {
+  std::vector<double> upper;
+  bool sane;
+  double r2max, eta;
+  size_t smem_sm, smem_block;
+  std::shared_ptr<const Plan> plan;
+};
+
+std::mutex &plan_mutex()
+{
+  static std::mutex *m = new std::mutex();   /* never destroyed */
+  return *m;
+}
+
+std::vector<PlanEntry> &plan_cache()
+{
+  static std::vector<PlanEntry> *v = new std::vector<PlanEntry>();
+  return *v;
+}
+
+std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
+                                     size_t smem_sm, size_t smem_block)
+{
+  const size_t n = (size_t)an.n_slots;
+  auto same = [&](const PlanEntry &e) {
+    return e.sane == an.sane && e.r2max == an.r2max && e.eta == an.eta &&
+           e.smem_sm == smem_sm && e.smem_block == smem_block &&
+           e.upper.size() == n &&
+           memcmp(e.upper.data(), bins->upper, n * sizeof(double)) == 0;
+  };
+  {
+    std::lock_guard<std::mutex> g(plan_mutex());
+    for (const PlanEntry &e : plan_cache())
+      if (same(e)) return e.plan;
+  }
+  std::shared_ptr<Plan> p = std::make_shared<Plan>();
+  make_plan(bins, an, smem_sm, smem_block, *p);
+  PlanEntry e{std::vector<double>(bins->upper, bins->upper + n), an.sane,
+              an.r2max, an.eta, smem_sm, smem_block, p};
+  std::lock_guard<std::mutex> g(plan_mutex());
+  std::vector<PlanEntry> &c = plan_cache();
+  if (c.size() >= 8) c.erase(c.begin());
+  c.push_back(std::move(e));
+  return p;
+}
+
+/* v rounded up to a multiple of 2^-48: an upper bound that is the same for
+ * catalogs of unit vectors that differ only in the last bits of |X|^2, so
+ * that they share one plan (the margin proof needs upper bounds only) */
+double round_up_coarse(double v)
+{
+  const double g = std::ldexp(1.0, -48);
+  return std::ceil(v / g) * g;
+}
+
+/* ---- work decomposition ---- */
+
+struct Launch {
+  int cI, cJ;           /* chunk indices (cJ in catalog b for cross) */
+  int t0, t1;           /* i tiles [t0, t1) of chunk cI */
+  bool diag;            /* auto, same chunk: pairs j > i only */
+  double pairs;
+};
+
+int64_t chunk_len(int64_t n, int c)
+{
+  int64_t s = (int64_t)c * CHUNK;
+  return n - s < CHUNK ? n - s : CHUNK;
+}
+
+double tile_pairs(int64_t nI, int64_t nJ, int bi, int t, bool diag)
+{
+  int64_t i0 = (int64_t)t * bi, i1 = i0 + bi < nI ? i0 + bi : nI;
+  if (!diag) return (double)(i1 - i0) * (double)nJ;
+  /* sum over i in [i0, i1) of (nJ - i - 1) */
+  double r = (double)(i1 - i0);
+  return r * (double)(nJ - 1) - ((double)i0 + (double)(i1 - 1)) * r / 2.0;
+}
+
+std::vector<Launch> plan_launches(const wt_job *job, int bi, double max_pairs)
+{
+  std::vector<Launch> out;
+  const int64_t nA = job->a.n, nB = job->is_auto ? job->a.n : job->b.n;
+  const int cA = (int)((nA + CHUNK - 1) / CHUNK);
+  const int cB = (int)((nB + CHUNK - 1) / CHUNK);
+  for (int ci = 0; ci < cA; ci++) {
+    for (int cj = job->is_auto ? ci : 0; cj < cB; cj++) {
+      const bool diag = job->is_auto && ci == cj;
+      const int64_t nI = chunk_len(nA, ci), nJ = chunk_len(nB, cj);
+      const int nt = (int)((nI + bi - 1) / bi);
+      int t = 0;
+      while (t < nt) {
+        Launch L{ci, cj, t, t, diag, 0.0};
+        while (L.t1 < nt && (L.t1 == L.t0 || L.pairs < max_pairs)) {
+          L.pairs += tile_pairs(nI, nJ, bi, L.t1, diag);
+          L.t1++;
+        }
+        t = L.t1;
+        if (L.pairs > 0) out.push_back(L);
+      }
+    }
+  }
+  return out;
+}
+
+void make_items(const Launch &L, int64_t nI, int64_t nJ, int bi, int jalign,
+                int nblocks, std::vector<Item> &items)
+{
+  items.clear();
+  double per_block = L.pairs / (double)nblocks / 8.0;
+  int64_t seg = (int64_t)(per_block / bi);
+  seg = (seg + jalign - 1) / jalign * jalign;
+  if (seg < jalign) seg = jalign;
+  if (seg > 16 * jalign) seg = 16 * jalign;
+  for (int t = L.t0; t < L.t1; t++) {
+    int64_t i0 = (int64_t)t * bi;
+    int64_t js = L.diag ? i0 + 1 : 0;
+    for (int64_t j = js; j < nJ; j += seg) {
+      int64_t j1 = j + seg < nJ ? j + seg : nJ;
+      items.push_back(Item{(int)i0, (int)j, (int)j1, L.diag ? 1 : 0});
+    }
+  }
+  /* split the last items so that blocks finish together */
+  size_t tail = (size_t)nblocks * 2;
+  if (items.size() > tail && seg >= 4 * 256) {
+    std::vector<Item> last(items.end() - tail, items.end());
+    items.resize(items.size() - tail);
+    for (const Item &it : last) {
+      int len = it.j1 - it.j0, q = (len + 3) / 4;
+      for (int j = it.j0; j < it.j1; j += q)
+        items.push_back(Item{it.i0, j, j + q < it.j1 ? j + q : it.j1, it.diag});
+    }
+  }
+  (void)nI;
+}
+
+/* ---- spatial order inside a chunk (computed on the device) ---- */
+#ifndef WT_CUDA_NOSORT
+
+/* position of cell (x, y) along a Hilbert curve over 1024 x 1024 cells */
+__host__ __device__ inline uint32_t hilbert10(uint32_t x, uint32_t y)
+{
+  const uint32_t n = 1024;
+  uint32_t d = 0;
+  for (uint32_t s = n / 2; s > 0; s /= 2) {
+    uint32_t rx = (x & s) ? 1u : 0u, ry = (y & s) ? 1u : 0u;
+    d += s * s * ((3u * rx) ^ ry);
+    if (ry == 0) {
+      if (rx == 1) {
+        x = n - 1 - x;
+        y = n - 1 - y;
+      }
+      uint32_t t = x;
+      x = y;
+      y = t;
+    }
+  }
+  return d;
+}
+
+/* cube face and Hilbert cell of a point: a 23-bit key */
+__host__ __device__ inline uint32_t cell_key(double x, double y, double z)
+{
+  double ax = fabs(x), ay = fabs(y), az = fabs(z);
+  uint32_t face;
+  double m, u, v;
+  if (ax >= ay && ax >= az) { face = x >= 0 ? 0u : 1u; m = ax; u = y; v = z; }
+  else if (ay >= az) { face = y >= 0 ? 2u : 3u; m = ay; u = x; v = z; }
+  else { face = z >= 0 ? 4u : 5u; m = az; u = x; v = y; }
+  double fu = m > 0 ? (u / m + 1.0) * 512.0 : 0.0;
+  double fv = m > 0 ? (v / m + 1.0) * 512.0 : 0.0;
+  if (!(fu >= 0.0)) fu = 0.0;
+  if (!(fv >= 0.0)) fv = 0.0;
+  uint32_t iu = fu > 1023.0 ? 1023u : (uint32_t)fu;
+  uint32_t iv = fv > 1023.0 ? 1023u : (uint32_t)fv;
+  return (face << 20) | hilbert10(iu, iv);
+}
+constexpr int KEY_BITS = 23;
+
+/* sort keys of a chunk's raw coordinates, and the identity permutation */
+__global__ void wt_key_kernel(const double *__restrict__ x,
+                              const double *__restrict__ y,
+                              const double *__restrict__ z, int n,
+                              uint32_t *__restrict__ key,
+                              uint32_t *__restrict__ idx)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  key[i] = cell_key(x[i], y[i], z[i]);
+  idx[i] = (uint32_t)i;
+}
+#endif
+
+/* float and double copies of a chunk in cell order (order == NULL: as
+ * given): the 32 lanes of a warp then hold close points and see similar
+ * pair separations, which keeps shared-memory bank conflicts low. The
+ * float copy is the round-to-nearest of the double, as on the host. */
+__global__ void wt_pack_kernel(const double *__restrict__ x,
+                               const double *__restrict__ y,
+                               const double *__restrict__ z,
+                               const uint32_t *__restrict__ order, int n,
+                               float4 *__restrict__ f, DPt *__restrict__ d)
+{
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= n) return;
+  const int s = order ? (int)order[r] : r;
+  const double a = x[s], b = y[s], c = z[s];
+  if (f)
+    f[r] = make_float4(__double2float_rn(a), __double2float_rn(b),
+                       __double2float_rn(c), 0.0f);
+  d[r] = DPt{a, b, c, 0.0};
+}
+
+/* ---- per-device resources kept between calls ----
+ * A context holds one stream, its events and grow-only device buffers
+ * (plus pinned host buffers for the work items). Contexts live in a
+ * process-wide pool guarded by a mutex; a worker takes an idle one of its
+ * device (or makes one) and gives it back when done. A context that saw
+ * any error is destroyed, together with the idle contexts of its device,
+ * so that nothing from a failed call is reused. The pool is never freed:
+ * what it holds goes with the process. */
+
+struct Buf {
+  void *p = nullptr;
+  size_t bytes = 0;
+};
+
+struct Ctx {
+  int dev = -1;
+  bool busy = false;
+  bool ready = false;          /* stream and events exist */
+  cudaStream_t stream = nullptr;
+  cudaEvent_t ev0[2] = {nullptr, nullptr}, ev1[2] = {nullptr, nullptr};
+  int sm_count = 0;
+  Buf f[2], d[2];              /* resident chunks: float and double copies */
+  Buf raw, key[2], idx[2], sort_tmp;   /* chunk upload and ordering */
+  Buf ghist, counter, items, upper, thr, cmap, btab;
+  Buf hitems[2];               /* pinned host: work items of two launches */
+  /* the plan whose edges and fast table are in upper, thr and cmap */
+  std::shared_ptr<const Plan> loaded;
+};
+
+void buf_free(Buf &b, bool host)
+{
+  if (b.p) {
+    if (host) cudaFreeHost(b.p); else cudaFree(b.p);
+  }
+  b.p = nullptr;
+  b.bytes = 0;
+}
+
+/* frees everything (the device of c must be current); errors are ignored:
+ * after a failure the calls may report it again */
+void ctx_destroy(Ctx *c)
+{
+  if (c->stream) cudaStreamSynchronize(c->stream);
+  Buf *dev_bufs[] = {&c->f[0], &c->f[1], &c->d[0], &c->d[1], &c->raw,
+                     &c->key[0], &c->key[1], &c->idx[0], &c->idx[1],
+                     &c->sort_tmp, &c->ghist, &c->counter, &c->items,
+                     &c->upper, &c->thr, &c->cmap, &c->btab};
+  for (Buf *b : dev_bufs) buf_free(*b, false);
+  buf_free(c->hitems[0], true);
+  buf_free(c->hitems[1], true);
+  for (int k = 0; k < 2; k++) {
+    if (c->ev0[k]) cudaEventDestroy(c->ev0[k]);
+    if (c->ev1[k]) cudaEventDestroy(c->ev1[k]);
+  }
+  if (c->stream) cudaStreamDestroy(c->stream);
+  cudaGetLastError();
+  delete c;
+}
+
+struct Pool {
+  std::mutex mu;
+  std::vector<Ctx *> all;
+};
+
+Pool &pool()
+{
+  static Pool *p = new Pool();   /* never destroyed (see above) */
+  return *p;
+}
+
+Ctx *ctx_acquire(int dev)
+{
+  Pool &P = pool();
+  std::lock_guard<std::mutex> g(P.mu);
+  for (Ctx *c : P.all)
+    if (!c->busy && c->dev == dev) {
+      c->busy = true;
+      return c;
+    }
+  P.all.reserve(P.all.size() + 1);   /* may throw: nothing made yet */
+  Ctx *c = new Ctx();
+  c->dev = dev;
+  c->busy = true;
+  P.all.push_back(c);
+  return c;
+}
+
+/* the idle contexts of one device, taken out of the pool */
+std::vector<Ctx *> ctx_take_idle(int dev)
+{
+  Pool &P = pool();
+  std::vector<Ctx *> out;
+  std::lock_guard<std::mutex> g(P.mu);
+  std::vector<Ctx *> keep;
+  keep.reserve(P.all.size());
+  out.reserve(P.all.size());
+  for (Ctx *c : P.all) {
+    if (!c->busy && c->dev == dev) out.push_back(c);
+    else keep.push_back(c);
+  }
+  P.all.swap(keep);
+  return out;
+}
+
+void ctx_release(Ctx *c, bool healthy)
+{
+  Pool &P = pool();
+  if (healthy) {
+    std::lock_guard<std::mutex> g(P.mu);
+    c->busy = false;
+    return;
+  }
+  /* drop c and, where the list can be made, the idle contexts of its
+   * device (those left behind are destroyed when they next fail) */
+  std::vector<Ctx *> others;
+  {
+    std::lock_guard<std::mutex> g(P.mu);
+    for (size_t k = 0; k < P.all.size(); k++)
+      if (P.all[k] == c) {
+        P.all[k] = P.all.back();
+        P.all.pop_back();
+        break;
+      }
+  }
+  try {
+    others = ctx_take_idle(c->dev);
+  } catch (...) {
+    others.clear();
+  }
+  ctx_destroy(c);
+  for (Ctx *d : others) ctx_destroy(d);
+}
+
+cudaError_t ctx_setup(Ctx &c)
+{
+  if (c.ready) return cudaSuccess;
+  cudaError_t e = cudaDeviceGetAttribute(
+      &c.sm_count, cudaDevAttrMultiProcessorCount, c.dev);
+  if (e == cudaSuccess && !c.stream)
+    e = cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking);
+  for (int k = 0; k < 2 && e == cudaSuccess; k++) {
+    if (!c.ev0[k]) e = cudaEventCreate(&c.ev0[k]);
+    if (e == cudaSuccess && !c.ev1[k]) e = cudaEventCreate(&c.ev1[k]);
+  }
+  if (e == cudaSuccess) c.ready = true;
+  return e;
+}
+
+#ifdef WT_CUDA_TEST_FAULT
+std::atomic<unsigned> &test_faults()
+{
+  static std::atomic<unsigned> n{0};
+  return n;
+}
+#endif
+
+/* ---- one device ---- */
+
+struct Shared {
+  const wt_job *job;
+  const Analysis *an;
+  std::shared_ptr<const Plan> plan;
+  const std::vector<Launch> *launches;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mu;
+  std::condition_variable cv;
+  int running = 0;
+  int status = WT_OK;
+  std::string message;
+
+  void fail(int st, const std::string &m)
+  {
+    std::lock_guard<std::mutex> g(mu);
+    if (status == WT_OK) {
+      status = st;
+      message = m;
+    }
+    stop = true;
+  }
+};
+
+class Worker {
+ public:
+  Worker(Shared &sh, int device) : sh_(sh), dev_(device) {}
+  ~Worker() { finish(); }
+
+  void run()
+  {
+    try {
+      body();
+    } catch (const std::bad_alloc &) {
+      failed_ = true;
+      sh_.fail(WT_ERR_NOMEM, "host memory allocation failed");
+    } catch (...) {
+      failed_ = true;
+      sh_.fail(WT_ERR_CUDA, "unexpected failure in the CUDA engine");
+    }
+    finish();
+  }
+
+  std::vector<unsigned long long> counts;
+  double ms = 0.0;
+
+ private:
+  Shared &sh_;
+  int dev_;
+  bool failed_ = false;
+  Ctx *ctx_ = nullptr;
+  int64_t cap_ = 0;            /* points per resident chunk buffer */
+  bool inflight_[2] = {false, false};
+
+  struct Slot {
+    int cat = -1, chunk = -1;
+    int64_t n = 0;
+  } slot_[2];
+
+  bool ck(cudaError_t e, const char *what)
+  {
+    if (e == cudaSuccess) return true;
+    failed_ = true;
+    sh_.fail(WT_ERR_CUDA, cuda_msg(what, dev_, e));
+    return false;
+  }
+
+  /* grow-only buffer of at least `bytes`; on a failed allocation the idle
+   * contexts of the device are freed and the allocation tried once more */
+  bool need(Buf &b, size_t bytes, bool host = false)
+  {
+    if (b.bytes >= bytes) return true;
+    ctx_->loaded.reset();        /* contents of a regrown buffer are gone */
+    if (b.p) {
+      /* queued work may still use the old buffer */
+      if (!ck(cudaStreamSynchronize(ctx_->stream), "cudaStreamSynchronize"))
+        return false;
+      buf_free(b, host);
+    }
+    void *p = nullptr;
+    cudaError_t e = host ? cudaHostAlloc(&p, bytes, cudaHostAllocDefault)
+                         : cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      std::vector<Ctx *> idle = ctx_take_idle(dev_);
+      for (Ctx *c : idle) ctx_destroy(c);
+      p = nullptr;
+      e = host ? cudaHostAlloc(&p, bytes, cudaHostAllocDefault)
+               : cudaMalloc(&p, bytes);
+    }
+    if (e != cudaSuccess) {
+      char what[96];
+      snprintf(what, sizeof what, "%s of %zu bytes",
+               host ? "cudaHostAlloc" : "cudaMalloc", bytes);
+      return ck(e, what);
+    }
+    b.p = p;
+    b.bytes = bytes;
+    return true;
+  }
+
+  void finish()
+  {
+    if (!ctx_) return;
+    bool healthy = !failed_;
+    if (ctx_->stream && cudaStreamSynchronize(ctx_->stream) != cudaSuccess)
+      healthy = false;
+    if (!healthy) cudaGetLastError();
+    Ctx *c = ctx_;
+    ctx_ = nullptr;
+    ctx_release(c, healthy);
+  }
+
+  /* the kernel time of the launch that used event pair b, once done */
+  bool retire(int b)
+  {
+    if (!inflight_[b]) return true;
+    inflight_[b] = false;
+    if (!ck(cudaEventSynchronize(ctx_->ev1[b]), "kernel execution"))
+      return false;
+    float t = 0.0f;
+    if (!ck(cudaEventElapsedTime(&t, ctx_->ev0[b], ctx_->ev1[b]),
+            "cudaEventElapsedTime"))
+      return false;
+    ms += t;
+    return true;
+  }
+
+  /* make chunk (cat, c) resident in a slot other than `keep`: its raw
+   * coordinates are copied to the device, which orders and packs them.
+   * All of it is queued on the stream, behind any kernel still running. */
+  bool load_chunk(int cat, int c, int keep, int &which, bool fast)
+  {
+    for (int s = 0; s < 2; s++)
+      if (slot_[s].cat == cat && slot_[s].chunk == c) {
+        which = s;
+        return true;
+      }
+    Ctx &C = *ctx_;
+    int s = keep == 0 ? 1 : 0;
+    const wt_points &p = cat == 0 ? sh_.job->a : sh_.job->b;
+    const int64_t start = (int64_t)c * CHUNK, n = chunk_len(p.n, c);
+    double *rx = static_cast<double *>(C.raw.p);
+    double *ry = rx + cap_, *rz = ry + cap_;
+    const size_t nb = (size_t)n * sizeof(double);
+    slot_[s].cat = -1;
+    if (!ck(cudaMemcpyAsync(rx, p.x + start, nb, cudaMemcpyHostToDevice,
+                            C.stream), "cudaMemcpyAsync of coordinates") ||
+        !ck(cudaMemcpyAsync(ry, p.y + start, nb, cudaMemcpyHostToDevice,
+                            C.stream), "cudaMemcpyAsync of coordinates") ||
+        !ck(cudaMemcpyAsync(rz, p.z + start, nb, cudaMemcpyHostToDevice,
+                            C.stream), "cudaMemcpyAsync of coordinates"))
+      return false;
+    const int threads = 256;
+    const int blocks = (int)((n + threads - 1) / threads);
+    const uint32_t *order = nullptr;
+#ifndef WT_CUDA_NOSORT
+    {
+      uint32_t *k0 = static_cast<uint32_t *>(C.key[0].p);
+      uint32_t *k1 = static_cast<uint32_t *>(C.key[1].p);
+      uint32_t *i0 = static_cast<uint32_t *>(C.idx[0].p);
+      uint32_t *i1 = static_cast<uint32_t *>(C.idx[1].p);
+      wt_key_kernel<<<blocks, threads, 0, C.stream>>>(rx, ry, rz, (int)n,
+                                                      k0, i0);
+      if (!ck(cudaGetLastError(), "launch of the ordering kernel"))
+        return false;
+      cub::DoubleBuffer<uint32_t> dk(k0, k1), dv(i0, i1);
+      size_t tb = 0;
+      if (!ck(cub::DeviceRadixSort::SortPairs(nullptr, tb, dk, dv, (int)n, 0,
+                                              KEY_BITS, C.stream),
+              "cub::DeviceRadixSort (size query)") ||
+          !need(C.sort_tmp, tb))
+        return false;
+      tb = C.sort_tmp.bytes;
+      if (!ck(cub::DeviceRadixSort::SortPairs(C.sort_tmp.p, tb, dk, dv,
+                                              (int)n, 0, KEY_BITS, C.stream),
+              "cub::DeviceRadixSort"))
+        return false;
+      order = dv.Current();
+    }
+#endif
+    wt_pack_kernel<<<blocks, threads, 0, C.stream>>>(
+        rx, ry, rz, order, (int)n, fast ? static_cast<float4 *>(C.f[s].p)
+                                        : nullptr,
+        static_cast<DPt *>(C.d[s].p));
+    if (!ck(cudaGetLastError(), "launch of the packing kernel")) return false;
+    slot_[s].cat = cat;
+    slot_[s].chunk = c;
+    slot_[s].n = n;
+    which = s;
+    return true;
+  }
+
+  void body()
+  {
+    const wt_job *job = sh_.job;
+    const Plan &plan = *sh_.plan;
+    const int n_slots = sh_.an->n_slots;
+    if (!ck(cudaSetDevice(dev_), "cudaSetDevice")) return;
+    ctx_ = ctx_acquire(dev_);
+    Ctx &C = *ctx_;
+    if (!ck(ctx_setup(C), "CUDA stream setup")) return;
+
+    const void *kfn = plan.fast ? fast_kernel_ptr(plan.cfg)
+                                : (const void *)wt_exact_kernel;
+    if (!ck(cudaFuncSetAttribute(kfn,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)plan.smem),
+            "cudaFuncSetAttribute"))
+      return;
+    const int threads = plan.fast ? BLOCK : EBLOCK;
+    int per_sm = 0;
+    if (!ck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn,
+                                                          threads, plan.smem),
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
+      return;
+    if (per_sm < 1) {
+      failed_ = true;
+      sh_.fail(WT_ERR_CUDA, cuda_msg("kernel occupancy check", dev_,
+                                     cudaErrorInvalidConfiguration));
+      return;
+    }
+    const int max_blocks = per_sm * C.sm_count;
+
+    /* buffers, sized to this call (kept if larger) */
+    const int64_t nA = job->a.n, nB = job->is_auto ? job->a.n : job->b.n;
+    cap_ = nA > nB ? nA : nB;
+    if (cap_ > CHUNK) cap_ = CHUNK;
+    const int bi = plan.fast ? BI : EBLOCK;
+    const int jalign = plan.fast ? BJ : EBJ;
+    size_t item_cap = 0;
+    for (const Launch &L : *sh_.launches) {
+      int64_t nJ = chunk_len(nB, L.cJ);
+      size_t per_row = (size_t)((nJ + jalign - 1) / jalign) + 4;
+      size_t n = per_row * (size_t)(L.t1 - L.t0) + 8 * (size_t)max_blocks;
+      if (n > item_cap) item_cap = n;
+    }
+    const size_t cap = (size_t)cap_;
+    for (int s = 0; s < (job->is_auto && nA <= CHUNK ? 1 : 2); s++) {
+      if (!need(C.d[s], cap * sizeof(DPt))) return;
+      if (plan.fast && !need(C.f[s], cap * sizeof(float4))) return;
+    }
+    if (!need(C.raw, 3 * cap * sizeof(double))) return;
+#ifndef WT_CUDA_NOSORT
+    for (int k = 0; k < 2; k++)
+      if (!need(C.key[k], cap * sizeof(uint32_t)) ||
+          !need(C.idx[k], cap * sizeof(uint32_t)))
+        return;
+#endif
+#ifndef WT_CUDA_NOSORT
+    {
+      cub::DoubleBuffer<uint32_t> dk(nullptr, nullptr), dv(nullptr, nullptr);
+      size_t tb = 0;
+      if (!ck(cub::DeviceRadixSort::SortPairs(nullptr, tb, dk, dv, (int)cap_,
+                                              0, KEY_BITS, C.stream),
+              "cub::DeviceRadixSort (size query)") ||
+          !need(C.sort_tmp, tb))
+        return;
+    }
+#endif
+    if (!need(C.ghist, n_slots * sizeof(unsigned long long)) ||
+        !need(C.counter, sizeof(int)) ||
+        !need(C.items, item_cap * sizeof(Item)) ||
+        !need(C.hitems[0], item_cap * sizeof(Item), true) ||
+        !need(C.hitems[1], item_cap * sizeof(Item), true) ||
+        !need(C.upper, n_slots * sizeof(double)))
+      return;
+    unsigned long long *ghist = static_cast<unsigned long long *>(C.ghist.p);
+    int *counter = static_cast<int *>(C.counter.p);
+    Item *d_items = static_cast<Item *>(C.items.p);
+    const double *d_upper = static_cast<const double *>(C.upper.p);
+    if (!ck(cudaMemsetAsync(ghist, 0, n_slots * sizeof(unsigned long long),
+                            C.stream), "cudaMemsetAsync"))
+      return;
+    /* edges and fast table: a plan's are those of its key (get_plan) */
+    const bool loaded = C.loaded == sh_.plan;
+    C.loaded.reset();
+    if (!loaded &&
+        !ck(cudaMemcpyAsync(C.upper.p, job->bins->upper,
+                            n_slots * sizeof(double), cudaMemcpyHostToDevice,
+                            C.stream), "cudaMemcpyAsync of edges"))
+      return;
+    if (plan.fast && loaded) {
+      /* already on the device */
+    } else if (plan.fast) {
+      size_t tb = plan.ft.thr.size() * sizeof(float);
+      size_t mb = plan.ft.cmap.size() * sizeof(int2);
+      if (!need(C.thr, tb) || !need(C.cmap, mb) ||
+          !ck(cudaMemcpyAsync(C.thr.p, plan.ft.thr.data(), tb,
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of the lookup table") ||
+          !ck(cudaMemcpyAsync(C.cmap.p, plan.ft.cmap.data(), mb,
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of the lookup table"))
+        return;
+    } else if (job->bins->table) {
+      size_t tb = (size_t)job->bins->table_size * sizeof(uint16_t);
+      if (!need(C.btab, tb) ||
+          !ck(cudaMemcpyAsync(C.btab.p, job->bins->table, tb,
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of the lookup table"))
+        return;
+    }
+    C.loaded = sh_.plan;
+
+    /* Launches are queued one ahead: while the GPU runs launch k, the host
+     * prepares k + 1 (its items go through pinned buffer (k + 1) % 2, free
+     * once launch k - 1 has finished). Chunk loads are queued on the same
+     * stream, so they wait for the kernels that still read the slot. */
+    std::vector<Item> items;
+    size_t k = 0;
+    for (;;) {
+      if (sh_.stop.load()) return;
+      size_t li = sh_.next.fetch_add(1);
+      if (li >= sh_.launches->size()) break;
+      const Launch &L = (*sh_.launches)[li];
+      const int b = (int)(k & 1);
+      if (!retire(b)) return;
+      int si = 0, sj = 0;
+      if (!load_chunk(0, L.cI, -1, si, plan.fast)) return;
+      if (L.diag) {
+        sj = si;
+      } else if (!load_chunk(job->is_auto ? 0 : 1, L.cJ, si, sj, plan.fast)) {
+        return;
+      }
+      const int64_t nI = slot_[si].n, nJ = slot_[sj].n;
+      make_items(L, nI, nJ, bi, jalign, max_blocks, items);
+      if (items.empty()) continue;
+      const size_t ib = items.size() * sizeof(Item);
+      if (ib > C.hitems[b].bytes || ib > C.items.bytes) {
+        /* not expected (item_cap bounds it); grow with nothing in flight */
+        if (!retire(1 - b) || !need(C.items, ib) ||
+            !need(C.hitems[b], ib, true))
+          return;
+        d_items = static_cast<Item *>(C.items.p);
+      }
+      memcpy(C.hitems[b].p, items.data(), ib);
+      int nblocks = (int)(items.size() < (size_t)max_blocks ? items.size()
+                                                           : max_blocks);
+      if (!ck(cudaMemcpyAsync(d_items, C.hitems[b].p, ib,
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of work items") ||
+          !ck(cudaMemsetAsync(counter, 0, sizeof(int), C.stream),
+              "cudaMemsetAsync") ||
+          !ck(cudaEventRecord(C.ev0[b], C.stream), "cudaEventRecord"))
+        return;
+      if (plan.fast) {
+        FastArgs a;
+        a.fI = static_cast<const float4 *>(C.f[si].p);
+        a.fJ = static_cast<const float4 *>(C.f[sj].p);
+        a.dI = static_cast<const DPt *>(C.d[si].p);
+        a.dJ = static_cast<const DPt *>(C.d[sj].p);
+        a.nI = (int)nI; a.nJ = (int)nJ;
+        a.items = d_items; a.n_items = (int)items.size();
+        a.counter = counter;
+        a.thr = static_cast<const float *>(C.thr.p);
+        a.cmap = static_cast<const int2 *>(C.cmap.p);
+        a.upper = d_upper; a.n_slots = n_slots;
+        a.ghist = ghist;
+        a.fixoff = plan.fixoff; a.fix_shared = plan.fix_shared ? 1 : 0;
+        a.joff = plan.joff; a.itemoff = plan.itemoff;
+        a.onec = plan.ft.onec; a.margin = plan.ft.margin;
+        void *args[] = {&a};
+        if (!ck(cudaLaunchKernel(kfn, dim3(nblocks), dim3(BLOCK), args,
+                                 plan.smem, C.stream),
+                "cudaLaunchKernel"))
+          return;
+      } else {
+        ExactArgs a;
+        a.dI = static_cast<const DPt *>(C.d[si].p);
+        a.dJ = static_cast<const DPt *>(C.d[sj].p);
+        a.nI = (int)nI; a.nJ = (int)nJ;
+        a.items = d_items; a.n_items = (int)items.size();
+        a.counter = counter;
+        a.upper = d_upper; a.n_slots = n_slots;
+        a.btab = job->bins->table ? static_cast<const uint16_t *>(C.btab.p)
+                                  : nullptr;
+        a.bshift = job->bins->table_shift;
+        a.bbase = job->bins->table_base;
+        a.bsize = job->bins->table_size;
+        a.bsteps = job->bins->table_steps;
+        a.ghist = ghist;
+        a.rcols = plan.rcols; a.joff = plan.joff; a.itemoff = plan.itemoff;
+        wt_exact_kernel<<<nblocks, EBLOCK, plan.smem, C.stream>>>(a);
+      }
+      if (!ck(cudaGetLastError(), "kernel launch") ||
+          !ck(cudaEventRecord(C.ev1[b], C.stream), "cudaEventRecord"))
+        return;
+      inflight_[b] = true;
+      k++;
+#ifdef WT_CUDA_TEST_FAULT
+      /* tests only: every WT_CUDA_TEST_FAULT-th worker fails once its first
+       * launch is queued, which exercises the error path of the cache */
+      if (k == 1 &&
+          (test_faults().fetch_add(1) + 1) % WT_CUDA_TEST_FAULT == 0) {
+        ck(cudaErrorUnknown, "injected fault");
+        return;
+      }
+#endif
+    }
+    /* the older launch first */
+    if (!retire((int)(k & 1)) || !retire((int)((k + 1) & 1))) return;
+    std::vector<unsigned long long> out(n_slots, 0ull);
+    if (!ck(cudaMemcpyAsync(out.data(), ghist,
+                            n_slots * sizeof(unsigned long long),
+                            cudaMemcpyDeviceToHost, C.stream),
+            "cudaMemcpy of counts") ||
+        !ck(cudaStreamSynchronize(C.stream), "cudaMemcpy of counts"))
+      return;
+    counts.swap(out);
+  }
+};
+
+int count_impl(wt_job *job)
+{
+  if (!job->devices || job->n_devices < 1) {
+    set_msg(job->message, sizeof job->message, "no CUDA device was given");
+    return WT_ERR_NO_DEVICE;
+  }
+  int n_dev = 0;
+  cudaError_t e = cudaGetDeviceCount(&n_dev);
+  if (e != cudaSuccess || n_dev < 1) {
+    set_msg(job->message, sizeof job->message,
+            e != cudaSuccess ? std::string("no usable CUDA device: ") +
+                                   cudaGetErrorString(e)
+                             : std::string("no CUDA device found"));
+    return WT_ERR_NO_DEVICE;
+  }
+  for (int k = 0; k < job->n_devices; k++) {
+    if (job->devices[k] < 0 || job->devices[k] >= n_dev) {
+      char buf[128];
+      snprintf(buf, sizeof buf, "CUDA device %d does not exist (%d found)",
+               job->devices[k], n_dev);
+      set_msg(job->message, sizeof job->message, buf);
+      return WT_ERR_NO_DEVICE;
+    }
+  }
+  const wt_bins *bins = job->bins;
+  Analysis an;
+  an.n_slots = bins->n_bins + 2;
+  an.sane = true;
+  an.r2max = 0.0;
+  an.eta = 0.0;
+  for (int s = 0; s + 1 < an.n_slots; s++)
+    if (!(bins->upper[s] <= bins->upper[s + 1])) an.sane = false;
+  if (!(bins->upper[0] >= 0.0)) an.sane = false;
+  const int scan_threads = job->n_threads > 1 ? job->n_threads : 1;
+  if (an.sane) scan_points(job->a, an, scan_threads);
+  if (an.sane && !job->is_auto) scan_points(job->b, an, scan_threads);
+  if (an.sane && (an.eta > 1e-6 || an.r2max > 1.0 + 1e-6)) an.sane = false;
+#ifdef WT_CUDA_FORCE_EXACT
+  an.sane = false;
+#endif
+
+  /* plan for the device with the least shared memory */
+  size_t smem_sm = SIZE_MAX, smem_block = SIZE_MAX;
+  for (int k = 0; k < job->n_devices; k++) {
+    int v_sm = 0, v_blk = 0;
+    cudaError_t e1 = cudaDeviceGetAttribute(
+        &v_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, job->devices[k]);
+    cudaError_t e2 = cudaDeviceGetAttribute(
+        &v_blk, cudaDevAttrMaxSharedMemoryPerBlockOptin, job->devices[k]);
+    if (e1 != cudaSuccess || e2 != cudaSuccess) {
+      set_msg(job->message, sizeof job->message,
+              cuda_msg("cudaDeviceGetAttribute", job->devices[k],
+                       e1 != cudaSuccess ? e1 : e2));
+      return WT_ERR_CUDA;
+    }
+    if ((size_t)v_sm < smem_sm) smem_sm = (size_t)v_sm;
+    if ((size_t)v_blk < smem_block) smem_block = (size_t)v_blk;
+  }
+  if (an.sane) {
+    an.r2max = round_up_coarse(an.r2max);
+    an.eta = round_up_coarse(an.eta);
+  } else {            /* unused by the exact kernel's plan */
+    an.r2max = 0.0;
+    an.eta = 0.0;
+  }
+  std::shared_ptr<const Plan> plan_ref =
+      get_plan(bins, an, smem_sm, smem_block);
+  const Plan &plan = *plan_ref;
+
+  const int64_t nA = job->a.n, nB = job->is_auto ? job->a.n : job->b.n;
+  double total = job->is_auto ? (double)nA * (double)(nA - 1) / 2.0
+                              : (double)nA * (double)nB;
+  double lmax = plan.fast ? std::ldexp(1.0, 34) : std::ldexp(1.0, 30);
+  double per = job->n_devices == 1 ? lmax : total / (4.0 * job->n_devices);
+  if (per < std::ldexp(1.0, 28)) per = std::ldexp(1.0, 28);
+  if (per > lmax) per = lmax;
+  std::vector<Launch> launches =
+      plan_launches(job, plan.fast ? BI : EBLOCK, per);
+
+  Shared sh;
+  sh.job = job;
+  sh.an = &an;
+  sh.plan = plan_ref;
+  sh.launches = &launches;
+  std::vector<Worker *> workers;
+  std::vector<std::thread> threads;
+  int status = WT_OK;
+  try {
+    for (int k = 0; k < job->n_devices; k++)
+      workers.push_back(new Worker(sh, job->devices[k]));
+    for (int k = 0; k < job->n_devices; k++) {
+      Worker *w = workers[k];
+      {
+        std::lock_guard<std::mutex> g(sh.mu);
+        sh.running++;
+      }
+      try {
+        threads.emplace_back([w, &sh]() {
+          w->run();
+          std::lock_guard<std::mutex> g(sh.mu);
+          sh.running--;
+          sh.cv.notify_all();
+        });
+      } catch (...) {
+        std::lock_guard<std::mutex> g(sh.mu);
+        sh.running--;
+        throw;
+      }
+    }
+  } catch (...) {
+    sh.fail(WT_ERR_NOMEM, "could not start the CUDA worker threads");
+  }
+  bool interrupted = false;
+  {
+    std::unique_lock<std::mutex> g(sh.mu);
+    while (sh.running > 0) {
+      sh.cv.wait_for(g, std::chrono::milliseconds(20));
+      if (sh.running > 0 && !interrupted && job->interrupted) {
+        g.unlock();
+        int hit = job->interrupted();
+        g.lock();
+        if (hit) {
+          interrupted = true;
+          sh.stop = true;
+        }
+      }
+    }
+  }
+  for (std::thread &t : threads) t.join();
+  if (interrupted) {
+    status = WT_ERR_INTERRUPTED;
+  } else if (sh.status != WT_OK) {
+    status = sh.status;
+    set_msg(job->message, sizeof job->message, sh.message);
+  } else {
+    const int n_slots = an.n_slots;
+    for (Worker *w : workers) {
+      if ((int)w->counts.size() != n_slots) {
+        status = WT_ERR_CUDA;
+        set_msg(job->message, sizeof job->message,
+                "a CUDA worker returned no counts");
+        break;
+      }
+    }
+    if (status == WT_OK) {
+      for (Worker *w : workers) {
+        for (int s = 0; s < n_slots; s++) job->slots[s] += w->counts[s];
+        job->gpu_ms += w->ms;
+      }
+    }
+  }
+  for (Worker *w : workers) delete w;
+  return status;
+}
+
+}  // namespace
+
+extern "C" {
+
+int wt_cuda_compiled(void) { return 1; }
+
+int wt_cuda_device_count(char *msg, size_t msg_len)
+{
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    set_msg(msg, msg_len, cudaGetErrorString(e));
+    cudaGetLastError();
+    return 0;
+  }
+  set_msg(msg, msg_len, n > 0 ? "" : "no CUDA device found");
+  return n;
+}
+
+int wt_cuda_device_info(int device, char *name, size_t name_len, int *major,
+                        int *minor, double *mem_bytes)
+{
+  cudaDeviceProp prop;
+  cudaError_t e = cudaGetDeviceProperties(&prop, device);
+  if (e != cudaSuccess) {
+    set_msg(name, name_len, cudaGetErrorString(e));
+    cudaGetLastError();
+    return WT_ERR_CUDA;
+  }
+  set_msg(name, name_len, prop.name);
+  if (major) *major = prop.major;
+  if (minor) *minor = prop.minor;
+  if (mem_bytes) *mem_bytes = (double)prop.totalGlobalMem;
+  return WT_OK;
+}
+
+int wt_count_cuda(wt_job *job)
+{
+  if (!job || !job->bins || !job->slots) return WT_ERR_ARG;
+  try {
+    return count_impl(job);
+  } catch (const std::bad_alloc &) {
+    set_msg(job->message, sizeof job->message,
+            "host memory allocation failed in the CUDA engine");
+    return WT_ERR_NOMEM;
+  } catch (...) {
+    set_msg(job->message, sizeof job->message,
+            "unexpected failure in the CUDA engine");
+    return WT_ERR_CUDA;
+  }
+}
+
+}  /* extern "C" */
