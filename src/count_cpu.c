@@ -1,23 +1,36 @@
 /* The CPU engine: OpenMP over blocks of rows, per-thread histograms.
  *
- * The work is cut into tiles: WT_ROWS rows of the first catalog against up to
- * WT_TILE columns of the second. Each tile is done in two passes:
+ * Every count is the double-precision answer of wt.h: a pair's slot is that
+ * of d2 = ((xi-xj)^2 + (yi-yj)^2) + (zi-zj)^2 in IEEE double (separate
+ * multiplies and adds, no FMA) against the double edges upper[]. It comes
+ * from a table lookup on the high bits of d2 and exact comparisons with the
+ * edges, with no acos and no bin search.
  *
- *  1. the slot pass computes every pair's squared chord in double exactly as
- *     wt.h states (separate multiplies and adds, no FMA) and turns it into a
- *     histogram index, written to a small per-thread buffer. The slot comes
- *     from a table lookup on the high bits of d2 followed by exact compares
- *     of d2 against the double edges, so it is the double-precision answer
- *     with no acos and no bin search. On x86-64 this pass is vectorised with
- *     AVX-512 or AVX2 gathers (chosen at run time); a plain-C version runs
- *     everywhere else and handles the ragged edges of tiles.
- *  2. the histogram pass increments the counters named in the buffer. Each
- *     thread keeps WT_COPIES interleaved copies of its histogram and
- *     consecutive pairs go to different copies, so runs of pairs in one bin
- *     (the catalogs are spatially sorted) do not serialise on
- *     store-to-load forwarding.
+ * Work units are blocks of WT_BLOCK rows of the first catalog; a block walks
+ * the second catalog in tiles of WT_TILE columns, and each tile is counted
+ * against the block's groups of WT_ROWS rows while it is in cache. Within a
+ * tile, on x86-64 (kernels chosen at run time):
+ *  - AVX-512 with a float prefilter (vec_f32): the tile is rounded to float
+ *    once per block and d2 is computed in float, 16 pairs per vector; a
+ *    private table turns the float d2 into a slot with one gather, one add
+ *    and one shift, and flags the pairs whose float d2 is too close to an
+ *    edge for the float result to be trusted (a rigorous error bound, see
+ *    f32_table()), or too small for the table; those pairs, rare, are
+ *    redone in double.
+ *  - otherwise AVX-512 or AVX2 in double (vec_avx512, vec_avx2), 8 or 4
+ *    pairs per vector, with gathers from private forms of the table.
+ * The vector kernels write the histogram indices of each group of columns to
+ * a small ring and increment those counters two groups later, so that the
+ * vector work and the scattered increments overlap. Plain C does the rest:
+ * other CPUs, the ragged ends of tiles, binnings too fine for a table.
+ *
+ * Each thread keeps WT_COPIES interleaved copies of its histogram and
+ * neighbouring pairs count into different copies, so runs of pairs in one bin
+ * do not serialise on store-to-load forwarding. Counters are 32-bit and are
+ * flushed into 64-bit sums well before they could overflow.
  *
  * No R API is used here. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"
@@ -31,10 +44,19 @@
 #include <immintrin.h>
 #endif
 
-#define WT_ROWS 4                 /* rows of the first catalog per block */
-#define WT_TILE 512               /* columns per tile; a multiple of 8 */
-#define WT_COPIES 8               /* histogram copies; a power of two */
+#define WT_ROWS 6                 /* rows per kernel call (a row group) */
+#define WT_BLOCK 48               /* rows per work unit; a multiple of WT_ROWS */
+#define WT_TILE 2048              /* columns per tile; a multiple of 16 */
+#define WT_COPIES 8               /* histogram copies, at most */
+#define WT_COPY_BYTES (1 << 18)   /* fewer copies when they outgrow this */
+#define WT_LAG 2                  /* column groups from computing to counting */
+#define WT_RING (2 * WT_LAG)
 #define WT_FLUSH (1u << 30)       /* flush 32-bit counters before this */
+#define WT_F32_EMIN (-20)         /* the float table spans d2 in [2^-20, 4): */
+#define WT_F32_BINADES 22         /* 22 binades (at most 32), 2^m cells each, */
+#define WT_F32_MMAX 9             /* m <= WT_F32_MMAX */
+#define WT_F32_CELLS (WT_F32_BINADES << WT_F32_MMAX)
+#define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
 
 /* The empty asm pins a product in a register, so the compiler cannot fuse it
  * with the following add into an FMA (GCC fuses across statements whenever
@@ -49,29 +71,42 @@
 
 typedef struct wt_ctx wt_ctx;
 
-/* A vectorised slot pass: rows [i0, i0 + nr) (nr is 1 or WT_ROWS) against
- * columns [j0, j0 + nj) of b, as far as whole vectors go; writes the indices
- * column group by column group to buf and returns the columns done. */
-typedef int64_t (*wt_vec_fn)(const wt_ctx *c, const wt_points *a, int64_t i0,
-                             int nr, const wt_points *b, int64_t j0,
-                             int64_t nj, int32_t *buf);
+/* A vector kernel: counts the pairs of rows [i0, i0 + nr) (nr is 1 or
+ * WT_ROWS) and columns [j0, j0 + nj) of b into h, as far as whole vectors go,
+ * and returns the columns done. tile holds those columns of b as floats
+ * (x, then y, then z, WT_TILE apart) for vec_f32; the others ignore it. */
+typedef int64_t (*wt_vec_fn)(const wt_ctx *c, uint32_t *h, const float *tile,
+                             const wt_points *a, int64_t i0, int nr,
+                             const wt_points *b, int64_t j0, int64_t nj);
 
 struct wt_ctx {
   const wt_bins *bins;
   int n_slots;
-  int32_t copy_off[WT_COPIES];  /* index of slot 0 in each histogram copy */
-  wt_vec_fn vec;                /* NULL: plain C only */
-  /* private forms of the table for the gather kernels */
-  const int32_t *slot32;        /* table[] widened to int32 */
+  int copies;                   /* histogram copies in use, 1..WT_COPIES */
+  /* start of the copy that the k-th of neighbouring pairs counts into */
+  int32_t copy_off[2 * WT_COPIES];
+  uint32_t sink;                /* a spare counter after the copies */
+  wt_vec_fn vec;                /* double kernel; NULL: plain C only */
+  wt_vec_fn vec32;              /* float-prefilter kernel, or NULL */
+  /* private forms of the table for the double kernels: packed, or else
+   * slot32 and upper_pad */
   const uint64_t *packed;       /* table_steps <= 1: see pack_table() */
-  int pack_shift;
+  const int32_t *slot32;        /* table[] widened to int32 */
+  const double *upper_pad;      /* upper[], then table_steps more +inf */
+  int low_slot;                 /* packed: cell 0 (every d2 below the */
+  double low_edge;              /* table) has slot low_slot, or + 1 from here */
+  /* the float table: see f32_table() */
+  const uint32_t *f32;
+  int f32_shift, f32_m;         /* key = (bits(d2f) >> f32_shift) - f32_base */
+  int32_t f32_base;
+  uint32_t f32_window[32];      /* per binade */
 };
 
 /* per-thread state */
 typedef struct {
-  uint32_t *h;                  /* WT_COPIES histograms of n_slots */
+  uint32_t *h;                  /* copies * n_slots counters, then the sink */
   uint64_t *acc;                /* n_slots */
-  int32_t *buf;                 /* WT_ROWS * WT_TILE histogram indices */
+  float *tile;                  /* 3 * WT_TILE: a tile of b as floats */
   uint64_t pending;             /* increments since the last flush */
 } wt_thread;
 
@@ -93,170 +128,468 @@ static inline uint64_t d2_bits(double d2)
   return u;
 }
 
-/* The reference slot of d2: the table guess and table_steps compare-and-step
- * rounds, or a binary search without a table. Every kernel agrees with it. */
+/* The slot of d2, equal to wt_slot_of() for every d2: the table guess and
+ * table_steps compare-and-step rounds. Keys below the table use cell 0, which
+ * covers all d2 from 0; d2 above the last cell (only non-finite d2 or points
+ * far off the unit sphere) takes the binary search, as does a missing table.
+ * Every kernel agrees with this function. */
 static inline int slot_of(const wt_bins *bins, double d2)
 {
   if (bins->table == NULL) return wt_slot_of(bins, d2);
   int64_t key = (int64_t)(d2_bits(d2) >> bins->table_shift) - bins->table_base;
+  if (key >= bins->table_size) return wt_slot_of(bins, d2);
   if (key < 0) key = 0;
-  if (key >= bins->table_size) key = bins->table_size - 1;
   int s = bins->table[key];
   for (int r = 0; r < bins->table_steps; r++) s += d2 >= bins->upper[s];
   return s;
 }
 
-/* Plain-C slot pass: rows [i0, i0 + nr) against columns [j0, j1), column by
- * column, into buf from position pos; the pair at position p goes to copy
- * p % WT_COPIES. Returns the next position. */
-static size_t slots_plain(const wt_ctx *c, const wt_points *a, int64_t i0,
-                          int nr, const wt_points *b, int64_t j0, int64_t j1,
-                          int32_t *buf, size_t pos)
+/* Plain C: counts the pairs of rows [i0, i0 + nr) and columns [j0, j1);
+ * row r counts into copy r. nr is a constant at each call site. */
+static inline void count_plain_body(const wt_ctx *c, uint32_t *h,
+                                    const wt_points *a, int64_t i0, int nr,
+                                    const wt_points *b, int64_t j0,
+                                    int64_t j1)
 {
-  const wt_bins *bins = c->bins;
-  const double *ax = a->x + i0, *ay = a->y + i0, *az = a->z + i0;
+  const wt_bins bins = *c->bins;   /* a copy the counters cannot alias */
+  double xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+  uint32_t *hr[WT_ROWS];
+  for (int r = 0; r < nr; r++) {
+    xi[r] = a->x[i0 + r];
+    yi[r] = a->y[i0 + r];
+    zi[r] = a->z[i0 + r];
+    hr[r] = h + c->copy_off[r];
+  }
   for (int64_t j = j0; j < j1; j++) {
     double xj = b->x[j], yj = b->y[j], zj = b->z[j];
-    for (int r = 0; r < nr; r++, pos++) {
-      double d2 = pair_d2(ax[r], ay[r], az[r], xj, yj, zj);
-      buf[pos] = c->copy_off[pos & (WT_COPIES - 1)] + slot_of(bins, d2);
-    }
+    for (int r = 0; r < nr; r++)
+      hr[r][slot_of(&bins, pair_d2(xi[r], yi[r], zi[r], xj, yj, zj))]++;
   }
-  return pos;
+}
+
+static void count_plain(const wt_ctx *c, uint32_t *h, const wt_points *a,
+                        int64_t i0, int nr, const wt_points *b, int64_t j0,
+                        int64_t j1)
+{
+  if (nr == WT_ROWS)
+    count_plain_body(c, h, a, i0, WT_ROWS, b, j0, j1);
+  else
+    for (int r = 0; r < nr; r++)
+      count_plain_body(c, h, a, i0 + r, 1, b, j0, j1);
 }
 
 #ifdef WT_X86
-/* Lanes whose key falls outside the table (d2 below the first cell or above
- * the last, or not finite) take the reference path; this is rare. */
-__attribute__((noinline, cold))
-static void patch_lanes(const wt_ctx *c, const double *d2, unsigned lanes,
-                        const int32_t *lane_off, int32_t *out)
-{
-  for (int l = 0; lanes; l++, lanes >>= 1)
-    if (lanes & 1) out[l] = lane_off[l] + slot_of(c->bins, d2[l]);
-}
-
 #define WT_INLINE static inline __attribute__((always_inline))
 #define WT_AVX512 \
   __attribute__((target("avx512f,avx512bw,avx512cd,avx512vl,avx512dq")))
 #define WT_AVX2 __attribute__((target("avx2")))
 #define WT_UNFUSED_V(v) __asm__("" : "+v"(v))
 
-/* AVX-512: 8 columns per vector, lane l into histogram copy l. nr and packed
- * are constants at each call site so every variant is unrolled. */
-WT_AVX512 WT_INLINE int64_t
-vec_avx512_body(const wt_ctx *c, const wt_points *a, int64_t i0, int nr,
-                const wt_points *b, int64_t j0, int64_t nj, int32_t *buf,
-                int packed)
+/* The exact histogram indices of the pairs (i, j + l) for the lanes l set in
+ * lanes, into out[l]: for d2 above the double table (non-finite, or points
+ * far off the unit sphere). */
+__attribute__((noinline, cold))
+static void patch_pairs(const wt_ctx *c, const wt_points *a, int64_t i,
+                        const wt_points *b, int64_t j, unsigned lanes,
+                        const int32_t *lane_off, uint32_t *out)
 {
-  const wt_bins *bins = c->bins;
+  for (int l = 0; lanes; l++, lanes >>= 1)
+    if (lanes & 1)
+      out[l] = (uint32_t)(lane_off[l] +
+                          slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i],
+                                                   b->x[j + l], b->y[j + l],
+                                                   b->z[j + l])));
+}
+
+/* Increments the n counters named in idx (n even), two per load. */
+static inline void count_ring(uint32_t *h, const uint32_t *idx, int n)
+{
+#pragma GCC unroll 16
+  for (int k = 0; k < n; k += 2) {
+    uint64_t v;
+    memcpy(&v, idx + k, sizeof v);
+    h[(uint32_t)v]++;
+    h[v >> 32]++;
+  }
+}
+
+/* The ring of a vector kernel: column group g writes ring[g % WT_RING] and
+ * counts ring[(g + WT_LAG) % WT_RING], the indices of group g - WT_LAG; the
+ * first groups count the sink, and the last ones are counted at the end. */
+#define WT_RING_DECL(ring, width)                                            \
+  uint32_t ring[WT_RING][WT_ROWS * (width)] __attribute__((aligned(64)));    \
+  for (int g_ = WT_LAG; g_ < WT_RING; g_++)                                  \
+    for (int k_ = 0; k_ < WT_ROWS * (width); k_++) ring[g_][k_] = c->sink
+#define WT_RING_DRAIN(ring, width, groups)                                   \
+  for (int64_t g_ = (groups) + WT_LAG; g_ < (groups) + WT_RING; g_++)        \
+    count_ring(h, ring[g_ % WT_RING], nr * (width))
+
+/* The double lookup, as constants in registers (set up once per call, as
+ * stores to the counters could otherwise force reloads from the context). */
+typedef struct {
+  __m128i shift;
+  __m512i base, top, one, low_slot;
+  __m512d low_edge;
+  const uint64_t *packed;
+  const int32_t *slot32;
+  const double *upper;
+  int steps;
+} wt_lut512;
+
+WT_AVX512 WT_INLINE wt_lut512 lut512(const wt_ctx *c)
+{
+  wt_lut512 L;
+  L.shift = _mm_cvtsi32_si128(c->bins->table_shift);
+  L.base = _mm512_set1_epi64(c->bins->table_base);
+  L.top = _mm512_set1_epi64(c->bins->table_size - 1);
+  L.one = _mm512_set1_epi64(1);
+  L.low_slot = _mm512_set1_epi64(c->low_slot);
+  L.low_edge = _mm512_set1_pd(c->low_edge);
+  L.packed = c->packed;
+  L.slot32 = c->slot32;
+  L.upper = c->upper_pad;
+  L.steps = c->bins->table_steps;
+  return L;
+}
+
+WT_AVX512 WT_INLINE __m512d
+d2_avx512(__m512d xi, __m512d yi, __m512d zi, __m512d xj, __m512d yj,
+          __m512d zj)
+{
+  __m512d dx = _mm512_sub_pd(xi, xj);
+  __m512d dy = _mm512_sub_pd(yi, yj);
+  __m512d dz = _mm512_sub_pd(zi, zj);
+  __m512d px = _mm512_mul_pd(dx, dx);
+  __m512d py = _mm512_mul_pd(dy, dy);
+  __m512d pz = _mm512_mul_pd(dz, dz);
+  WT_UNFUSED_V(px);
+  WT_UNFUSED_V(py);
+  WT_UNFUSED_V(pz);
+  return _mm512_add_pd(_mm512_add_pd(px, py), pz);
+}
+
+/* The slots of 8 squared chords, as slot_of() gives them, except for the
+ * lanes returned in *above (d2 above the table: for patch_pairs). Keys below
+ * the table belong to cell 0, which spans every d2 from 0. packed is a
+ * constant at each call site. */
+WT_AVX512 WT_INLINE __m512i
+slots_avx512(const wt_lut512 *L, __m512d d2, int packed, __mmask8 *above)
+{
+  __m512i bits = _mm512_castpd_si512(d2);
+  __m512i key = _mm512_sub_epi64(_mm512_srl_epi64(bits, L->shift), L->base);
+  __m512i s;
+  if (packed) {
+    __mmask8 in = _mm512_cmple_epu64_mask(key, L->top);
+    __m512i e = _mm512_mask_i64gather_epi64(_mm512_undefined_epi32(), in,
+                                            key, L->packed, 8);
+    s = _mm512_srl_epi64(_mm512_add_epi64(bits, e), L->shift);
+    *above = 0;
+    if (!_kortestc_mask8_u8(in, in)) {
+      /* cell 0 holds one edge at most, upper[table[0]] */
+      __mmask8 below = _mm512_cmplt_epi64_mask(key, _mm512_setzero_si512());
+      s = _mm512_mask_mov_epi64(s, below, L->low_slot);
+      s = _mm512_mask_add_epi64(
+        s, _mm512_mask_cmp_pd_mask(below, d2, L->low_edge, _CMP_GE_OQ), s,
+        L->one);
+      *above = (__mmask8)~(in | below);
+    }
+  } else {
+    /* the slot is the first s in [table[key], table[key] + steps] with
+     * d2 < upper[s]: a branch-free binary search over those slots */
+    key = _mm512_max_epi64(key, _mm512_setzero_si512());
+    *above = _mm512_cmpgt_epu64_mask(key, L->top);
+    s = _mm512_cvtepi32_epi64(_mm512_mask_i64gather_epi32(
+      _mm256_setzero_si256(), (__mmask8)~*above, key, L->slot32, 4));
+    for (int n = L->steps; n > 1; ) {
+      int half = n / 2;
+      __m512d u = _mm512_i64gather_pd(s, L->upper + half - 1, 8);
+      s = _mm512_mask_add_epi64(s, _mm512_cmp_pd_mask(d2, u, _CMP_GE_OQ), s,
+                                _mm512_set1_epi64(half));
+      n -= half;
+    }
+    __m512d u = _mm512_i64gather_pd(s, L->upper, 8);
+    s = _mm512_mask_add_epi64(s, _mm512_cmp_pd_mask(d2, u, _CMP_GE_OQ), s,
+                              L->one);
+  }
+  return s;
+}
+
+/* AVX-512 in double, 8 columns per vector; lane l counts into copy l. nr and
+ * packed are constants at each call site, so every variant is unrolled. */
+WT_AVX512 WT_INLINE int64_t
+vec_avx512_body(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i0,
+                int nr, const wt_points *b, int64_t j0, int64_t nj, int packed)
+{
+  const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
+  const wt_lut512 L = lut512(c);
+  const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
   __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+#pragma GCC unroll 8
   for (int r = 0; r < nr; r++) {
     xi[r] = _mm512_set1_pd(a->x[i0 + r]);
     yi[r] = _mm512_set1_pd(a->y[i0 + r]);
     zi[r] = _mm512_set1_pd(a->z[i0 + r]);
   }
-  const __m128i shift = _mm_cvtsi32_si128(bins->table_shift);
-  const __m128i pshift = _mm_cvtsi32_si128(c->pack_shift);
-  const __m512i base = _mm512_set1_epi64(bins->table_base);
-  const __m512i top = _mm512_set1_epi64(bins->table_size - 1);
-  const __m512i one = _mm512_set1_epi64(1);
-  const __m512i low_mask =
-    _mm512_set1_epi64((int64_t)((UINT64_C(1) << bins->table_shift) - 1));
-  const __m512i off_mask =
-    _mm512_set1_epi64((int64_t)((UINT64_C(1) << c->pack_shift) - 1));
-  const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
-  const int steps = bins->table_steps;
   const int64_t nv = nj & ~(int64_t)7;
-  int32_t *out = buf;
-  for (int64_t j = j0; j < j0 + nv; j += 8) {
-    __m512d xj = _mm512_loadu_pd(b->x + j);
-    __m512d yj = _mm512_loadu_pd(b->y + j);
-    __m512d zj = _mm512_loadu_pd(b->z + j);
-    for (int r = 0; r < nr; r++, out += 8) {
-      __m512d dx = _mm512_sub_pd(xi[r], xj);
-      __m512d dy = _mm512_sub_pd(yi[r], yj);
-      __m512d dz = _mm512_sub_pd(zi[r], zj);
-      __m512d px = _mm512_mul_pd(dx, dx);
-      __m512d py = _mm512_mul_pd(dy, dy);
-      __m512d pz = _mm512_mul_pd(dz, dz);
-      WT_UNFUSED_V(px);
-      WT_UNFUSED_V(py);
-      WT_UNFUSED_V(pz);
-      __m512d d2 = _mm512_add_pd(_mm512_add_pd(px, py), pz);
-      __m512i bits = _mm512_castpd_si512(d2);
-      __m512i key = _mm512_sub_epi64(_mm512_srl_epi64(bits, shift), base);
-      __mmask8 bad = _mm512_cmpgt_epu64_mask(key, top);
-      __m512i s;
-      if (packed) {
-        __m512i e = _mm512_mask_i64gather_epi64(_mm512_setzero_si512(),
-                                                (__mmask8)~bad, key,
-                                                c->packed, 8);
-        __mmask8 below =
-          _mm512_cmplt_epi64_mask(_mm512_and_si512(bits, low_mask),
-                                  _mm512_and_si512(e, off_mask));
-        s = _mm512_srl_epi64(e, pshift);
-        s = _mm512_mask_sub_epi64(s, below, s, one);
-      } else {
-        s = _mm512_cvtepi32_epi64(
-          _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), (__mmask8)~bad,
-                                      key, c->slot32, 4));
-        for (int t = 0; t < steps; t++) {
-          __m512d u = _mm512_i64gather_pd(s, bins->upper, 8);
-          s = _mm512_mask_add_epi64(s, _mm512_cmp_pd_mask(d2, u, _CMP_GE_OQ),
-                                    s, one);
-        }
-      }
-      _mm256_storeu_si256((__m256i *)out,
-                          _mm256_add_epi32(_mm512_cvtepi64_epi32(s), lane_off));
-      if (bad) {
-        double tmp[8];
-        _mm512_storeu_pd(tmp, d2);
-        patch_lanes(c, tmp, bad, c->copy_off, out);
-      }
+  WT_RING_DECL(ring, 8);
+  for (int64_t j = 0; j < nv; j += 8) {
+    uint32_t *out = ring[(j >> 3) % WT_RING];
+    const uint32_t *old = ring[((j >> 3) + WT_LAG) % WT_RING];
+    __m512d xj = _mm512_loadu_pd(bx + j);
+    __m512d yj = _mm512_loadu_pd(by + j);
+    __m512d zj = _mm512_loadu_pd(bz + j);
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __mmask8 above;
+      __m512i s = slots_avx512(&L, d2_avx512(xi[r], yi[r], zi[r], xj, yj, zj),
+                               packed, &above);
+      _mm256_store_si256((__m256i *)(out + 8 * r),
+                         _mm256_add_epi32(_mm512_cvtepi64_epi32(s), lane_off));
+      if (above)
+        patch_pairs(c, a, i0 + r, b, j0 + j, above, c->copy_off, out + 8 * r);
+      count_ring(h, old + 8 * r, 8);
     }
   }
+  WT_RING_DRAIN(ring, 8, nv >> 3);
   return nv;
 }
 
 WT_AVX512 static int64_t
-vec_avx512(const wt_ctx *c, const wt_points *a, int64_t i0, int nr,
-           const wt_points *b, int64_t j0, int64_t nj, int32_t *buf)
+vec_avx512(const wt_ctx *c, uint32_t *h, const float *tile,
+           const wt_points *a, int64_t i0, int nr, const wt_points *b,
+           int64_t j0, int64_t nj)
 {
+  (void)tile;
   if (c->packed)
     return nr == WT_ROWS
-      ? vec_avx512_body(c, a, i0, WT_ROWS, b, j0, nj, buf, 1)
-      : vec_avx512_body(c, a, i0, 1, b, j0, nj, buf, 1);
+      ? vec_avx512_body(c, h, a, i0, WT_ROWS, b, j0, nj, 1)
+      : vec_avx512_body(c, h, a, i0, 1, b, j0, nj, 1);
   return nr == WT_ROWS
-    ? vec_avx512_body(c, a, i0, WT_ROWS, b, j0, nj, buf, 0)
-    : vec_avx512_body(c, a, i0, 1, b, j0, nj, buf, 0);
+    ? vec_avx512_body(c, h, a, i0, WT_ROWS, b, j0, nj, 0)
+    : vec_avx512_body(c, h, a, i0, 1, b, j0, nj, 0);
+}
+
+/* The float kernel's undecided lanes: pairs (i, j + l), l < 16, redone in
+ * double, into out[l]. */
+WT_AVX512 __attribute__((noinline, cold)) static void
+redo_f32(const wt_ctx *c, const wt_points *a, int64_t i, const wt_points *b,
+         int64_t j, __mmask16 lanes, uint32_t *out)
+{
+  const wt_lut512 L = lut512(c);
+  const __m512d xi = _mm512_set1_pd(a->x[i]);
+  const __m512d yi = _mm512_set1_pd(a->y[i]);
+  const __m512d zi = _mm512_set1_pd(a->z[i]);
+  for (int k = 0; k < 16; k += 8) {
+    __mmask8 above, mine = (__mmask8)(lanes >> k);
+    __m512d d2 = d2_avx512(xi, yi, zi, _mm512_loadu_pd(b->x + j + k),
+                           _mm512_loadu_pd(b->y + j + k),
+                           _mm512_loadu_pd(b->z + j + k));
+    __m512i s = c->packed ? slots_avx512(&L, d2, 1, &above)
+                          : slots_avx512(&L, d2, 0, &above);
+    __m256i idx = _mm256_add_epi32(
+      _mm512_cvtepi64_epi32(s),
+      _mm256_loadu_si256((const __m256i *)(c->copy_off + k)));
+    _mm256_mask_storeu_epi32(out + k, mine, idx);
+    if (above & mine)
+      patch_pairs(c, a, i, b, j + k, above & mine, c->copy_off + k, out + k);
+  }
+}
+
+/* AVX-512 with the float prefilter, 16 columns per vector; lane l counts
+ * into copy l % 8. See f32_table() for the entries. */
+WT_AVX512 WT_INLINE int64_t
+vec_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
+             const wt_points *a, int64_t i0, int nr, const wt_points *b,
+             int64_t j0, int64_t nj)
+{
+  const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  const uint32_t *ftab = c->f32;
+  __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
+    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
+    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
+  }
+  const __m128i shift = _mm_cvtsi32_si128(c->f32_shift);
+  const __m128i wshift = _mm_cvtsi32_si128(c->f32_shift + 1);
+  const __m128i mshift = _mm_cvtsi32_si128(c->f32_m);
+  const __m512i base = _mm512_set1_epi32(c->f32_base);
+  const __m512i top = _mm512_set1_epi32((WT_F32_BINADES << c->f32_m) - 1);
+  const __m512i low_mask = _mm512_set1_epi32((1 << c->f32_shift) - 1);
+  const __m512i windows_lo = _mm512_loadu_si512(c->f32_window);
+  const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
+  const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
+  const int64_t nv = nj & ~(int64_t)15;
+  WT_RING_DECL(ring, 16);
+  for (int64_t j = 0; j < nv; j += 16) {
+    uint32_t *out = ring[(j >> 4) % WT_RING];
+    const uint32_t *old = ring[((j >> 4) + WT_LAG) % WT_RING];
+    __m512 xj = _mm512_loadu_ps(tx + j);
+    __m512 yj = _mm512_loadu_ps(ty + j);
+    __m512 zj = _mm512_loadu_ps(tz + j);
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __m512 dx = _mm512_sub_ps(xi[r], xj);
+      __m512 dy = _mm512_sub_ps(yi[r], yj);
+      __m512 dz = _mm512_sub_ps(zi[r], zj);
+      __m512 px = _mm512_mul_ps(dx, dx);
+      __m512 py = _mm512_mul_ps(dy, dy);
+      __m512 pz = _mm512_mul_ps(dz, dz);
+      WT_UNFUSED_V(px);
+      WT_UNFUSED_V(py);
+      WT_UNFUSED_V(pz);
+      __m512i bits =
+        _mm512_castps_si512(_mm512_add_ps(_mm512_add_ps(px, py), pz));
+      __m512i key = _mm512_sub_epi32(_mm512_srl_epi32(bits, shift), base);
+      __mmask16 in = _mm512_cmple_epu32_mask(key, top);
+      __m512i e = _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in,
+                                              key, ftab, 4);
+      __m512i y = _mm512_add_epi32(_mm512_and_si512(bits, low_mask), e);
+      __m512i window = _mm512_permutex2var_epi32(
+        windows_lo, _mm512_srl_epi32(key, mshift), windows_hi);
+      __mmask16 ok = _mm512_mask_test_epi32_mask(in, y, window);
+      _mm512_store_si512(out + 16 * r,
+                         _mm512_add_epi32(_mm512_srl_epi32(y, wshift),
+                                          lane_off));
+      if (!_kortestc_mask16_u8(ok, ok))
+        redo_f32(c, a, i0 + r, b, j0 + j, (__mmask16)~ok, out + 16 * r);
+      count_ring(h, old + 16 * r, 16);
+    }
+  }
+  WT_RING_DRAIN(ring, 16, nv >> 4);
+  return nv;
+}
+
+WT_AVX512 static int64_t
+vec_f32(const wt_ctx *c, uint32_t *h, const float *tile, const wt_points *a,
+        int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj)
+{
+  return nr == WT_ROWS
+    ? vec_f32_body(c, h, tile, a, i0, WT_ROWS, b, j0, nj)
+    : vec_f32_body(c, h, tile, a, i0, 1, b, j0, nj);
+}
+
+/* AVX2 in double, 4 columns per vector; lane l of row r counts into copy
+ * l + 4 (r % 2). As vec_avx512_body otherwise; AVX2 has no unsigned or
+ * 64-bit min/max comparisons, so the key range is tested with signed ones. */
+WT_AVX2 WT_INLINE int64_t
+vec_avx2_body(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i0,
+              int nr, const wt_points *b, int64_t j0, int64_t nj, int packed)
+{
+  const wt_bins *bins = c->bins;
+  const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
+  const double *upper = c->upper_pad;
+  const long long *ptab = (const long long *)c->packed;
+  const int *stab = c->slot32;
+  __m256d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm256_set1_pd(a->x[i0 + r]);
+    yi[r] = _mm256_set1_pd(a->y[i0 + r]);
+    zi[r] = _mm256_set1_pd(a->z[i0 + r]);
+  }
+  const __m128i shift = _mm_cvtsi32_si128(bins->table_shift);
+  const __m256i base = _mm256_set1_epi64x(bins->table_base);
+  const __m256i zero = _mm256_setzero_si256();
+  /* key >u top, as a signed comparison with the sign bits flipped */
+  const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
+  const __m256i top = _mm256_set1_epi64x((bins->table_size - 1) ^ INT64_MIN);
+  const __m256i low_slot = _mm256_set1_epi64x(c->low_slot);
+  const __m256d low_edge = _mm256_set1_pd(c->low_edge);
+  const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  const __m128i lane_off[2] = {
+    _mm_loadu_si128((const __m128i *)c->copy_off),
+    _mm_loadu_si128((const __m128i *)(c->copy_off + 4))};
+  const int steps = bins->table_steps;
+  const int64_t nv = nj & ~(int64_t)3;
+  WT_RING_DECL(ring, 4);
+  for (int64_t j = 0; j < nv; j += 4) {
+    uint32_t *out = ring[(j >> 2) % WT_RING];
+    const uint32_t *old = ring[((j >> 2) + WT_LAG) % WT_RING];
+    __m256d xj = _mm256_loadu_pd(bx + j);
+    __m256d yj = _mm256_loadu_pd(by + j);
+    __m256d zj = _mm256_loadu_pd(bz + j);
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __m256d dx = _mm256_sub_pd(xi[r], xj);
+      __m256d dy = _mm256_sub_pd(yi[r], yj);
+      __m256d dz = _mm256_sub_pd(zi[r], zj);
+      __m256d px = _mm256_mul_pd(dx, dx);
+      __m256d py = _mm256_mul_pd(dy, dy);
+      __m256d pz = _mm256_mul_pd(dz, dz);
+      WT_UNFUSED_V(px);
+      WT_UNFUSED_V(py);
+      WT_UNFUSED_V(pz);
+      __m256d d2 = _mm256_add_pd(_mm256_add_pd(px, py), pz);
+      __m256i bits = _mm256_castpd_si256(d2);
+      __m256i key = _mm256_sub_epi64(_mm256_srl_epi64(bits, shift), base);
+      __m256i s, above;
+      if (packed) {
+        __m256i out_of = _mm256_cmpgt_epi64(_mm256_xor_si256(key, sign), top);
+        __m256i e = _mm256_i64gather_epi64(ptab,
+                                           _mm256_andnot_si256(out_of, key), 8);
+        s = _mm256_srl_epi64(_mm256_add_epi64(bits, e), shift);
+        above = zero;
+        if (!_mm256_testz_si256(out_of, out_of)) {
+          /* cell 0 holds one edge at most, upper[table[0]] */
+          __m256i below = _mm256_cmpgt_epi64(zero, key);
+          __m256i ge =
+            _mm256_castpd_si256(_mm256_cmp_pd(d2, low_edge, _CMP_GE_OQ));
+          s = _mm256_blendv_epi8(s, _mm256_sub_epi64(low_slot, ge), below);
+          above = _mm256_andnot_si256(below, out_of);
+        }
+      } else {
+        /* below the table: cell 0, as in slots_avx512 */
+        key = _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, key), key);
+        above = _mm256_cmpgt_epi64(_mm256_xor_si256(key, sign), top);
+        key = _mm256_andnot_si256(above, key);
+        s = _mm256_cvtepi32_epi64(_mm256_i64gather_epi32(stab, key, 4));
+        for (int n = steps; n > 1; ) {
+          int half = n / 2;
+          __m256d u = _mm256_i64gather_pd(upper + half - 1, s, 8);
+          __m256i ge = _mm256_castpd_si256(_mm256_cmp_pd(d2, u, _CMP_GE_OQ));
+          s = _mm256_add_epi64(s,
+                               _mm256_and_si256(ge, _mm256_set1_epi64x(half)));
+          n -= half;
+        }
+        __m256d u = _mm256_i64gather_pd(upper, s, 8);
+        s = _mm256_sub_epi64(
+          s, _mm256_castpd_si256(_mm256_cmp_pd(d2, u, _CMP_GE_OQ)));
+      }
+      __m128i s32 =
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(s, even));
+      _mm_store_si128((__m128i *)(out + 4 * r),
+                      _mm_add_epi32(s32, lane_off[r & 1]));
+      unsigned bad = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(above));
+      if (bad)
+        patch_pairs(c, a, i0 + r, b, j0 + j, bad, c->copy_off + 4 * (r & 1),
+                    out + 4 * r);
+      count_ring(h, old + 4 * r, 4);
+    }
+  }
+  WT_RING_DRAIN(ring, 4, nv >> 2);
+  return nv;
+}
+
+WT_AVX2 static int64_t
+vec_avx2(const wt_ctx *c, uint32_t *h, const float *tile, const wt_points *a,
+         int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj)
+{
+  (void)tile;
+  if (c->packed)
+    return nr == WT_ROWS
+      ? vec_avx2_body(c, h, a, i0, WT_ROWS, b, j0, nj, 1)
+      : vec_avx2_body(c, h, a, i0, 1, b, j0, nj, 1);
+  return nr == WT_ROWS
+    ? vec_avx2_body(c, h, a, i0, WT_ROWS, b, j0, nj, 0)
+    : vec_avx2_body(c, h, a, i0, 1, b, j0, nj, 0);
 }
 #endif /* WT_X86 */
 
-/* Slot pass of a tile: rows [i0, i0 + nr) against columns [j0, j1); the
- * vector kernel takes whole vectors and plain C the rest. Returns the count
- * of indices written to buf. */
-static size_t slots_tile(const wt_ctx *c, const wt_points *a, int64_t i0,
-                         int nr, const wt_points *b, int64_t j0, int64_t j1,
-                         int32_t *buf)
-{
-  size_t pos = 0;
-  int step = c->vec && nr != WT_ROWS ? 1 : nr;   /* rows per kernel call */
-  for (int r = 0; r < nr; r += step) {
-    int64_t j = j0;
-    if (c->vec) {
-      int64_t done = c->vec(c, a, i0 + r, step, b, j0, j1 - j0, buf + pos);
-      pos += (size_t)done * step;
-      j += done;
-    }
-    pos = slots_plain(c, a, i0 + r, step, b, j, j1, buf, pos);
-  }
-  return pos;
-}
-
 static void flush(const wt_ctx *c, wt_thread *t)
 {
-  for (int k = 0; k < WT_COPIES; k++) {
+  for (int k = 0; k < c->copies; k++) {
     uint32_t *h = t->h + (size_t)k * c->n_slots;
     for (int s = 0; s < c->n_slots; s++) {
       t->acc[s] += h[s];
@@ -266,112 +599,287 @@ static void flush(const wt_ctx *c, wt_thread *t)
   t->pending = 0;
 }
 
-/* Histogram pass over the n indices in t->buf. */
-static void count_buf(const wt_ctx *c, wt_thread *t, size_t n)
+/* Counts the pairs of rows [i0, i0 + nr) and columns [j0, j1), at most
+ * WT_ROWS * WT_TILE of them: a vector kernel takes whole vectors and plain C
+ * the rest. in_tile: t->tile holds columns [j0, j1) as floats. */
+static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
+                       int64_t i0, int nr, const wt_points *b, int64_t j0,
+                       int64_t j1, int in_tile)
 {
+  uint64_t n = (uint64_t)nr * (uint64_t)(j1 - j0);
   if (t->pending + n >= WT_FLUSH) flush(c, t);
   t->pending += n;
-  uint32_t *restrict h = t->h;
-  const int32_t *restrict idx = t->buf;
-  size_t k = 0;
-  for (; k + 4 <= n; k += 4) {
-    h[idx[k]]++;
-    h[idx[k + 1]]++;
-    h[idx[k + 2]]++;
-    h[idx[k + 3]]++;
+  wt_vec_fn vec = in_tile && c->vec32 ? c->vec32 : c->vec;
+  int step = vec && nr != WT_ROWS ? 1 : nr;   /* rows per kernel call */
+  for (int r = 0; r < nr; r += step) {
+    int64_t j = j0;
+    if (vec) j += vec(c, t->h, t->tile, a, i0 + r, step, b, j0, j1 - j0);
+    count_plain(c, t->h, a, i0 + r, step, b, j, j1);
   }
-  for (; k < n; k++) h[idx[k]]++;
 }
 
-/* pairs visited by row block g (rows g*WT_ROWS ...) */
+/* pairs visited by block g (rows g*WT_BLOCK ...) */
 static int64_t block_pairs(const wt_job *job, int64_t g)
 {
-  int64_t na = job->a.n, i0 = g * WT_ROWS;
-  int64_t nr = na - i0 < WT_ROWS ? na - i0 : WT_ROWS;
+  int64_t na = job->a.n, i0 = g * WT_BLOCK;
+  int64_t nr = na - i0 < WT_BLOCK ? na - i0 : WT_BLOCK;
   if (!job->is_auto) return nr * job->b.n;
   /* rows i0..i0+nr-1, each against j > i */
-  int64_t s = 0;
-  for (int64_t r = 0; r < nr; r++) s += na - (i0 + r) - 1;
-  return s;
+  return nr * (na - i0 - 1) - nr * (nr - 1) / 2;
 }
 
-/* one row block: the whole rectangle for cross, the part j > i for auto */
+/* One block of rows: the whole rectangle for cross, the part j > i for auto.
+ * All row groups of the block take each column tile in turn, so the tile is
+ * read from memory (and rounded to float) once per block. */
 static void do_block(const wt_job *job, const wt_ctx *c, int64_t g,
                      wt_thread *t)
 {
   const wt_points *a = &job->a;
   const wt_points *b = job->is_auto ? &job->a : &job->b;
-  int64_t i0 = g * WT_ROWS;
-  int nr = (int)(a->n - i0 < WT_ROWS ? a->n - i0 : WT_ROWS);
-  int64_t j_start = job->is_auto ? i0 + nr : 0;
-  /* the small triangle inside the block (auto only) */
+  const int64_t i0 = g * WT_BLOCK;
+  const int64_t i1 = a->n - i0 < WT_BLOCK ? a->n : i0 + WT_BLOCK;
+  int64_t j_start = 0;
   if (job->is_auto) {
-    size_t n = 0;
-    for (int r = 0; r < nr - 1; r++)
-      n = slots_plain(c, a, i0 + r, 1, b, i0 + r + 1, i0 + nr, t->buf, n);
-    count_buf(c, t, n);
+    /* the triangle inside the block: each group's own small triangle, then
+     * the group against the rest of the block */
+    for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS) {
+      int nr = (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS);
+      for (int r = 0; r < nr - 1; r++)
+        count_tile(c, t, a, r0 + r, 1, b, r0 + r + 1, r0 + nr, 0);
+      count_tile(c, t, a, r0, nr, b, r0 + nr, i1, 0);
+    }
+    j_start = i1;
   }
-  /* the rectangle, tile by tile */
   for (int64_t j0 = j_start; j0 < b->n; j0 += WT_TILE) {
     int64_t j1 = b->n - j0 < WT_TILE ? b->n : j0 + WT_TILE;
-    count_buf(c, t, slots_tile(c, a, i0, nr, b, j0, j1, t->buf));
+    if (c->vec32)
+      for (int64_t j = j0; j < j1; j++) {
+        t->tile[j - j0] = (float)b->x[j];
+        t->tile[WT_TILE + j - j0] = (float)b->y[j];
+        t->tile[2 * WT_TILE + j - j0] = (float)b->z[j];
+      }
+    for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS)
+      count_tile(c, t, a, r0, (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS), b,
+                 j0, j1, 1);
   }
 }
 
-/* For table_steps <= 1 every table cell holds at most one edge, so a pair's
- * slot is table[k] or table[k] + 1, decided by d2 >= T with T =
- * upper[table[k]]. Cell k spans the d2 bit patterns B = (base + k) << shift
- * up to B + 2^shift - 1, so for d2 inside the cell that test is
- * (bits(d2) - B) >= clamp(bits(T) - B, 0, 2^shift), an exact comparison of
- * the low shift bits. One 64-bit entry per cell holds both:
- * (table[k] + 1) << (shift + 1) | clamp(bits(T) - B, 0, 2^shift).
- * Returns NULL when the slots do not fit beside the threshold. */
-static uint64_t *pack_table(const wt_bins *bins, int *pack_shift)
+/* For table_steps <= 1 every table cell holds at most one edge, so a d2 in
+ * cell k has slot S or S + 1, S = table[k], and it is S + 1 exactly when
+ * d2 >= T = upper[S]. Cell k holds the d2 whose bit patterns are B + low,
+ * B = (table_base + k) << shift, 0 <= low < 2^shift; as d2 >= 0 the order of
+ * the bit patterns is that of the values, so the test is low >= off with
+ * off = clamp(bits(T) - B, 0, 2^shift). With c = 2^shift - off, low + c
+ * reaches 2^shift exactly when low >= off and stays below 2^(shift+1), so
+ *   slot = ((S << shift) + c + low) >> shift = (bits(d2) + e[k]) >> shift,
+ *   e[k] = (S << shift) + c - B   (mod 2^64),
+ * one add and one shift per pair; (S + 2) << shift must not overflow. */
+static void pack_table(const wt_bins *bins, uint64_t *e)
 {
-  int sh = bins->table_shift;
-  if (bins->table_steps > 1 || (uint64_t)bins->n_bins + 2 >= UINT64_C(1) << (63 - sh))
-    return NULL;
-  uint64_t *p = malloc((size_t)bins->table_size * sizeof *p);
-  if (!p) return NULL;
+  const int sh = bins->table_shift;
+  const uint64_t cell = UINT64_C(1) << sh;
   for (int k = 0; k < bins->table_size; k++) {
-    int s = bins->table[k];
-    int64_t cell = (int64_t)((uint64_t)(bins->table_base + k) << sh);
-    int64_t off = (int64_t)d2_bits(bins->upper[s]) - cell;
-    if (off < 0) off = 0;
-    if (off > (int64_t)1 << sh) off = (int64_t)1 << sh;
-    p[k] = ((uint64_t)(s + 1) << (sh + 1)) | (uint64_t)off;
+    uint64_t s = bins->table[k];
+    uint64_t b = (uint64_t)(bins->table_base + k) << sh;
+    uint64_t t = d2_bits(bins->upper[s]);
+    uint64_t off = t <= b ? 0 : t - b > cell ? cell : t - b;
+    e[k] = (s << sh) + (cell - off) - b;
   }
-  *pack_shift = sh + 1;
-  return p;
 }
 
-/* Picks the slot pass and builds the private tables it needs. */
-static int ctx_init(wt_ctx *c, const wt_bins *bins, int32_t **slot32,
-                    uint64_t **packed)
+/* An upper bound on |d2f - d2| for pairs of points of norm at most
+ * 1 + 2^-40 whose float d2f is below v >= 2^-20: d2 is the double result and
+ * d2f the float one, from coordinates rounded to float and separate float
+ * operations. Let u = 2^-24, eta = 2^-126 (underflow, even with flush to zero
+ * or denormals as zero) and D the exact chord of the double coordinates.
+ * Rounding a coordinate moves it by at most u times its size, so the float
+ * differences df_k are off the exact ones delta_k by E_k, with
+ * |E| <= u (2 + 2^-39 + D) + 2 u^2 + 3 eta (Euclidean norms), and by
+ * Cauchy-Schwarz
+ *   sum |df_k^2 - delta_k^2| <= 2 |E| D + |E|^2;
+ * the products and sums then add u P + 2 u (1 + u)^2 P + 4 eta at most,
+ * P = (D + |E|)^2, and the double d2 is within 2^-50 D^2 of D^2. Also
+ * D^2 <= v (1 + 2^-10) as long as the bound stays below v 2^-12 (checked by
+ * the caller), for the bound over D^2 falls as D grows. The factor 1 + 2^-20
+ * covers the rounding of this computation. */
+static double f32_err(double v)
 {
+  const double u = 0x1p-24, eta = 0x1p-126;
+  double d = sqrt(v * (1 + 0x1p-10));
+  double e = u * (2 + 0x1p-39 + d) + 2 * u * u + 3 * eta;
+  double p = (d + e) * (d + e);
+  double err = 2 * e * d + e * e + u * p + 2 * u * (1 + u) * (1 + u) * p
+    + 4 * eta + 0x1p-50 * d * d;
+  return err * (1 + 0x1p-20);
+}
+
+static double f32_value(uint32_t bits)
+{
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/* bits of the smallest float >= t, for 0 < t < 2^127 */
+static uint32_t f32_bits_up(double t)
+{
+  float f = (float)t;
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  return (double)f < t ? u + 1 : u;
+}
+
+/* wt_slot_of() by a walk from slot s, for arguments that change little */
+static int slot_near(const double *upper, int s, double d2)
+{
+  while (d2 >= upper[s]) s++;               /* the last upper is +inf */
+  while (s > 0 && d2 < upper[s - 1]) s--;
+  return s;
+}
+
+/* The float table. Cell k covers the floats whose bit patterns are B + low,
+ * 0 <= low < 2^sh, sh = 23 - m, B = (f32_base + k) << sh: binade
+ * WT_F32_EMIN + (k >> m) cut in 2^m cells. With err = f32_err(top of the
+ * binade), an exact d2 is within err of its float d2f, so it lies in the
+ * cell widened by err on both sides; the table is only built when every
+ * widened cell holds at most one edge. Let S be the slot of the widened
+ * cell's bottom. In ulps of the binade err is below M, a power of two per
+ * binade, M <= 2^(sh-2).
+ *  - No edge in the widened cell: every pair there has slot S, and
+ *    e = (S << w) + 2^(sh-1), w = sh + 1.
+ *  - One edge T = upper[S]: let t be the bits of the smallest float >= T
+ *    and off = max(t - B, 0), in [0, 2^sh + M]. If low >= off + M, then d2f
+ *    is at least M ulps above T (at least low ulps if T is below the cell),
+ *    so d2 >= d2f - err >= T: slot S + 1; if low < off - M, then d2f is more
+ *    than M ulps below T (ulps above the cell are larger), so
+ *    d2 <= d2f + err < T: slot S; in between the float cannot decide.
+ *    With e = (S << w) + 2^w - off + M, y = low + e is (S << w) + x,
+ *    x = 2^w + low - off + M in [2^sh, 2^(w+1)), so y >> w is
+ *    S + (low >= off - M), right whenever decided, and undecided exactly when
+ *    the bits [log2(2M), w) of y are all 0; without an edge x is in
+ *    [2^(sh-1), 2^w) and those bits are never all 0.
+ * A pair is thus counted from its float d2f as slot y >> w unless
+ * (y & window[binade]) == 0, window = (2^w - 1) & ~(2M - 1), or its key is
+ * outside the table; those pairs are redone in double. Returns 0 when no m
+ * gives a table (then the double kernels run). */
+static int f32_table(wt_ctx *c, uint32_t *tab)
+{
+  const double *upper = c->bins->upper;
+  for (int m = 5; m <= WT_F32_MMAX; m++) {
+    const int sh = 23 - m, w = sh + 1;
+    int ok = ((uint64_t)c->n_slots + 2) << w <= UINT64_C(1) << 32;
+    int s = 0, s_hi = 0;   /* slots of the ends of the widened cells */
+    for (int bi = 0; ok && bi < WT_F32_BINADES; bi++) {
+      const int ex = WT_F32_EMIN + bi;
+      const double err = f32_err(ldexp(1.0, ex + 1));
+      const double need = err / ldexp(1.0, ex - 23) + 1;
+      uint32_t M = 1;
+      while (M < need) M <<= 1;
+      if (err > ldexp(1.0, ex + 1 - 12) || M > (1u << (sh - 2))) ok = 0;
+      c->f32_window[bi] = ((1u << w) - 1) & ~(2 * M - 1);
+      for (int q = 0; ok && q < (1 << m); q++) {
+        uint32_t cell = (uint32_t)(ex + 127) << 23 | (uint32_t)q << sh;
+        double lo = f32_value(cell) - err;
+        double hi = f32_value(cell + (1u << sh) - 1) + err;
+        s = slot_near(upper, s, lo);
+        s_hi = slot_near(upper, s_hi, hi);
+        int64_t e = ((int64_t)s << w) + ((int64_t)1 << (sh - 1));
+        if (s_hi == s + 1) {
+          int64_t off = (int64_t)f32_bits_up(upper[s]) - cell;
+          if (off < 0) off = 0;
+          if (off > ((int64_t)1 << sh) + M) ok = 0;
+          e = ((int64_t)s << w) + ((int64_t)1 << w) - off + M;
+        } else if (s_hi != s) {
+          ok = 0;
+        }
+        tab[(bi << m) | q] = (uint32_t)e;
+      }
+    }
+    if (ok) {
+      c->f32_shift = sh;
+      c->f32_m = m;
+      c->f32_base = (127 + WT_F32_EMIN) << m;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* all points of norm at most 1 + 2^-40 (and not NaN), as f32_err()
+ * assumes; the rounding of the squared norm is far below the slack */
+static int unit_norms(const wt_points *p)
+{
+  for (int64_t i = 0; i < p->n; i++) {
+    double n2 = p->x[i] * p->x[i] + p->y[i] * p->y[i] + p->z[i] * p->z[i];
+    if (!(n2 <= 1 + 0x1p-40)) return 0;
+  }
+  return 1;
+}
+
+/* Picks the kernels and builds the private tables they need, into *mem (one
+ * block for the caller to free). */
+static int ctx_init(wt_ctx *c, const wt_job *job, void **mem)
+{
+  const wt_bins *bins = job->bins;
   memset(c, 0, sizeof *c);
   c->bins = bins;
   c->n_slots = bins->n_bins + 2;
-  for (int k = 0; k < WT_COPIES; k++) c->copy_off[k] = k * c->n_slots;
-  *slot32 = NULL;
-  *packed = NULL;
+  c->copies = WT_COPIES;
+  while (c->copies > 1 &&
+         (size_t)c->copies * c->n_slots * sizeof(uint32_t) > WT_COPY_BYTES)
+    c->copies /= 2;
+  for (int k = 0; k < 2 * WT_COPIES; k++)
+    c->copy_off[k] = (k % WT_COPIES % c->copies) * c->n_slots;
+  c->sink = (uint32_t)(c->copies * c->n_slots);
+  *mem = NULL;
 #ifdef WT_X86
   if (bins->table == NULL) return WT_OK;
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
-      && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")
-      && __builtin_cpu_supports("avx512cd"))
+  int avx512 = __builtin_cpu_supports("avx512f") &&
+    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd");
+  if (avx512)
     c->vec = vec_avx512;
+  else if (__builtin_cpu_supports("avx2"))
+    c->vec = vec_avx2;
   else
     return WT_OK;
-  *packed = pack_table(bins, &c->pack_shift);
-  if (*packed == NULL) {
-    *slot32 = malloc((size_t)bins->table_size * sizeof **slot32);
-    if (*slot32 == NULL) return WT_ERR_NOMEM;
-    for (int k = 0; k < bins->table_size; k++) (*slot32)[k] = bins->table[k];
+  /* one block: the double kernel's tables, then the float table */
+  const int sh = bins->table_shift, n = bins->table_size;
+  const size_t n_up = (size_t)c->n_slots + bins->table_steps;
+  const int packed = bins->table_steps <= 1 &&
+    (uint64_t)c->n_slots < UINT64_C(1) << (63 - sh);
+  size_t bytes = packed ? (size_t)n * sizeof(uint64_t)
+    : n_up * sizeof(double) + (size_t)n * sizeof(int32_t);
+  bytes = (bytes + 63) & ~(size_t)63;
+  char *m = malloc(bytes + (avx512 ? WT_F32_CELLS * sizeof(uint32_t) : 0));
+  if (m == NULL) return WT_ERR_NOMEM;
+  *mem = m;
+  if (packed) {
+    pack_table(bins, (uint64_t *)m);
+    c->packed = (const uint64_t *)m;
+    c->low_slot = bins->table[0];
+    c->low_edge = bins->upper[c->low_slot];
+  } else {
+    double *up = (double *)m;
+    int32_t *s32 = (int32_t *)(up + n_up);
+    for (size_t s = 0; s < n_up; s++)
+      up[s] = bins->upper[s < (size_t)c->n_slots ? s : (size_t)c->n_slots - 1];
+    for (int k = 0; k < n; k++) s32[k] = bins->table[k];
+    c->upper_pad = up;
+    c->slot32 = s32;
   }
-  c->slot32 = *slot32;
-  c->packed = *packed;
+  const double pairs = job->is_auto
+    ? 0.5 * (double)job->a.n * (double)(job->a.n - 1)
+    : (double)job->a.n * (double)job->b.n;
+  if (avx512 && pairs >= WT_F32_MIN_PAIRS && unit_norms(&job->a) &&
+      (job->is_auto || unit_norms(&job->b)) &&
+      f32_table(c, (uint32_t *)(m + bytes))) {
+    c->f32 = (const uint32_t *)(m + bytes);
+    c->vec32 = vec_f32;
+  }
+#else
+  (void)job;
 #endif
   return WT_OK;
 }
@@ -379,19 +887,21 @@ static int ctx_init(wt_ctx *c, const wt_bins *bins, int32_t **slot32,
 int wt_count_cpu(wt_job *job)
 {
   wt_ctx ctx;
-  int32_t *slot32;
-  uint64_t *packed;
-  int status = ctx_init(&ctx, job->bins, &slot32, &packed);
+  void *tables;
+  int status = ctx_init(&ctx, job, &tables);
   const int n_slots = ctx.n_slots;
   int nt = job->n_threads < 1 ? 1 : job->n_threads;
-  int64_t n_blocks = (job->a.n + WT_ROWS - 1) / WT_ROWS;
+  int64_t n_blocks = (job->a.n + WT_BLOCK - 1) / WT_BLOCK;
   if (n_blocks < nt) nt = n_blocks < 1 ? 1 : (int)n_blocks;
-  size_t per = (size_t)WT_COPIES * n_slots;
+  /* per thread: the copies and the sink, padded to a cache line */
+  size_t per = ((size_t)ctx.copies * n_slots + 1 + 15) & ~(size_t)15;
   uint32_t *h = calloc((size_t)nt * per, sizeof *h);
   uint64_t *acc = calloc((size_t)nt * n_slots, sizeof *acc);
-  int32_t *buf = malloc((size_t)nt * WT_ROWS * WT_TILE * sizeof *buf);
-  if (status == WT_OK && (!h || !acc || !buf)) status = WT_ERR_NOMEM;
-  /* chunks of row blocks holding about 2^27 pairs: a chunk takes well under
+  float *tiles = ctx.vec32 ? malloc((size_t)nt * 3 * WT_TILE * sizeof *tiles)
+    : NULL;
+  if (status == WT_OK && (!h || !acc || (ctx.vec32 && !tiles)))
+    status = WT_ERR_NOMEM;
+  /* chunks of blocks holding about 2^27 pairs: a chunk takes well under
    * a second, and the main thread checks for interrupts between chunks */
   const int64_t chunk_pairs = (int64_t)1 << 27;
   int64_t g = 0;
@@ -414,7 +924,7 @@ int wt_count_cpu(wt_job *job)
       wt_thread t;
       t.h = h + (size_t)id * per;
       t.acc = acc + (size_t)id * n_slots;
-      t.buf = buf + (size_t)id * WT_ROWS * WT_TILE;
+      t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
       t.pending = 0;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
@@ -435,8 +945,7 @@ int wt_count_cpu(wt_job *job)
   }
   free(h);
   free(acc);
-  free(buf);
-  free(slot32);
-  free(packed);
+  free(tiles);
+  free(tables);
   return status;
 }
