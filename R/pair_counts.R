@@ -52,7 +52,8 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   }
   threads <- if (is.null(threads)) wtheta_threads() else check_threads(threads)
   run <- choose_backend(backend, devices)
-  pc <- count_pairs(unit_vectors(a), if (!is.null(b)) unit_vectors(b), edges,
+  pc <- count_pairs(unit_vectors(a, threads),
+                    if (!is.null(b)) unit_vectors(b, threads), edges,
                     self_pairs, run, threads)
   pc$elapsed <- proc.time()[["elapsed"]] - start
   pc
@@ -60,7 +61,9 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
 
 # A checked catalog as an n x 3 matrix of unit vectors, made once per
 # catalog (the exactness contract fixes how: see ?wtheta-package).
-unit_vectors <- function(cat) .Call(C_unit_vectors, cat$ra, cat$dec)
+unit_vectors <- function(cat, threads) {
+  .Call(C_unit_vectors, cat$ra, cat$dec, threads)
+}
 
 # The one place that calls the C core. a, b: unit vectors from
 # unit_vectors() (b NULL for auto); run: from choose_backend().

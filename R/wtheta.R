@@ -60,8 +60,8 @@ wtheta <- function(data, random, bins,
   }
   threads <- if (is.null(threads)) wtheta_threads() else check_threads(threads)
   run <- choose_backend(backend, devices)
-  ud <- unit_vectors(d)
-  ur <- unit_vectors(r)
+  ud <- unit_vectors(d, threads)
+  ur <- unit_vectors(r, threads)
   dd <- count_pairs(ud, NULL, edges, self_pairs, run, threads)
   dr <- count_pairs(ud, ur, edges, FALSE, run, threads)
   rr <- count_pairs(ur, NULL, edges, self_pairs, run, threads)

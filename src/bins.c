@@ -21,8 +21,14 @@ double wt_edge_c2(double theta_deg)
 }
 
 void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
-                     double *x, double *y, double *z)
+                     double *x, double *y, double *z, int n_threads)
 {
+  if (n < 100000) n_threads = 1;   /* not worth starting threads */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#else
+  (void)n_threads;
+#endif
   for (int64_t i = 0; i < n; i++) {
     double ra = ra_deg[i] * wt_rad, dec = dec_deg[i] * wt_rad;
     double cd = cos(dec);

@@ -37,7 +37,7 @@ static void points_of(SEXP xyz, wt_points *p)
   p->n = (int64_t)n;
 }
 
-SEXP wt_r_unit_vectors(SEXP ra, SEXP dec)
+SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
 {
   R_xlen_t n = XLENGTH(ra);
   if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
@@ -45,7 +45,8 @@ SEXP wt_r_unit_vectors(SEXP ra, SEXP dec)
   const double *r = real_or_die(ra, "ra"), *d = real_or_die(dec, "dec");
   SEXP xyz = PROTECT(allocMatrix(REALSXP, (int)n, 3));
   double *v = REAL(xyz);
-  wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n);
+  wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n,
+                  wt_cap_threads(asInteger(threads)));
   UNPROTECT(1);
   return xyz;
 }
@@ -103,14 +104,11 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
 
   SEXP slots = PROTECT(allocVector(REALSXP, (R_xlen_t)n_edges + 1));
   for (int s = 0; s <= n_edges; s++) REAL(slots)[s] = (double)job.slots[s];
-  SEXP out = PROTECT(allocVector(VECSXP, 2));
-  SEXP names = PROTECT(allocVector(STRSXP, 2));
+  const char *names[] = {"slots", "gpu_ms", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, slots);
   SET_VECTOR_ELT(out, 1, ScalarReal(job.gpu_ms));
-  SET_STRING_ELT(names, 0, mkChar("slots"));
-  SET_STRING_ELT(names, 1, mkChar("gpu_ms"));
-  setAttrib(out, R_NamesSymbol, names);
-  UNPROTECT(3);
+  UNPROTECT(2);
   return out;
 }
 
@@ -118,16 +116,12 @@ SEXP wt_r_cuda_info(void)
 {
   char msg[256] = "";
   int count = wt_cuda_device_count(msg, sizeof msg);
-  SEXP out = PROTECT(allocVector(VECSXP, 3));
-  SEXP names = PROTECT(allocVector(STRSXP, 3));
+  const char *names[] = {"compiled", "count", "message", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, ScalarLogical(wt_cuda_compiled()));
   SET_VECTOR_ELT(out, 1, ScalarInteger(count));
   SET_VECTOR_ELT(out, 2, mkString(msg));
-  SET_STRING_ELT(names, 0, mkChar("compiled"));
-  SET_STRING_ELT(names, 1, mkChar("count"));
-  SET_STRING_ELT(names, 2, mkChar("message"));
-  setAttrib(out, R_NamesSymbol, names);
-  UNPROTECT(2);
+  UNPROTECT(1);
   return out;
 }
 
@@ -139,18 +133,13 @@ SEXP wt_r_cuda_device(SEXP device)
   if (wt_cuda_device_info(asInteger(device), name, sizeof name, &major,
                           &minor, &mem) != WT_OK)
     error("wtheta: cannot query CUDA device %d: %s", asInteger(device), name);
-  SEXP out = PROTECT(allocVector(VECSXP, 4));
-  SEXP names = PROTECT(allocVector(STRSXP, 4));
+  const char *names[] = {"name", "major", "minor", "memory", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, mkString(name));
   SET_VECTOR_ELT(out, 1, ScalarInteger(major));
   SET_VECTOR_ELT(out, 2, ScalarInteger(minor));
   SET_VECTOR_ELT(out, 3, ScalarReal(mem));
-  SET_STRING_ELT(names, 0, mkChar("name"));
-  SET_STRING_ELT(names, 1, mkChar("major"));
-  SET_STRING_ELT(names, 2, mkChar("minor"));
-  SET_STRING_ELT(names, 3, mkChar("memory"));
-  setAttrib(out, R_NamesSymbol, names);
-  UNPROTECT(2);
+  UNPROTECT(1);
   return out;
 }
 

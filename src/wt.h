@@ -78,7 +78,7 @@ typedef struct {
 /* bins.c */
 double wt_edge_c2(double theta_deg);
 void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
-                     double *x, double *y, double *z);
+                     double *x, double *y, double *z, int n_threads);
 /* builds upper[] and the table into caller-provided storage sized by
  * wt_bins_table_size(); returns WT_OK */
 int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
