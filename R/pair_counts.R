@@ -14,7 +14,9 @@
 #'   self pairs included (the counts sum to `n^2`), the classic convention;
 #'   `FALSE` (the default) counts each unordered pair once.
 #' @param backend `"auto"` (a GPU when one is usable, otherwise the CPU),
-#'   `"cpu"` or `"cuda"`.
+#'   `"cpu"` or `"cuda"` (an error when no GPU is usable). The CUDA engine
+#'   keeps its device buffers between calls, for the life of the R process,
+#'   so that repeated calls start fast.
 #' @param threads CPU threads; defaults to [wtheta_threads()].
 #' @param devices CUDA device indices to use (default: all visible).
 #' @param columns Names of the right ascension and declination columns.

@@ -277,7 +277,7 @@ __device__ __forceinline__ void resolve_pair(unsigned char *smem,
  * zeroed for the next epoch. Counters are summed modulo 2^32: the block's
  * true count per slot since the last flush is below 2^32. */
 template <int MB, int OCT>
-__device__ void flush_counts(unsigned char *smem, const FastArgs &a)
+__device__ inline void flush_counts(unsigned char *smem, const FastArgs &a)
 {
   using S = Shape<MB, OCT>;
   unsigned *below = reinterpret_cast<unsigned *>(smem + S::BELOW);
@@ -466,7 +466,7 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
 }
 
 /* R-column counters of the exact kernel into the 64-bit counts, zeroed */
-__device__ void flush_hist(unsigned char *smem, unsigned hoff, int n_slots,
+__device__ inline void flush_hist(unsigned char *smem, unsigned hoff, int n_slots,
                            int rcols, unsigned long long *ghist)
 {
   unsigned *h = reinterpret_cast<unsigned *>(smem + hoff);
