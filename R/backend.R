@@ -66,12 +66,13 @@ wtheta_threads <- function() {
 cpu_cores <- function() .Call(C_cpu_cores)
 
 check_threads <- function(threads, arg = "threads") {
-  if (!is.numeric(threads) || length(threads) != 1L || is.na(threads) ||
-      threads < 1 || threads != round(threads)) {
-    stop("`", arg, "` must be a whole number >= 1, not ", describe(threads),
-         ".", call. = FALSE)
-  }
+  check_count(threads, arg)
   as.integer(threads)
+}
+
+# the `threads` argument: NULL means wtheta_threads()
+threads_or_default <- function(threads) {
+  if (is.null(threads)) wtheta_threads() else check_threads(threads)
 }
 
 # Decides which engine runs: list(backend = "cpu" | "cuda", devices = int).

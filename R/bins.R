@@ -32,9 +32,7 @@ theta_bins <- function(from, to, width = NULL, n = NULL, log = FALSE,
   }
   check_number(from, "from")
   check_number(to, "to")
-  if (!isTRUE(log) && !isFALSE(log)) {
-    stop("`log` must be TRUE or FALSE, not ", describe(log), ".", call. = FALSE)
-  }
+  check_flag(log, "log")
   if (is.null(width) == is.null(n)) {
     stop("give exactly one of `width` and `n`.", call. = FALSE)
   }
@@ -42,13 +40,7 @@ theta_bins <- function(from, to, width = NULL, n = NULL, log = FALSE,
     stop("`to` (", to, ") must be greater than `from` (", from, ").",
          call. = FALSE)
   }
-  if (!is.null(n)) {
-    check_number(n, "n")
-    if (n < 1 || n != round(n)) {
-      stop("`n` must be a whole number of bins >= 1, not ", describe(n), ".",
-           call. = FALSE)
-    }
-  }
+  if (!is.null(n)) check_count(n, "n")
   if (log) {
     if (!(from > 0)) {
       stop("`from` must be greater than 0 for log bins, not ", from, ".",
@@ -75,6 +67,32 @@ theta_bins <- function(from, to, width = NULL, n = NULL, log = FALSE,
   e[1L] <- from
   e[length(e)] <- to
   check_edges(e, "bins")
+}
+
+# TRUE or FALSE, nothing else
+check_flag <- function(x, arg) {
+  if (!isTRUE(x) && !isFALSE(x)) {
+    stop("`", arg, "` must be TRUE or FALSE, not ", describe(x), ".",
+         call. = FALSE)
+  }
+}
+
+# a whole number >= 1
+check_count <- function(n, arg) {
+  check_number(n, arg)
+  if (n < 1 || n != round(n)) {
+    stop("`", arg, "` must be a whole number >= 1, not ", describe(n), ".",
+         call. = FALSE)
+  }
+}
+
+# the `bins` argument of pair_counts() and wtheta(), checked
+bins_edges <- function(bins) {
+  if (missing(bins)) {
+    stop("`bins` is needed: edges in degrees, see theta_bins().",
+         call. = FALSE)
+  }
+  check_edges(bins, "bins")
 }
 
 check_number <- function(x, arg) {

@@ -41,18 +41,13 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   start <- proc.time()[["elapsed"]]
   a <- as_catalog(x, "x", columns)
   b <- if (is.null(y)) NULL else as_catalog(y, "y", columns)
-  if (missing(bins)) stop("`bins` is needed: edges in degrees, see theta_bins().",
-                          call. = FALSE)
-  edges <- check_edges(bins, "bins")
-  if (!isTRUE(self_pairs) && !isFALSE(self_pairs)) {
-    stop("`self_pairs` must be TRUE or FALSE, not ", describe(self_pairs), ".",
-         call. = FALSE)
-  }
+  edges <- bins_edges(bins)
+  check_flag(self_pairs, "self_pairs")
   if (self_pairs && !is.null(y)) {
     stop("`self_pairs = TRUE` applies to auto pairs only (y = NULL); cross ",
          "pairs are all n1 * n2 pairs already.", call. = FALSE)
   }
-  threads <- if (is.null(threads)) wtheta_threads() else check_threads(threads)
+  threads <- threads_or_default(threads)
   run <- choose_backend(backend, devices)
   pc <- count_pairs(unit_vectors(a, threads),
                     if (!is.null(b)) unit_vectors(b, threads), edges,

@@ -82,14 +82,6 @@ draw_box <- function(n, ra_range, dec_range) {
              dec = asin(stats::runif(n, s[1L], s[2L])) * (180 / pi))
 }
 
-check_count <- function(n, arg) {
-  check_number(n, arg)
-  if (n < 1 || n != round(n)) {
-    stop("`", arg, "` must be a whole number >= 1, not ", describe(n), ".",
-         call. = FALSE)
-  }
-}
-
 check_box <- function(ra_range, dec_range) {
   ok <- function(r, lo, hi) is.numeric(r) && length(r) == 2L &&
     all(is.finite(r)) && r[1L] < r[2L] && r[1L] >= lo && r[2L] <= hi

@@ -42,15 +42,10 @@ wtheta <- function(data, random, bins,
   start <- proc.time()[["elapsed"]]
   d <- as_catalog(data, "data", columns)
   r <- as_catalog(random, "random", columns)
-  if (missing(bins)) stop("`bins` is needed: edges in degrees, see theta_bins().",
-                          call. = FALSE)
-  edges <- check_edges(bins, "bins")
+  edges <- bins_edges(bins)
   estimator <- match_choice(estimator, c("LS", "natural", "DP", "Hamilton"),
                             "estimator")
-  if (!isTRUE(self_pairs) && !isFALSE(self_pairs)) {
-    stop("`self_pairs` must be TRUE or FALSE, not ", describe(self_pairs), ".",
-         call. = FALSE)
-  }
+  check_flag(self_pairs, "self_pairs")
   for (arg in c("data", "random")) {
     n <- nrow(if (arg == "data") d else r)
     if (n < 2L && !self_pairs) {
@@ -58,7 +53,7 @@ wtheta <- function(data, random, bins,
            call. = FALSE)
     }
   }
-  threads <- if (is.null(threads)) wtheta_threads() else check_threads(threads)
+  threads <- threads_or_default(threads)
   run <- choose_backend(backend, devices)
   ud <- unit_vectors(d, threads)
   ur <- unit_vectors(r, threads)
