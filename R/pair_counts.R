@@ -64,12 +64,14 @@ unit_vectors <- function(cat, threads) {
 
 # The one place that calls the C core. a, b: unit vectors from
 # unit_vectors() (b NULL for auto); run: from choose_backend().
-count_pairs <- function(a, b, edges, self_pairs, run, threads) {
+count_pairs <- function(a, b, edges, self_pairs, run, threads,
+                        progress = FALSE) {
   start <- proc.time()[["elapsed"]]
   res <- .Call(C_pair_counts, a, b, edges, self_pairs,
-               if (run$backend == "cuda") 2L else 1L, threads, run$devices)
+               if (run$backend == "cuda") 2L else 1L, threads, run$devices,
+               NULL, NULL, NULL, 1L, progress)
   elapsed <- proc.time()[["elapsed"]] - start
-  slots <- res$slots
+  slots <- res$slots[, 1L]
   nb <- length(edges) - 1L
   n1 <- as.double(nrow(a))          # double: n1 * n2 overflows integers
   n2 <- if (is.null(b)) n1 else as.double(nrow(b))

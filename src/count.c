@@ -1,31 +1,119 @@
 /* Dispatch: the one place that picks the engine and applies conventions
- * shared by all engines. */
+ * shared by all engines (tasks, self pairs, fault injection for tests). */
+#include <stdlib.h>
+#include <string.h>
 #include "wt.h"
+
+double wt_task_pairs(const wt_job *job, const wt_task *t)
+{
+  double na = (double)(t->a1 - t->a0), nb = (double)(t->b1 - t->b0);
+  if (job->is_auto && t->a0 == t->b0) return na * (na - 1.0) / 2.0;
+  return na * nb;
+}
+
+int wt_fault_from_env(void)
+{
+  const char *v = getenv("WTHETA_TEST_FAULT");
+  if (!v || !*v) return 0;
+  static const struct { const char *name; int bit; } names[] = {
+    {"alloc", WT_FAULT_ALLOC}, {"launch", WT_FAULT_LAUNCH},
+    {"copy", WT_FAULT_COPY}, {"thread", WT_FAULT_THREAD}};
+  int bits = 0;
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+    const char *p = v;
+    size_t len = strlen(names[k].name);
+    while ((p = strstr(p, names[k].name)) != NULL) {
+      int starts = p == v || p[-1] == ',';
+      int ends = p[len] == '\0' || p[len] == ',';
+      if (starts && ends) bits |= names[k].bit;
+      p += len;
+    }
+  }
+  return bits;
+}
+
+static int tasks_valid(const wt_job *job)
+{
+  const int64_t na = job->a.n, nb = job->is_auto ? job->a.n : job->b.n;
+  for (int64_t k = 0; k < job->n_tasks; k++) {
+    const wt_task *t = &job->tasks[k];
+    if (t->a0 < 0 || t->a0 > t->a1 || t->a1 > na || t->b0 < 0 ||
+        t->b0 > t->b1 || t->b1 > nb || t->out < 0 || t->out >= job->n_out)
+      return 0;
+    if (job->is_auto && !(t->a0 == t->b0 && t->a1 == t->b1) && t->a1 > t->b0)
+      return 0;
+  }
+  return 1;
+}
 
 int wt_count(wt_job *job)
 {
   if (!job || !job->bins || !job->slots || job->a.n < 1 ||
-      (!job->is_auto && job->b.n < 1))
+      (!job->is_auto && job->b.n < 1) || job->n_out < 0)
     return WT_ERR_ARG;
-  int n_slots = job->bins->n_bins + 2;
-  for (int s = 0; s < n_slots; s++) job->slots[s] = 0;
+  if (job->is_auto ? (job->a.w == NULL) != (job->wsum == NULL)
+      : ((job->a.w == NULL) != (job->wsum == NULL) ||
+         (job->b.w == NULL) != (job->wsum == NULL)))
+    return WT_ERR_ARG;
+  wt_task whole;
+  if (!job->tasks) {
+    whole.a0 = 0;
+    whole.a1 = job->a.n;
+    whole.b0 = 0;
+    whole.b1 = job->is_auto ? job->a.n : job->b.n;
+    whole.out = 0;
+    job->tasks = &whole;
+    job->n_tasks = 1;
+    job->n_out = 1;
+  }
+  if (job->n_out < 1 || job->n_tasks < 0 || !tasks_valid(job)) {
+    if (job->tasks == &whole) job->tasks = NULL;
+    return WT_ERR_ARG;
+  }
+  const int n_slots = job->bins->n_bins + 2;
+  const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
+  memset(job->slots, 0, n_all * sizeof *job->slots);
+  if (job->wsum) memset(job->wsum, 0, n_all * sizeof *job->wsum);
   job->gpu_ms = 0.0;
   job->message[0] = '\0';
+  job->fault = wt_fault_from_env();
+
+  double pairs = 0.0;
+  for (int64_t k = 0; k < job->n_tasks; k++)
+    pairs += wt_task_pairs(job, &job->tasks[k]);
   int status;
-  if (job->is_auto && job->a.n < 2) {
-    status = WT_OK;                 /* one point: no unordered pair */
+  if (pairs == 0.0) {
+    status = WT_OK;                 /* e.g. one point: no unordered pair */
   } else if (job->backend == WT_BACKEND_CUDA) {
     status = wt_count_cuda(job);
   } else if (job->backend == WT_BACKEND_CPU) {
     status = wt_count_cpu(job);
   } else {
-    return WT_ERR_ARG;
+    status = WT_ERR_ARG;
   }
-  if (status != WT_OK) return status;
-  if (job->is_auto && job->self_pairs) {
-    /* ordered pairs: each unordered pair twice, plus n self pairs at d2 = 0 */
-    for (int s = 0; s < n_slots; s++) job->slots[s] *= 2;
-    job->slots[wt_slot_of(job->bins, 0.0)] += (uint64_t)job->a.n;
+  if (status == WT_OK && job->is_auto && job->self_pairs) {
+    /* ordered pairs: each unordered pair twice, plus a self pair at d2 = 0
+     * for every point of every diagonal task */
+    for (size_t s = 0; s < n_all; s++) job->slots[s] *= 2;
+    if (job->wsum)
+      for (size_t s = 0; s < n_all; s++) job->wsum[s] *= 2.0;
+    const int zero = wt_slot_of(job->bins, 0.0);
+    for (int64_t k = 0; k < job->n_tasks; k++) {
+      const wt_task *t = &job->tasks[k];
+      if (t->a0 != t->b0) continue;
+      size_t at = (size_t)t->out * (size_t)n_slots + (size_t)zero;
+      job->slots[at] += (uint64_t)(t->a1 - t->a0);
+      if (job->wsum) {
+        double w2 = 0.0;
+        for (int64_t i = t->a0; i < t->a1; i++)
+          w2 += job->a.w[i] * job->a.w[i];
+        job->wsum[at] += w2;
+      }
+    }
   }
-  return WT_OK;
+  if (job->tasks == &whole) {
+    job->tasks = NULL;
+    job->n_tasks = 0;
+  }
+  return status;
 }

@@ -31,6 +31,7 @@
  *
  * No R API is used here. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"
@@ -884,7 +885,9 @@ static int ctx_init(wt_ctx *c, const wt_job *job, void **mem)
   return WT_OK;
 }
 
-int wt_count_cpu(wt_job *job)
+/* Counts one job over all its pairs (its tasks are ignored) into out;
+ * progress is reported as base + pairs done, out of total. */
+static int count_whole(wt_job *job, uint64_t *out, double base, double total)
 {
   wt_ctx ctx;
   void *tables;
@@ -905,6 +908,7 @@ int wt_count_cpu(wt_job *job)
    * a second, and the main thread checks for interrupts between chunks */
   const int64_t chunk_pairs = (int64_t)1 << 27;
   int64_t g = 0;
+  double done = base;
   while (status == WT_OK && g < n_blocks) {
     int64_t g_end = g, pairs = 0;
     while (g_end < n_blocks && (pairs < chunk_pairs || g_end - g < 4 * nt)) {
@@ -933,14 +937,15 @@ int wt_count_cpu(wt_job *job)
       flush(&ctx, &t);
     }
     g = g_end;
-    if (g < n_blocks && job->interrupted && job->interrupted())
+    done += (double)pairs;
+    if (g < n_blocks && job->poll && job->poll(job->poll_ctx, done, total))
       status = WT_ERR_INTERRUPTED;
   }
   if (status == WT_OK) {
     for (int s = 0; s < n_slots; s++) {
       uint64_t sum = 0;
       for (int t = 0; t < nt; t++) sum += acc[(size_t)t * n_slots + s];
-      job->slots[s] = sum;
+      out[s] += sum;
     }
   }
   free(h);
@@ -948,4 +953,45 @@ int wt_count_cpu(wt_job *job)
   free(tiles);
   free(tables);
   return status;
+}
+
+/* Every task as a job of its own: a diagonal task of an auto job is an
+ * auto job over its range, any other task a cross job between two ranges. */
+int wt_count_cpu(wt_job *job)
+{
+  if (job->wsum) {
+    snprintf(job->message, sizeof job->message,
+             "weighted counts are not implemented by the CPU engine yet");
+    return WT_ERR_ARG;
+  }
+  const int n_slots = job->bins->n_bins + 2;
+  double total = 0.0, base = 0.0;
+  for (int64_t k = 0; k < job->n_tasks; k++)
+    total += wt_task_pairs(job, &job->tasks[k]);
+  for (int64_t k = 0; k < job->n_tasks; k++) {
+    const wt_task *t = &job->tasks[k];
+    double pairs = wt_task_pairs(job, t);
+    if (pairs == 0.0) continue;
+    wt_job sub = *job;
+    const wt_points *b = job->is_auto ? &job->a : &job->b;
+    sub.a.x = job->a.x + t->a0;
+    sub.a.y = job->a.y + t->a0;
+    sub.a.z = job->a.z + t->a0;
+    sub.a.w = NULL;
+    sub.a.n = t->a1 - t->a0;
+    sub.is_auto = job->is_auto && t->a0 == t->b0;
+    sub.b.x = b->x + t->b0;
+    sub.b.y = b->y + t->b0;
+    sub.b.z = b->z + t->b0;
+    sub.b.w = NULL;
+    sub.b.n = t->b1 - t->b0;
+    int status = count_whole(&sub, job->slots + (size_t)t->out * n_slots,
+                             base, total);
+    if (status != WT_OK) {
+      memcpy(job->message, sub.message, sizeof job->message);
+      return status;
+    }
+    base += pairs;
+  }
+  return WT_OK;
 }

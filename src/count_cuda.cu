@@ -1720,9 +1720,9 @@ int count_impl(wt_job *job)
     std::unique_lock<std::mutex> g(sh.mu);
     while (sh.running > 0) {
       sh.cv.wait_for(g, std::chrono::milliseconds(20));
-      if (sh.running > 0 && !interrupted && job->interrupted) {
+      if (sh.running > 0 && !interrupted && job->poll) {
         g.unlock();
-        int hit = job->interrupted();
+        int hit = job->poll(job->poll_ctx, 0.0, total);
         g.lock();
         if (hit) {
           interrupted = true;
@@ -1797,6 +1797,13 @@ int wt_cuda_device_info(int device, char *name, size_t name_len, int *major,
 int wt_count_cuda(wt_job *job)
 {
   if (!job || !job->bins || !job->slots) return WT_ERR_ARG;
+  if (job->wsum || job->n_tasks != 1 || job->tasks[0].a0 != 0 ||
+      job->tasks[0].b0 != 0 || job->tasks[0].a1 != job->a.n ||
+      job->tasks[0].b1 != (job->is_auto ? job->a.n : job->b.n)) {
+    set_msg(job->message, sizeof job->message,
+            "task lists and weights are not implemented by the CUDA engine yet");
+    return WT_ERR_ARG;
+  }
   try {
     return count_impl(job);
   } catch (const std::bad_alloc &) {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <time.h>
 #include <R.h>
 #include <Rinternals.h>
 #include "wt.h"
@@ -14,10 +15,47 @@ static void check_interrupt(void *unused)
   R_CheckUserInterrupt();
 }
 
-/* called by the core from the main thread between chunks */
-static int r_interrupted(void)
+/* progress lines for long runs: off unless asked, silent for the first
+ * two seconds, then at most one line every half second */
+typedef struct {
+  int show;
+  double start, last;
+  int printed;
+} wt_progress;
+
+static double now_seconds(void)
 {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* called by the core from the main thread between chunks */
+static int r_poll(void *ctx, double done, double total)
+{
+  wt_progress *p = (wt_progress *)ctx;
+  if (p && p->show) {
+    double t = now_seconds(), el = t - p->start;
+    if (el >= 2.0 && t - p->last >= 0.5) {
+      p->last = t;
+      if (done > 0 && total > 0) {
+        double f = done / total;
+        REprintf("\rwtheta: %5.1f%% of %.3g pairs, %.1f s elapsed, about %.0f s left   ",
+                 100.0 * f, total, el, el * (1.0 - f) / f);
+      } else {
+        REprintf("\rwtheta: counting %.3g pairs, %.1f s elapsed   ", total, el);
+      }
+      p->printed = 1;
+    }
+  }
   return !R_ToplevelExec(check_interrupt, NULL);
+}
+
+static void progress_done(wt_progress *p)
+{
+  if (p->printed)
+    REprintf("\rwtheta: counted in %.1f s%40s\n", now_seconds() - p->start, "");
+  p->printed = 0;
 }
 
 static const double *real_or_die(SEXP x, const char *what)
@@ -69,8 +107,40 @@ static void status_error(int status, const wt_job *job)
   }
 }
 
+/* weights: NULL or a double vector as long as the catalog */
+static const double *weights_of(SEXP w, const wt_points *p, const char *what)
+{
+  if (isNull(w)) return NULL;
+  if (TYPEOF(w) != REALSXP || XLENGTH(w) != (R_xlen_t)p->n)
+    error("wtheta internal: %s must be a double vector of length %lld", what,
+          (long long)p->n);
+  return REAL(w);
+}
+
+/* tasks: NULL or a k x 5 double matrix (a0, a1, b0, b1, out), zero based */
+static wt_task *tasks_of(SEXP tasks, int64_t *n_tasks)
+{
+  *n_tasks = 0;
+  if (isNull(tasks)) return NULL;
+  if (TYPEOF(tasks) != REALSXP || XLENGTH(tasks) % 5 != 0)
+    error("wtheta internal: tasks must be a k x 5 double matrix");
+  R_xlen_t k = XLENGTH(tasks) / 5;
+  const double *v = REAL(tasks);
+  wt_task *t = (wt_task *)R_alloc(k > 0 ? (size_t)k : 1, sizeof(wt_task));
+  for (R_xlen_t i = 0; i < k; i++) {
+    t[i].a0 = (int64_t)v[i];
+    t[i].a1 = (int64_t)v[i + k];
+    t[i].b0 = (int64_t)v[i + 2 * k];
+    t[i].b1 = (int64_t)v[i + 3 * k];
+    t[i].out = (int32_t)v[i + 4 * k];
+  }
+  *n_tasks = (int64_t)k;
+  return t;
+}
+
 SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
-                      SEXP backend, SEXP threads, SEXP devices)
+                      SEXP backend, SEXP threads, SEXP devices, SEXP w1,
+                      SEXP w2, SEXP tasks, SEXP n_out, SEXP progress)
 {
   int n_edges = (int)XLENGTH(edges);
   if (n_edges < 2) error("wtheta internal: fewer than two edges");
@@ -79,6 +149,15 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   points_of(xyz1, &job.a);
   job.is_auto = isNull(xyz2);
   if (!job.is_auto) points_of(xyz2, &job.b);
+  job.a.w = weights_of(w1, &job.a, "weights of the first catalog");
+  if (!job.is_auto) job.b.w = weights_of(w2, &job.b, "weights of the second catalog");
+  int weighted = job.a.w != NULL;
+  if (!job.is_auto && (job.b.w != NULL) != weighted)
+    error("wtheta internal: weights for one catalog only");
+  job.tasks = tasks_of(tasks, &job.n_tasks);
+  job.n_out = job.tasks ? asInteger(n_out) : 1;
+  if (job.n_out < 1 || job.n_out == NA_INTEGER)
+    error("wtheta internal: n_out must be a positive integer");
   job.self_pairs = asLogical(self_pairs) == TRUE;
   job.backend = asInteger(backend);
   job.n_threads = asInteger(threads);
@@ -87,7 +166,12 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   if (TYPEOF(devices) != INTSXP) error("wtheta internal: devices");
   job.devices = INTEGER(devices);
   job.n_devices = (int)XLENGTH(devices);
-  job.interrupted = r_interrupted;
+  wt_progress prog;
+  memset(&prog, 0, sizeof prog);
+  prog.show = asLogical(progress) == TRUE;
+  prog.start = now_seconds();
+  job.poll = r_poll;
+  job.poll_ctx = &prog;
 
   wt_bins bins;
   double *upper = (double *)R_alloc((size_t)n_edges + 1, sizeof(double));
@@ -97,18 +181,29 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
                    table) != WT_OK)
     error("wtheta internal: bad edges");
   job.bins = &bins;
-  job.slots = (uint64_t *)R_alloc((size_t)n_edges + 1, sizeof(uint64_t));
+  const size_t n_all = ((size_t)n_edges + 1) * (size_t)job.n_out;
+  job.slots = (uint64_t *)R_alloc(n_all, sizeof(uint64_t));
+  job.wsum = weighted ? (double *)R_alloc(n_all, sizeof(double)) : NULL;
 
   int status = wt_count(&job);
+  progress_done(&prog);
   if (status != WT_OK) status_error(status, &job);
 
-  SEXP slots = PROTECT(allocVector(REALSXP, (R_xlen_t)n_edges + 1));
-  for (int s = 0; s <= n_edges; s++) REAL(slots)[s] = (double)job.slots[s];
-  const char *names[] = {"slots", "gpu_ms", ""};
+  SEXP slots = PROTECT(allocMatrix(REALSXP, n_edges + 1, job.n_out));
+  for (size_t s = 0; s < n_all; s++) REAL(slots)[s] = (double)job.slots[s];
+  SEXP wsum = R_NilValue;
+  if (weighted) {
+    wsum = PROTECT(allocMatrix(REALSXP, n_edges + 1, job.n_out));
+    memcpy(REAL(wsum), job.wsum, n_all * sizeof(double));
+  } else {
+    PROTECT(wsum);
+  }
+  const char *names[] = {"slots", "wsum", "gpu_ms", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, slots);
-  SET_VECTOR_ELT(out, 1, ScalarReal(job.gpu_ms));
-  UNPROTECT(2);
+  SET_VECTOR_ELT(out, 1, wsum);
+  SET_VECTOR_ELT(out, 2, ScalarReal(job.gpu_ms));
+  UNPROTECT(3);
   return out;
 }
 

@@ -38,8 +38,28 @@ enum { WT_BACKEND_CPU = 1, WT_BACKEND_CUDA = 2 };
 /* one catalog as unit vectors, structure of arrays */
 typedef struct {
   const double *x, *y, *z;
+  const double *w;         /* per-point weights, or NULL: unweighted */
   int64_t n;
 } wt_points;
+
+/* One unit of counting: the pairs (i, j) with i in [a0, a1) of catalog a
+ * and j in [b0, b1) of catalog b (of catalog a again in an auto job), added
+ * to histogram `out`. In an auto job a task either has a0 == b0 and
+ * a1 == b1 (the unordered pairs i < j inside that range) or a1 <= b0 (every
+ * pair between two disjoint ranges). Patches (jackknife) and, later, cells
+ * of a grid are lists of tasks over points grouped by patch or cell. */
+typedef struct {
+  int64_t a0, a1, b0, b1;
+  int32_t out;
+} wt_task;
+
+/* fault injection for tests (WTHETA_TEST_FAULT, read by wt_count) */
+enum {
+  WT_FAULT_ALLOC = 1,      /* an allocation (host or GPU) fails */
+  WT_FAULT_LAUNCH = 2,     /* a kernel launch fails */
+  WT_FAULT_COPY = 4,       /* copying results back fails */
+  WT_FAULT_THREAD = 8      /* a worker thread fails */
+};
 
 /* Edges as squared chords and the bin lookup table derived from them.
  * Slots: 0 holds pairs below the first edge, 1..n_bins the bins, and
@@ -67,10 +87,22 @@ typedef struct {
   int n_threads;           /* CPU threads, >= 1 */
   const int *devices;      /* CUDA device indices to use */
   int n_devices;           /* >= 1 when backend is WT_BACKEND_CUDA */
-  /* called from the main thread between chunks; nonzero means stop */
-  int (*interrupted)(void);
-  /* out: n_bins + 2 slot counts (below, bins..., above) */
+  /* NULL: one task over all pairs into histogram 0 (wt_count then passes
+   * that single task to the engines, so engines always see a list) */
+  const wt_task *tasks;
+  int64_t n_tasks;
+  int n_out;               /* histograms in slots/wsum, >= 1 */
+  /* called from the main thread between chunks with the pairs counted so
+   * far and the total of the job; nonzero means stop (interrupt) */
+  int (*poll)(void *ctx, double done, double total);
+  void *poll_ctx;
+  int fault;               /* WT_FAULT_* bits, tests only */
+  /* out: n_out histograms of n_bins + 2 slot counts (below, bins...,
+   * above), histogram h at slots + h * (n_bins + 2) */
   uint64_t *slots;
+  /* out, when a.w (and b.w for cross) are given: sums of w_i w_j in the
+   * same layout as slots; NULL for an unweighted job */
+  double *wsum;
   double gpu_ms;           /* out: summed GPU kernel time (CUDA events) */
   char message[256];       /* out: detail for WT_ERR_CUDA and friends */
 } wt_job;
@@ -88,6 +120,11 @@ int wt_slot_of(const wt_bins *bins, double d2);
 
 /* count.c: dispatch */
 int wt_count(wt_job *job);
+/* pairs a task holds */
+double wt_task_pairs(const wt_job *job, const wt_task *t);
+/* WT_FAULT_* bits from the environment variable WTHETA_TEST_FAULT, a comma
+ * separated list of alloc, launch, copy, thread (tests only) */
+int wt_fault_from_env(void);
 
 /* count_cpu.c */
 int wt_count_cpu(wt_job *job);
