@@ -20,6 +20,9 @@
 #' @param threads CPU threads; defaults to [wtheta_threads()].
 #' @param devices CUDA device indices to use (default: all visible).
 #' @param columns Names of the right ascension and declination columns.
+#' @param progress Print progress lines (share done, elapsed, estimated time
+#'   left) during runs longer than two seconds. Defaults to the option
+#'   `wtheta.progress`, or to `interactive()` when it is unset.
 #' @return An object of class `pair_counts`: a list with `counts` (a double
 #'   vector, one count per bin, exact up to 2^53), `edges`, `theta_lo`,
 #'   `theta_hi`, `n1`, `n2`, `type` (`"auto"` or `"cross"`), `self_pairs`,
@@ -37,8 +40,10 @@
 #' @export
 pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         backend = c("auto", "cpu", "cuda"), threads = NULL,
-                        devices = NULL, columns = c("ra", "dec")) {
+                        devices = NULL, columns = c("ra", "dec"),
+                        progress = NULL) {
   start <- proc.time()[["elapsed"]]
+  progress <- progress_or_default(progress)
   a <- as_catalog(x, "x", columns)
   b <- if (is.null(y)) NULL else as_catalog(y, "y", columns)
   edges <- bins_edges(bins)
@@ -51,7 +56,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   run <- choose_backend(backend, devices)
   pc <- count_pairs(unit_vectors(a, threads),
                     if (!is.null(b)) unit_vectors(b, threads), edges,
-                    self_pairs, run, threads)
+                    self_pairs, run, threads, progress)
   pc$elapsed <- proc.time()[["elapsed"]] - start
   pc
 }
@@ -98,25 +103,10 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   ), class = "pair_counts")
 }
 
-#' @export
-print.pair_counts <- function(x, ...) {
-  conv <- if (x$type == "cross") "all n1 * n2 pairs" else if (x$self_pairs)
-    "ordered pairs, self pairs included" else "unordered pairs i < j"
-  cat("<pair_counts> ", x$type, ": ", format_n(x$n1),
-      if (x$type == "cross") paste0(" x ", format_n(x$n2)), " points, ",
-      conv, "\n", sep = "")
-  cat("  ", length(x$counts), " bins from ", format(x$edges[1L]), " to ",
-      format(x$edges[length(x$edges)]), " deg; ", format_n(x$n_pairs),
-      " pairs, ", format_n(x$n_outside), " outside the edges\n", sep = "")
-  cat("  ", describe_run(x$backend, x$threads, x$devices, x$elapsed), "\n",
-      sep = "")
-  show <- min(length(x$counts), 6L)
-  print(data.frame(theta_lo = x$theta_lo, theta_hi = x$theta_hi,
-                   count = x$counts)[seq_len(show), ], row.names = FALSE)
-  if (length(x$counts) > show) {
-    cat("  ... ", length(x$counts) - show, " more bins\n", sep = "")
-  }
-  invisible(x)
+progress_or_default <- function(progress) {
+  if (is.null(progress)) progress <- getOption("wtheta.progress", interactive())
+  check_flag(progress, "progress")
+  progress
 }
 
 format_n <- function(n) format(n, big.mark = ",", scientific = FALSE)

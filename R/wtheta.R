@@ -38,8 +38,10 @@
 wtheta <- function(data, random, bins,
                    estimator = c("LS", "natural", "DP", "Hamilton"),
                    self_pairs = FALSE, backend = c("auto", "cpu", "cuda"),
-                   threads = NULL, devices = NULL, columns = c("ra", "dec")) {
+                   threads = NULL, devices = NULL, columns = c("ra", "dec"),
+                   progress = NULL) {
   start <- proc.time()[["elapsed"]]
+  progress <- progress_or_default(progress)
   d <- as_catalog(data, "data", columns)
   r <- as_catalog(random, "random", columns)
   edges <- bins_edges(bins)
@@ -57,9 +59,9 @@ wtheta <- function(data, random, bins,
   run <- choose_backend(backend, devices)
   ud <- unit_vectors(d, threads)
   ur <- unit_vectors(r, threads)
-  dd <- count_pairs(ud, NULL, edges, self_pairs, run, threads)
-  dr <- count_pairs(ud, ur, edges, FALSE, run, threads)
-  rr <- count_pairs(ur, NULL, edges, self_pairs, run, threads)
+  dd <- count_pairs(ud, NULL, edges, self_pairs, run, threads, progress)
+  dr <- count_pairs(ud, ur, edges, FALSE, run, threads, progress)
+  rr <- count_pairs(ur, NULL, edges, self_pairs, run, threads, progress)
   w <- estimate_w(dd$counts / dd$n_pairs, dr$counts / dr$n_pairs,
                   rr$counts / rr$n_pairs, estimator)
   nb <- length(edges) - 1L
@@ -94,63 +96,3 @@ estimate_w <- function(dd, dr, rr, estimator) {
   w
 }
 
-estimator_name <- function(e) {
-  switch(e, LS = "Landy-Szalay", natural = "natural", DP = "Davis-Peebles",
-         Hamilton = "Hamilton")
-}
-
-#' @export
-print.wtheta <- function(x, n = 10L, ...) {
-  a <- attributes(x)
-  e <- a$edges
-  cat("<wtheta> ", estimator_name(a$estimator), " w(theta), ", nrow(x),
-      " bins from ", format(e[1L]), " to ", format(e[length(e)]), " deg\n",
-      sep = "")
-  cat("  data: ", format_n(a$n_data), " points; random: ",
-      format_n(a$n_random), " points\n", sep = "")
-  cat("  counts: ", if (a$self_pairs)
-    "ordered pairs, self pairs included (self_pairs = TRUE)" else
-      "unordered pairs, no self pairs (self_pairs = FALSE)", "\n", sep = "")
-  cat("  ", describe_run(a$backend, a$threads, a$devices, a$elapsed), "\n",
-      sep = "")
-  show <- min(nrow(x), n)
-  print(as.data.frame(x)[seq_len(show), , drop = FALSE], row.names = FALSE,
-        digits = 4)
-  if (nrow(x) > show) cat("  ... ", nrow(x) - show, " more bins\n", sep = "")
-  invisible(x)
-}
-
-#' @export
-as.data.frame.wtheta <- function(x, ...) {
-  data.frame(theta_lo = x$theta_lo, theta_hi = x$theta_hi, theta = x$theta,
-             DD = x$DD, DR = x$DR, RR = x$RR, w = x$w)
-}
-
-#' Plot w(theta)
-#'
-#' Plots w against the bin centres. The angle axis is logarithmic when the
-#' bins are logarithmically spaced, and the w axis when every w is positive.
-#'
-#' @param x A result of [wtheta()].
-#' @param log Axes to draw logarithmically, as for [plot.default()]; by
-#'   default chosen from the data.
-#' @param ... Passed to [plot.default()].
-#' @return `x`, invisibly.
-#' @export
-plot.wtheta <- function(x, log = NULL, ...) {
-  ok <- is.finite(x$w)
-  if (is.null(log)) {
-    e <- attr(x, "edges")
-    log_x <- e[1L] > 0 && length(e) > 2L &&
-      stats::sd(diff(base::log(e))) < 1e-6 * mean(diff(base::log(e)))
-    log_y <- any(ok) && all(x$w[ok] > 0)
-    log <- paste0(c(if (log_x) "x", if (log_y) "y"), collapse = "")
-  }
-  graphics::plot(x$theta[ok], x$w[ok], log = log, type = "b", pch = 19,
-                 xlab = expression(theta ~ "(degrees)"),
-                 ylab = expression(w(theta)),
-                 main = paste(estimator_name(attr(x, "estimator")),
-                              "estimate"), ...)
-  if (!grepl("y", log)) graphics::abline(h = 0, lty = 3)
-  invisible(x)
-}

@@ -102,6 +102,8 @@ static void status_error(int status, const wt_job *job)
     error("wtheta: no usable CUDA GPU: %s", job->message);
   case WT_ERR_CUDA:
     error("wtheta: CUDA error: %s", job->message);
+  case WT_ERR_WORKER:
+    error("wtheta: a counting thread failed: %s", job->message);
   default:
     error("wtheta: internal error (status %d) %s", status, job->message);
   }

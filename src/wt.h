@@ -30,7 +30,8 @@ enum {
   WT_ERR_NO_CUDA = 3,      /* CUDA support was not compiled in */
   WT_ERR_NO_DEVICE = 4,    /* compiled with CUDA, but no usable GPU */
   WT_ERR_CUDA = 5,         /* a CUDA call failed: see wt_job.message */
-  WT_ERR_ARG = 6           /* an argument the R layer should have caught */
+  WT_ERR_ARG = 6,          /* an argument the R layer should have caught */
+  WT_ERR_WORKER = 7        /* a worker thread failed: see wt_job.message */
 };
 
 enum { WT_BACKEND_CPU = 1, WT_BACKEND_CUDA = 2 };
