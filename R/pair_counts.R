@@ -5,6 +5,26 @@
 #' angular separation falls in each bin. Counts are exact: see
 #' [wtheta-package] for the contract every backend meets.
 #'
+#' @section Weights: With `weights`, every pair also adds `w_i * w_j` to a
+#'   weighted count of its bin, summed in double precision; the raw pair
+#'   counts are still returned. A self pair (`self_pairs = TRUE`) adds
+#'   `w_i^2`.
+#'
+#' @section Patches: With `patches`, the pairs are also counted per pair of
+#'   patches, in the same single pass over the pairs: `patch_counts[a, b, k]`
+#'   holds the pairs of bin `k` between a point of patch `a` of `x` and a
+#'   point of patch `b` of `y` (of `x` for auto pairs, where the array is
+#'   symmetric and a pair of patches `a != b` is stored in both `[a, b]` and
+#'   `[b, a]`, so `sum(patch_counts[, , k])` exceeds `counts[k]` by the
+#'   pairs between different patches; `counts` stays the plain total).
+#'   [wtheta()] builds jackknife and bootstrap errors from these.
+#'
+#' @section Testing: The environment variable `WTHETA_TEST_FAULT`, meant for
+#'   tests only, makes the engines fail on purpose at a named step: a comma
+#'   separated list of `alloc` (an allocation), `launch` (a GPU kernel
+#'   launch), `copy` (copying GPU results back) and `thread` (a worker
+#'   thread). The call then ends with an error and returns nothing.
+#'
 #' @param x A catalog: a data frame (or matrix) with right ascension and
 #'   declination columns in degrees, as returned by [read_catalog()].
 #' @param y A second catalog for cross pairs, or `NULL` for auto pairs of
@@ -23,6 +43,15 @@
 #' @param progress Print progress lines (share done, elapsed, estimated time
 #'   left) during runs longer than two seconds. Defaults to the option
 #'   `wtheta.progress`, or to `interactive()` when it is unset.
+#' @param weights Per-object weights: `NULL` (none), the name of a column
+#'   present in each catalog, or a list with elements `x` and `y` (`y` for
+#'   cross pairs only), each a numeric vector as long as its catalog or a
+#'   column name. Weights must be finite.
+#' @param patches Patch labels for jackknife and bootstrap errors: `NULL`
+#'   (none), the name of a column present in each catalog, or a list with
+#'   elements `x` and `y`, each a vector of labels (integer, character or
+#'   factor) as long as its catalog or a column name. Labels are matched
+#'   across catalogs by value; `NA` is not allowed.
 #' @return An object of class `pair_counts`: a list with `counts` (a double
 #'   vector, one count per bin, exact up to 2^53), `edges`, `theta_lo`,
 #'   `theta_hi`, `n1`, `n2`, `type` (`"auto"` or `"cross"`), `self_pairs`,
@@ -30,18 +59,28 @@
 #'   first and at or beyond the last edge), `n_outside` (their sum),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole
 #'   call, checks included) and `gpu_ms`
-#'   (kernel time on the GPU, `NA` on the CPU).
+#'   (kernel time on the GPU, `NA` on the CPU). With weights also
+#'   `weighted` (the weighted counts per bin), `weighted_below`,
+#'   `weighted_above`, `sum_w1`, `sum_w1_sq`, `sum_w2`, `sum_w2_sq` and
+#'   `weighted_pairs` (the weighted count of all pairs, the normaliser);
+#'   with patches also `patches` (the labels), `patch_n1`, `patch_n2`
+#'   (points per patch), `patch_counts` (see Patches) and, when weighted,
+#'   `patch_weighted`, `patch_w1`, `patch_w1_sq`, `patch_w2`, `patch_w2_sq`.
 #' @examples
 #' set.seed(1)
 #' cat <- random_catalog(500, ra_range = c(0, 20), dec_range = c(-10, 10))
 #' pc <- pair_counts(cat, bins = theta_bins(0, 10, width = 1), threads = 1)
 #' pc
 #' sum(pc$counts) + pc$n_outside == choose(500, 2)
+#' cat$w <- runif(500)
+#' pw <- pair_counts(cat, bins = theta_bins(0, 10, width = 1), threads = 1,
+#'                   weights = "w")
+#' pw$weighted
 #' @export
 pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         backend = c("auto", "cpu", "cuda"), threads = NULL,
                         devices = NULL, columns = c("ra", "dec"),
-                        progress = NULL) {
+                        progress = NULL, weights = NULL, patches = NULL) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   a <- as_catalog(x, "x", columns)
@@ -52,11 +91,21 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
     stop("`self_pairs = TRUE` applies to auto pairs only (y = NULL); cross ",
          "pairs are all n1 * n2 pairs already.", call. = FALSE)
   }
+  cats <- if (is.null(y)) list(x = x) else list(x = x, y = y)
+  w <- object_values(weights, cats, "weights", numeric = TRUE)
+  p <- object_values(patches, cats, "patches", numeric = FALSE)
+  labels <- NULL
+  if (!is.null(p)) {
+    labels <- patch_levels(p)
+    p <- lapply(p, function(v) match(as.character(v), labels))
+  }
   threads <- threads_or_default(threads)
   run <- choose_backend(backend, devices)
   pc <- count_pairs(unit_vectors(a, threads),
                     if (!is.null(b)) unit_vectors(b, threads), edges,
-                    self_pairs, run, threads, progress)
+                    self_pairs, run, threads, progress, w$x, w$y, p$x, p$y,
+                    length(labels))
+  if (!is.null(labels)) pc$patches <- labels
   pc$elapsed <- proc.time()[["elapsed"]] - start
   pc
 }
@@ -68,39 +117,136 @@ unit_vectors <- function(cat, threads) {
 }
 
 # The one place that calls the C core. a, b: unit vectors from
-# unit_vectors() (b NULL for auto); run: from choose_backend().
+# unit_vectors() (b NULL for auto); run: from choose_backend(); wa, wb:
+# weights or NULL; pa, pb: patch numbers in 1..n_patches or NULL.
 count_pairs <- function(a, b, edges, self_pairs, run, threads,
-                        progress = FALSE) {
+                        progress = FALSE, wa = NULL, wb = NULL, pa = NULL,
+                        pb = NULL, n_patches = 0L) {
   start <- proc.time()[["elapsed"]]
+  is_auto <- is.null(b)
+  weighted <- !is.null(wa)
+  tasks <- NULL
+  n_out <- 1L
+  if (!is.null(pa)) {
+    # points grouped by patch; one task per pair of patches
+    oa <- order(pa)
+    a <- a[oa, , drop = FALSE]
+    if (weighted) wa <- wa[oa]
+    ra <- patch_ranges(pa, n_patches)
+    if (is_auto) {
+      rb <- ra
+    } else {
+      ob <- order(pb)
+      b <- b[ob, , drop = FALSE]
+      if (weighted) wb <- wb[ob]
+      rb <- patch_ranges(pb, n_patches)
+    }
+    tasks <- patch_tasks(ra, rb, is_auto)
+    n_out <- n_patches * n_patches
+  }
   res <- .Call(C_pair_counts, a, b, edges, self_pairs,
                if (run$backend == "cuda") 2L else 1L, threads, run$devices,
-               NULL, NULL, NULL, 1L, progress)
+               if (weighted) as.double(wa), if (weighted && !is_auto)
+                 as.double(wb), tasks, as.integer(n_out), progress)
   elapsed <- proc.time()[["elapsed"]] - start
-  slots <- res$slots[, 1L]
   nb <- length(edges) - 1L
+  slots <- res$slots
+  total <- if (n_out == 1L) slots[, 1L] else rowSums(slots)
   n1 <- as.double(nrow(a))          # double: n1 * n2 overflows integers
-  n2 <- if (is.null(b)) n1 else as.double(nrow(b))
-  n_pairs <- if (!is.null(b)) n1 * n2 else if (self_pairs) n1^2 else
-    n1 * (n1 - 1) / 2
-  structure(list(
-    counts = slots[seq_len(nb) + 1L],
+  n2 <- if (is_auto) n1 else as.double(nrow(b))
+  out <- list(
+    counts = total[seq_len(nb) + 1L],
     edges = edges,
     theta_lo = edges[-(nb + 1L)],
     theta_hi = edges[-1L],
     n1 = n1,
     n2 = n2,
-    type = if (is.null(b)) "auto" else "cross",
+    type = if (is_auto) "auto" else "cross",
     self_pairs = self_pairs,
-    n_pairs = n_pairs,
-    n_below = slots[1L],
-    n_above = slots[nb + 2L],
-    n_outside = slots[1L] + slots[nb + 2L],
+    n_pairs = pair_norm(n1, n2, is_auto, self_pairs),
+    n_below = total[1L],
+    n_above = total[nb + 2L],
+    n_outside = total[1L] + total[nb + 2L],
     backend = run$backend,
     devices = run$devices,
     threads = if (run$backend == "cpu") threads else NA_integer_,
     elapsed = elapsed,
     gpu_ms = if (run$backend == "cuda") res$gpu_ms else NA_real_
-  ), class = "pair_counts")
+  )
+  if (weighted) {
+    wtot <- if (n_out == 1L) res$wsum[, 1L] else rowSums(res$wsum)
+    wb2 <- if (is_auto) wa else wb
+    out$weighted <- wtot[seq_len(nb) + 1L]
+    out$weighted_below <- wtot[1L]
+    out$weighted_above <- wtot[nb + 2L]
+    out$sum_w1 <- sum(wa)
+    out$sum_w1_sq <- sum(wa^2)
+    out$sum_w2 <- sum(wb2)
+    out$sum_w2_sq <- sum(wb2^2)
+    out$weighted_pairs <- weight_norm(out$sum_w1, out$sum_w1_sq, out$sum_w2,
+                                      is_auto, self_pairs)
+  }
+  if (!is.null(pa)) {
+    bins_of <- function(m) {
+      arr <- array(m[seq_len(nb) + 1L, , drop = FALSE],
+                   c(nb, n_patches, n_patches))
+      arr <- aperm(arr, c(2L, 3L, 1L))  # [a, b, bin], a of x, b of y
+      if (is_auto) {
+        # tasks filled the upper triangle a <= b: mirror it
+        for (k in seq_len(nb)) {
+          m <- arr[, , k]
+          m[lower.tri(m)] <- t(m)[lower.tri(m)]
+          arr[, , k] <- m
+        }
+      }
+      arr
+    }
+    out$patch_n1 <- tabulate(pa, n_patches)
+    out$patch_n2 <- if (is_auto) out$patch_n1 else tabulate(pb, n_patches)
+    out$patch_counts <- bins_of(slots)
+    if (weighted) {
+      out$patch_weighted <- bins_of(res$wsum)
+      pb_w <- if (is_auto) sort(pa) else sort(pb)
+      out$patch_w1 <- tapply_sum(wa, sort(pa), n_patches)
+      out$patch_w1_sq <- tapply_sum(wa^2, sort(pa), n_patches)
+      out$patch_w2 <- tapply_sum(wb2, pb_w, n_patches)
+      out$patch_w2_sq <- tapply_sum(wb2^2, pb_w, n_patches)
+    }
+  }
+  structure(out, class = "pair_counts")
+}
+
+# pairs in a count: unordered i < j, ordered with self pairs, or cross
+pair_norm <- function(n1, n2, is_auto, self_pairs) {
+  if (!is_auto) n1 * n2 else if (self_pairs) n1^2 else n1 * (n1 - 1) / 2
+}
+
+# the weighted count of all pairs, from sums of weights and of squares
+weight_norm <- function(s1, s1_sq, s2, is_auto, self_pairs) {
+  if (!is_auto) s1 * s2 else if (self_pairs) s1^2 else (s1^2 - s1_sq) / 2
+}
+
+tapply_sum <- function(v, g, n) {
+  out <- numeric(n)
+  s <- rowsum(v, g, reorder = TRUE)
+  out[as.integer(rownames(s))] <- s[, 1L]
+  out
+}
+
+# zero-based [start, end) of each patch 1..n in points sorted by patch
+patch_ranges <- function(p, n) {
+  end <- cumsum(tabulate(p, n))
+  cbind(start = c(0, end[-n]), end = end)
+}
+
+# one task per pair of patches: all (a, b) for cross, a <= b for auto;
+# histogram (a - 1) + (b - 1) * n, the column-major [a, b] of an n x n array
+patch_tasks <- function(ra, rb, is_auto) {
+  n <- nrow(ra)
+  ab <- expand.grid(a = seq_len(n), b = seq_len(n))
+  if (is_auto) ab <- ab[ab$a <= ab$b, ]
+  cbind(ra[ab$a, 1L], ra[ab$a, 2L], rb[ab$b, 1L], rb[ab$b, 2L],
+        (ab$a - 1) + (ab$b - 1) * n)
 }
 
 progress_or_default <- function(progress) {

@@ -2,97 +2,346 @@
 #'
 #' Counts data-data (DD), data-random (DR) and random-random (RR) pairs with
 #' [pair_counts()] and combines the normalised counts
-#' `dd = DD / N_DD`, `dr = DR / N_DR`, `rr = RR / N_RR` into w(theta):
+#' `dd = DD / N_DD`, `dr = DR / N_DR`, `rr = RR / N_RR` into w(theta).
+#'
+#' @section Estimators: For the auto-correlation of one sample:
 #' \describe{
-#'   \item{`"LS"` (Landy-Szalay, the default)}{`(dd - 2 dr + rr) / rr`}
-#'   \item{`"natural"`}{`dd / rr - 1`}
-#'   \item{`"DP"` (Davis-Peebles)}{`dd / dr - 1`}
-#'   \item{`"Hamilton"`}{`dd rr / dr^2 - 1`}
+#'   \item{`"LS"` (Landy & Szalay 1993, the default)}{`(dd - 2 dr + rr) / rr`.
+#'     The least variance and the least sensitivity to the footprint's edges
+#'     of the four; use it unless there is a reason not to.}
+#'   \item{`"natural"` (Peebles & Hauser 1974)}{`dd / rr - 1`. Simple, but
+#'     biased by the footprint at large angles; needs many randoms.}
+#'   \item{`"DP"` (Davis & Peebles 1983)}{`dd / dr - 1`. Needs no RR, so it
+#'     is cheap, but has more variance than LS on large scales.}
+#'   \item{`"Hamilton"` (Hamilton 1993)}{`dd rr / dr^2 - 1`. As insensitive
+#'     to the mean density as LS, with a slightly larger variance.}
 #' }
-#' With `self_pairs = FALSE` the auto counts are unordered pairs without
-#' self pairs, normalised by `nD (nD - 1) / 2` and `nR (nR - 1) / 2`; with
-#' `self_pairs = TRUE` they are all ordered pairs, self pairs included,
-#' normalised by `nD^2` and `nR^2` (the classic convention: for
-#' `nD == nR` Landy-Szalay is then exactly `(DD - 2 DR + RR) / RR` of the raw
-#' counts). DR is always all `nD * nR` pairs.
+#' For the cross-correlation of two samples D1 and D2 (with randoms R1 and
+#' R2 on their footprints; pass `data2` and `random2`) the counts are
+#' D1D2, D1R2, R1D2 and R1R2, all cross pairs, and the estimators are
+#' `(d1d2 - d1r2 - r1d2 + r1r2) / r1r2` (LS), `d1d2 / r1r2 - 1` (natural),
+#' `d1d2 / d1r2 - 1` (DP) and `d1d2 r1r2 / (d1r2 r1d2) - 1` (Hamilton). When
+#' `random2` is `NULL` both samples share `random`, and R1R2 is its auto
+#' count (pairs `i != j`).
+#'
+#' @section Conventions: With `self_pairs = FALSE` the auto counts are
+#' unordered pairs without self pairs, normalised by `nD (nD - 1) / 2` and
+#' `nR (nR - 1) / 2`; with `self_pairs = TRUE` they are all ordered pairs,
+#' self pairs included, normalised by `nD^2` and `nR^2` (the classic
+#' convention: for `nD == nR` Landy-Szalay is then exactly
+#' `(DD - 2 DR + RR) / RR` of the raw counts). DR is always all `nD * nR`
+#' pairs. With weights, counts are sums of `w_i w_j` and the normalisers the
+#' same sums over all pairs: `((sum w)^2 - sum w^2) / 2` for unordered auto
+#' pairs, `(sum w)^2` with self pairs, `sum w1 * sum w2` for cross pairs.
+#'
+#' @section Errors:
+#' \describe{
+#'   \item{`"poisson"`}{`(1 + w) / sqrt(DD)` with the raw DD (D1D2) pair
+#'     count: the shot noise alone. It ignores the covariance between bins
+#'     and underestimates the error wherever the sample's own clustering
+#'     (cosmic variance) matters, that is at all but the smallest angles.}
+#'   \item{`"jackknife"`}{The footprint is cut into `n_patches` patches
+#'     ([sky_patches()] on the randoms, seeded by `seed`, unless `patches`
+#'     gives labels or centres). w is estimated `n_patches` times, each time
+#'     without one patch, and the covariance is
+#'     `(P - 1) / P * sum_k (w_k - mean w)(w_k - mean w)^T`. All counts come
+#'     from one pass over the pairs that credits each pair to its two
+#'     patches (see [pair_counts()]), so errors cost little more than w.}
+#'   \item{`"bootstrap"`}{`n_boot` resamplings of the patches with
+#'     replacement; a pair between patches `a` and `b` counts
+#'     `m_a m_b` times, `m` the number of times each patch was drawn (pairs
+#'     within a patch `m_a^2` times), and the normalisers likewise. The
+#'     covariance is that of the resampled w. Bootstrap over patches tends
+#'     to overestimate errors somewhat; jackknife is the usual choice.}
+#'   \item{`"none"`}{No error column.}
+#' }
+#' Use at least as many patches as bins whose covariance you need, and
+#' patches larger than the largest angle of interest.
 #'
 #' @param data The galaxy catalog (see [pair_counts()] for the form).
 #' @param random Random points on the same footprint.
 #' @param bins Bin edges in degrees, for example from [theta_bins()].
 #' @param estimator One of `"LS"`, `"natural"`, `"DP"`, `"Hamilton"`.
+#' @param weights Per-object weights: `NULL`, the name of a column present
+#'   in every catalog, or a list with elements named `data`, `random`
+#'   (and `data2`, `random2`), each a numeric vector or a column name; a
+#'   catalog left out of the list has unit weights.
+#' @param error `"poisson"` (the default), `"jackknife"`, `"bootstrap"` or
+#'   `"none"`; see Errors.
+#' @param patches For jackknife and bootstrap: `NULL` (patches made by
+#'   [sky_patches()] on `random`), a result of [sky_patches()], or labels:
+#'   the name of a column present in every catalog, or a list with elements
+#'   `data`, `random` (and `data2`, `random2`), each labels or a column name.
+#' @param n_patches Number of patches made when `patches` is `NULL`.
+#' @param n_boot Number of bootstrap resamplings.
+#' @param seed Integer seed for the patches made by k-means and for the
+#'   bootstrap draws (the global random state is left as it was), or `NULL`.
+#' @param data2,random2 A second sample and its randoms, for the
+#'   cross-correlation of `data` with `data2`.
 #' @inheritParams pair_counts
 #' @return A data frame of class `c("wtheta", "data.frame")` with columns
-#'   `theta_lo`, `theta_hi`, `theta` (bin centre, degrees), `DD`, `DR`, `RR`
-#'   (raw counts in the chosen convention) and `w`, and attributes `n_data`,
-#'   `n_random`, `estimator`, `self_pairs`, `backend`, `devices`, `threads`,
-#'   `elapsed` (seconds for the whole call), `n_outside` (pairs outside the edges for DD, DR,
-#'   RR) and `edges`. `w` is `NA` in bins where its denominator count is
-#'   zero, with a warning.
+#'   `theta_lo`, `theta_hi`, `theta` (bin centre, degrees), the counts
+#'   (`DD`, `DR`, `RR`, or `D1D2`, `D1R2`, `R1D2`, `R1R2` for a
+#'   cross-correlation: raw pair counts in the chosen convention, or
+#'   weighted counts with weights), `w`, and `w_err` unless
+#'   `error = "none"`. Attributes: `type` (`"auto"` or `"cross"`), `n_data`,
+#'   `n_random` (and `n_data2`, `n_random2`), `estimator`, `self_pairs`,
+#'   `weighted`, `error`, `cov` (the covariance of w, a matrix; diagonal
+#'   for Poisson errors), `n_patches`, `replicates` (the jackknife or
+#'   bootstrap w, one column each), `patches` (the patches used),
+#'   `pair_counts` (the [pair_counts()] results, raw counts included),
+#'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
+#'   `n_outside` (pairs outside the edges per count) and `edges`. `w` is
+#'   `NA` in bins where its denominator is zero, with a warning.
+#' @seealso [wtheta_cov()] for the covariance, [sky_patches()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, seed = 2)
 #' w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 8, log = TRUE), threads = 1)
 #' w
 #' plot(w)
+#' wj <- wtheta(sim, ran, theta_bins(0.1, 5, n = 8, log = TRUE), threads = 1,
+#'              error = "jackknife", n_patches = 10, seed = 3)
+#' wj$w_err
 #' @export
 wtheta <- function(data, random, bins,
                    estimator = c("LS", "natural", "DP", "Hamilton"),
                    self_pairs = FALSE, backend = c("auto", "cpu", "cuda"),
                    threads = NULL, devices = NULL, columns = c("ra", "dec"),
-                   progress = NULL) {
+                   progress = NULL, weights = NULL,
+                   error = c("poisson", "jackknife", "bootstrap", "none"),
+                   patches = NULL, n_patches = 20, n_boot = 500, seed = NULL,
+                   data2 = NULL, random2 = NULL) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
-  d <- as_catalog(data, "data", columns)
-  r <- as_catalog(random, "random", columns)
-  edges <- bins_edges(bins)
   estimator <- match_choice(estimator, c("LS", "natural", "DP", "Hamilton"),
                             "estimator")
+  error <- match_choice(error, c("poisson", "jackknife", "bootstrap", "none"),
+                        "error")
   check_flag(self_pairs, "self_pairs")
-  for (arg in c("data", "random")) {
-    n <- nrow(if (arg == "data") d else r)
-    if (n < 2L && !self_pairs) {
-      stop("`", arg, "` has ", n, " point; w(theta) needs at least 2.",
-           call. = FALSE)
+  is_cross <- !is.null(data2)
+  if (!is_cross && !is.null(random2)) {
+    stop("`random2` is for a cross-correlation and needs `data2`.",
+         call. = FALSE)
+  }
+  if (is_cross && self_pairs) {
+    stop("`self_pairs = TRUE` applies to auto-correlations; a ",
+         "cross-correlation (`data2` given) counts cross pairs only.",
+         call. = FALSE)
+  }
+  users <- list(data = data, random = random, data2 = data2,
+                random2 = random2)
+  users <- users[!vapply(users, is.null, TRUE)]
+  cats <- lapply(names(users), function(nm) as_catalog(users[[nm]], nm,
+                                                        columns))
+  names(cats) <- names(users)
+  edges <- bins_edges(bins)
+  for (nm in intersect(c("data", "random"), names(cats))) {
+    if (!is_cross && nrow(cats[[nm]]) < 2L && !self_pairs) {
+      stop("`", nm, "` has ", nrow(cats[[nm]]), " point; w(theta) needs at ",
+           "least 2.", call. = FALSE)
     }
   }
+  w <- object_values(weights, users, "weights", numeric = TRUE)
+  resample <- error %in% c("jackknife", "bootstrap")
+  if (!resample && !is.null(patches)) {
+    stop("`patches` is used by error = \"jackknife\" or \"bootstrap\", not ",
+         "by error = \"", error, "\".", call. = FALSE)
+  }
+  if (resample) check_count(n_patches, "n_patches")
+  if (error == "bootstrap") check_count(n_boot, "n_boot")
   threads <- threads_or_default(threads)
   run <- choose_backend(backend, devices)
-  ud <- unit_vectors(d, threads)
-  ur <- unit_vectors(r, threads)
-  dd <- count_pairs(ud, NULL, edges, self_pairs, run, threads, progress)
-  dr <- count_pairs(ud, ur, edges, FALSE, run, threads, progress)
-  rr <- count_pairs(ur, NULL, edges, self_pairs, run, threads, progress)
-  w <- estimate_w(dd$counts / dd$n_pairs, dr$counts / dr$n_pairs,
-                  rr$counts / rr$n_pairs, estimator)
+
+  p <- NULL
+  labels <- NULL
+  made <- NULL
+  if (resample) {
+    if (is.null(patches) || inherits(patches, "wtheta_patches")) {
+      made <- if (is.null(patches)) {
+        sky_patches(cats$random, n_patches, seed = seed)
+      } else patches
+      p <- lapply(cats, function(cat) patch_labels(made, cat))
+      labels <- as.character(seq_len(nrow(made)))
+    } else {
+      p <- object_values(patches, users, "patches", numeric = FALSE)
+      labels <- patch_levels(p)
+      p <- lapply(p, function(v) match(as.character(v), labels))
+    }
+    empty <- which(tabulate(p$random, length(labels)) == 0L)
+    if (length(empty)) {
+      stop("patch ", dQuote(labels[empty[1L]], FALSE), " holds no random ",
+           "point; every patch needs randoms.", call. = FALSE)
+    }
+  }
+  u <- lapply(cats, unit_vectors, threads = threads)
+  count <- function(x, y, sp) {
+    count_pairs(u[[x]], if (!is.null(y)) u[[y]], edges, sp, run, threads,
+                progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
+                if (!is.null(y)) p[[y]], length(labels))
+  }
+  if (!is_cross) {
+    pcs <- list(DD = count("data", NULL, self_pairs),
+                DR = count("data", "random", FALSE),
+                RR = count("random", NULL, self_pairs))
+  } else {
+    r2 <- if (is.null(random2)) "random" else "random2"
+    pcs <- list(D1D2 = count("data", "data2", FALSE),
+                D1R2 = count("data", r2, FALSE),
+                R1D2 = count("random", "data2", FALSE),
+                R1R2 = if (is.null(random2)) count("random", NULL, FALSE) else
+                  count("random", "random2", FALSE))
+  }
+  weighted <- !is.null(w)
+  norm <- lapply(pcs, function(pc) if (weighted) pc$weighted / pc$weighted_pairs
+                 else pc$counts / pc$n_pairs)
+  wv <- estimate_w(norm, estimator, is_cross, warn = TRUE)
   nb <- length(edges) - 1L
-  out <- data.frame(theta_lo = dd$theta_lo, theta_hi = dd$theta_hi,
-                    theta = (dd$theta_lo + dd$theta_hi) / 2,
-                    DD = dd$counts, DR = dr$counts, RR = rr$counts, w = w)
+  out <- data.frame(theta_lo = edges[-(nb + 1L)], theta_hi = edges[-1L])
+  out$theta <- (out$theta_lo + out$theta_hi) / 2
+  for (nm in names(pcs)) {
+    out[[nm]] <- if (weighted) pcs[[nm]]$weighted else pcs[[nm]]$counts
+  }
+  out$w <- wv
+  cov <- NULL
+  reps <- NULL
+  if (error == "poisson") {
+    raw <- pcs[[1L]]$counts
+    out$w_err <- ifelse(raw > 0, (1 + wv) / sqrt(raw), NA_real_)
+    cov <- diag(out$w_err^2, nb)
+  } else if (resample) {
+    reps <- replicate_w(pcs, estimator, is_cross, error, n_boot, seed,
+                        weighted)
+    cov <- if (error == "jackknife") {
+      P <- ncol(reps)
+      d <- reps - rowMeans(reps)
+      (P - 1) / P * tcrossprod(d)
+    } else {
+      stats::cov(t(reps))
+    }
+    out$w_err <- sqrt(diag(cov))
+  }
+  if (!is.null(cov)) dimnames(cov) <- list(format(out$theta), format(out$theta))
   structure(out, class = c("wtheta", "data.frame"),
-            n_data = nrow(d), n_random = nrow(r), estimator = estimator,
-            self_pairs = self_pairs, backend = run$backend,
-            devices = run$devices, threads = dd$threads,
+            type = if (is_cross) "cross" else "auto",
+            n_data = nrow(cats$data), n_random = nrow(cats$random),
+            n_data2 = if (is_cross) nrow(cats$data2),
+            n_random2 = if (is_cross) nrow(cats[[r2]]),
+            estimator = estimator, self_pairs = self_pairs,
+            weighted = weighted, error = error, cov = cov,
+            n_patches = if (resample) length(labels) else NA_integer_,
+            replicates = reps,
+            patches = if (resample) (if (!is.null(made)) made else labels),
+            pair_counts = pcs,
+            backend = run$backend, devices = run$devices,
+            threads = pcs[[1L]]$threads,
             elapsed = proc.time()[["elapsed"]] - start,
-            n_outside = c(DD = dd$n_outside, DR = dr$n_outside,
-                          RR = rr$n_outside),
+            n_outside = vapply(pcs, `[[`, 0, "n_outside"),
             edges = edges)
 }
 
-# w from normalised counts; NA (with a warning) where a denominator is zero
-estimate_w <- function(dd, dr, rr, estimator) {
-  denom <- switch(estimator, LS = rr, natural = rr, DP = dr, Hamilton = dr)
-  w <- switch(estimator,
-              LS = (dd - 2 * dr + rr) / rr,
-              natural = dd / rr - 1,
-              DP = dd / dr - 1,
-              Hamilton = dd * rr / dr^2 - 1)
-  zero <- denom == 0
+#' Covariance of a w(theta) estimate
+#'
+#' @param x A result of [wtheta()].
+#' @return The covariance matrix of `w` between bins: from the jackknife or
+#'   bootstrap replicates, or diagonal for Poisson errors; `NULL` for
+#'   `error = "none"`.
+#' @examples
+#' sim <- simulate_catalog(2000, seed = 1)
+#' ran <- random_catalog(4000, seed = 2)
+#' w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 6, log = TRUE), threads = 1,
+#'             error = "jackknife", n_patches = 8, seed = 1)
+#' round(stats::cov2cor(wtheta_cov(w)), 2)
+#' @export
+wtheta_cov <- function(x) {
+  if (!inherits(x, "wtheta")) {
+    stop("`x` must be a result of wtheta(), not ", describe(x), ".",
+         call. = FALSE)
+  }
+  attr(x, "cov")
+}
+
+# w from the normalised counts (a list in the order DD, DR, RR or D1D2,
+# D1R2, R1D2, R1R2; vectors, or matrices with a column per replicate).
+# NA where a denominator is zero (with a warning when asked).
+estimate_w <- function(n, estimator, is_cross, warn = FALSE) {
+  if (!is_cross) {
+    dd <- n[[1L]]
+    dr <- n[[2L]]
+    rr <- n[[3L]]
+    denom <- switch(estimator, LS = rr, natural = rr, DP = dr, Hamilton = dr)
+    w <- switch(estimator,
+                LS = (dd - 2 * dr + rr) / rr,
+                natural = dd / rr - 1,
+                DP = dd / dr - 1,
+                Hamilton = dd * rr / dr^2 - 1)
+    what <- if (estimator %in% c("LS", "natural")) "RR" else "DR"
+  } else {
+    d1d2 <- n[[1L]]
+    d1r2 <- n[[2L]]
+    r1d2 <- n[[3L]]
+    r1r2 <- n[[4L]]
+    denom <- switch(estimator, LS = r1r2, natural = r1r2, DP = d1r2,
+                    Hamilton = d1r2 * r1d2)
+    w <- switch(estimator,
+                LS = (d1d2 - d1r2 - r1d2 + r1r2) / r1r2,
+                natural = d1d2 / r1r2 - 1,
+                DP = d1d2 / d1r2 - 1,
+                Hamilton = d1d2 * r1r2 / (d1r2 * r1d2) - 1)
+    what <- switch(estimator, LS = "R1R2", natural = "R1R2", DP = "D1R2",
+                   Hamilton = "D1R2 or R1D2")
+  }
+  zero <- !is.finite(denom) | denom == 0
   if (any(zero)) {
     w[zero] <- NA_real_
-    warning("w is NA in ", sum(zero), " bin(s) where ",
-            if (estimator %in% c("LS", "natural")) "RR" else "DR",
-            " is zero; widen the bins or add randoms.", call. = FALSE)
+    if (warn) {
+      warning("w is NA in ", sum(zero), " bin(s) where ", what,
+              " is zero; widen the bins or add randoms.", call. = FALSE)
+    }
   }
   w
 }
 
+# how often each of P patches enters each replicate: a P x replicates
+# matrix (jackknife: all but one; bootstrap: P draws with replacement)
+patch_multiplicities <- function(error, P, n_boot, seed) {
+  if (error == "jackknife") return(1 - diag(P))
+  with_seed(if (!is.null(seed)) seed + 1L, {
+    # seed + 1: a stream apart from the one that seeded the k-means patches
+    vapply(seq_len(n_boot), function(i)
+      tabulate(sample.int(P, P, replace = TRUE), P), numeric(P))
+  })
+}
+
+# w of each jackknife (leave one patch out) or bootstrap (patches drawn with
+# replacement) replicate: a bins x replicates matrix. Replicate r gives
+# patch a the multiplicity m[a, r]; a pair between patches a and b then
+# counts m_a m_b times, and the normalisers follow the same rule.
+replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
+                        weighted) {
+  P <- dim(pcs[[1L]]$patch_counts)[1L]
+  m <- patch_multiplicities(error, P, n_boot, seed)
+  mm <- vapply(seq_len(ncol(m)), function(r) as.vector(outer(m[, r], m[, r])),
+               numeric(P * P))
+  if (!is.matrix(mm)) mm <- matrix(mm, P * P)
+  norm <- lapply(pcs, function(pc) {
+    is_auto <- pc$type == "auto"
+    arr <- if (weighted) pc$patch_weighted else pc$patch_counts
+    nb <- dim(arr)[3L]
+    flat <- matrix(arr, P * P, nb)
+    counts <- crossprod(flat, mm)           # bins x replicates: m^T S m
+    if (is_auto) {
+      diag_s <- vapply(seq_len(nb), function(k) diag(arr[, , k]), numeric(P))
+      if (!is.matrix(diag_s)) diag_s <- matrix(diag_s, P)
+      counts <- (counts + crossprod(diag_s, m^2)) / 2
+    }
+    s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
+    s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
+    s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
+    t1 <- colSums(m * s1)
+    total <- if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
+      t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
+    sweep(counts, 2L, total, "/")
+  })
+  estimate_w(norm, estimator, is_cross)
+}

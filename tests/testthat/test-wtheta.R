@@ -41,7 +41,11 @@ test_that("the result is a data frame that says how it was made", {
   r <- random_catalog(150, seed = 2)
   w <- wtheta(d, r, theta_bins(0, 5, width = 1), backend = "cpu", threads = 1)
   expect_s3_class(w, c("wtheta", "data.frame"), exact = TRUE)
-  expect_named(w, c("theta_lo", "theta_hi", "theta", "DD", "DR", "RR", "w"))
+  expect_named(w, c("theta_lo", "theta_hi", "theta", "DD", "DR", "RR", "w",
+                    "w_err"))
+  expect_identical(attr(w, "error"), "poisson")
+  expect_identical(attr(w, "type"), "auto")
+  expect_identical(attr(w, "weighted"), FALSE)
   expect_identical(w$theta, c(0.5, 1.5, 2.5, 3.5, 4.5))
   expect_identical(attr(w, "n_data"), 100L)
   expect_identical(attr(w, "n_random"), 150L)

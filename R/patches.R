@@ -1,0 +1,111 @@
+#' Patches on the sky for jackknife and bootstrap errors
+#'
+#' `sky_patches()` divides a footprint into `n_patches` compact patches by
+#' k-means on the unit sphere (spherical k-means: points go to the centre
+#' of largest dot product, a centre is the normalised mean of its points),
+#' started by k-means++ seeding. Fit it to the random catalog, which covers
+#' the footprint evenly, so that patches have about equal area.
+#' `patch_labels()` gives each point of a catalog the number of its nearest
+#' centre.
+#'
+#' @param x A catalog (see [pair_counts()]).
+#' @param n_patches Number of patches, at least 2.
+#' @param seed An integer seed for a reproducible division (the global
+#'   random state is left as it was), or `NULL` to use the session's random
+#'   state.
+#' @param iter Most k-means iterations.
+#' @param max_points The fit uses a random subset of at most this many
+#'   points (the division hardly changes, the time does).
+#' @param columns Names of the right ascension and declination columns.
+#' @param patches A result of `sky_patches()`.
+#' @return `sky_patches()`: a data frame of class `wtheta_patches` with the
+#'   centres (`ra`, `dec`, degrees), one row per patch, and the number of
+#'   fitted points of each (`n`). `patch_labels()`: an integer vector, the
+#'   patch (row of `patches`) of each point of `x`.
+#' @examples
+#' ran <- random_catalog(5000, seed = 1)
+#' p <- sky_patches(ran, n_patches = 8, seed = 1)
+#' p
+#' table(patch_labels(p, ran))
+#' @export
+sky_patches <- function(x, n_patches = 20, seed = NULL, iter = 50,
+                        max_points = 200000, columns = c("ra", "dec")) {
+  cat <- as_catalog(x, "x", columns)
+  check_count(n_patches, "n_patches")
+  check_count(iter, "iter")
+  check_count(max_points, "max_points")
+  if (n_patches < 2) {
+    stop("`n_patches` must be at least 2, not ", n_patches, ".",
+         call. = FALSE)
+  }
+  if (n_patches > nrow(cat)) {
+    stop("`n_patches` (", n_patches, ") exceeds the number of points of `x` ",
+         "(", nrow(cat), ").", call. = FALSE)
+  }
+  with_seed(seed, {
+    if (nrow(cat) > max_points) cat <- cat[sample.int(nrow(cat), max_points), ]
+    u <- unit_vectors(cat, 1L)
+    centres <- kmeanspp(u, n_patches)
+    for (it in seq_len(iter)) {
+      lab <- nearest_centre(u, centres)
+      moved <- centres
+      for (k in seq_len(n_patches)) {
+        s <- colSums(u[lab == k, , drop = FALSE])
+        len <- sqrt(sum(s^2))
+        # an emptied patch restarts at the point farthest from its centre
+        moved[k, ] <- if (len > 0) s / len else
+          u[which.min(rowSums(u * centres[lab, , drop = FALSE])), ]
+      }
+      done <- max(abs(moved - centres)) < 1e-12
+      centres <- moved
+      if (done) break
+    }
+    lab <- nearest_centre(u, centres)
+  })
+  out <- data.frame(ra = (atan2(centres[, 2L], centres[, 1L]) * (180 / pi)) %% 360,
+                    dec = asin(pmin(1, pmax(-1, centres[, 3L]))) * (180 / pi),
+                    n = tabulate(lab, n_patches))
+  structure(out, class = c("wtheta_patches", "data.frame"),
+            centres = centres)
+}
+
+#' @rdname sky_patches
+#' @export
+patch_labels <- function(patches, x, columns = c("ra", "dec")) {
+  if (!inherits(patches, "wtheta_patches")) {
+    stop("`patches` must come from sky_patches(), not ", describe(patches),
+         ".", call. = FALSE)
+  }
+  cat <- as_catalog(x, "x", columns)
+  nearest_centre(unit_vectors(cat, wtheta_threads()),
+                 attr(patches, "centres"))
+}
+
+# k-means++ seeding on unit vectors (rows of u)
+kmeanspp <- function(u, k) {
+  centres <- matrix(0, k, 3L)
+  centres[1L, ] <- u[sample.int(nrow(u), 1L), ]
+  d2 <- rowSums((u - rep(centres[1L, ], each = nrow(u)))^2)
+  for (j in seq_len(k)[-1L]) {
+    pick <- if (sum(d2) > 0) sample.int(nrow(u), 1L, prob = d2) else
+      sample.int(nrow(u), 1L)
+    centres[j, ] <- u[pick, ]
+    d2 <- pmin(d2, rowSums((u - rep(centres[j, ], each = nrow(u)))^2))
+  }
+  centres
+}
+
+# the centre of largest dot product for each row of u
+nearest_centre <- function(u, centres) {
+  max.col(u %*% t(centres), ties.method = "first")
+}
+
+#' @export
+print.wtheta_patches <- function(x, ...) {
+  cat("<wtheta_patches> ", nrow(x), " patches on the unit sphere; fitted ",
+      "points per patch: ", min(x$n), " to ", max(x$n), "\n", sep = "")
+  print(as.data.frame(unclass(x))[seq_len(min(nrow(x), 6L)), ],
+        row.names = FALSE, digits = 5)
+  if (nrow(x) > 6L) cat("  ... ", nrow(x) - 6L, " more patches\n", sep = "")
+  invisible(x)
+}

@@ -1,0 +1,91 @@
+# Per-object values given alongside catalogs: weights and patch labels.
+
+# Resolves `spec` (NULL, a column name present in every catalog, or a list
+# naming some of the catalogs, each element a vector or a column name) into
+# a list with one vector per catalog of `cats` (the user's objects, named as
+# the arguments), or NULL. Weights missing from a list are 1; patch labels
+# must be given for every catalog.
+object_values <- function(spec, cats, arg, numeric) {
+  if (is.null(spec)) return(NULL)
+  what <- if (numeric) "weights" else "patch labels"
+  if (is.character(spec) && length(spec) == 1L && !is.na(spec)) {
+    spec <- stats::setNames(rep(list(spec), length(cats)), names(cats))
+  } else if (!is.list(spec) || is.data.frame(spec)) {
+    stop("`", arg, "` must be NULL, the name of a column in each catalog, ",
+         "or a list with elements ", paste(names(cats), collapse = ", "),
+         " (vectors or column names), not ", describe(spec), ".",
+         call. = FALSE)
+  }
+  extra <- setdiff(names(spec), names(cats))
+  if (is.null(names(spec)) || any(!nzchar(names(spec))) || length(extra)) {
+    stop("`", arg, "` must be a list named by catalog (",
+         paste(names(cats), collapse = ", "), ")",
+         if (length(extra)) paste0("; ", dQuote(extra[1L], FALSE),
+                                   " is not one of them"), ".", call. = FALSE)
+  }
+  out <- lapply(names(cats), function(nm) {
+    x <- cats[[nm]]
+    n <- NROW(x)
+    v <- spec[[nm]]
+    where <- paste0("`", arg, "$", nm, "`")
+    if (is.null(v)) {
+      if (numeric) return(rep(1, n))
+      stop("`", arg, "` gives no ", what, " for `", nm, "`.", call. = FALSE)
+    }
+    if (is.character(v) && length(v) == 1L && n != 1L) {
+      cols <- colnames(x)
+      if (is.null(cols) || !v %in% cols) {
+        stop(where, " names column ", dQuote(v, FALSE), ", which `", nm,
+             "` does not have (its columns: ",
+             paste(cols, collapse = ", "), ").", call. = FALSE)
+      }
+      v <- if (is.data.frame(x)) x[[v]] else x[, v]
+      where <- paste0("column ", dQuote(spec[[nm]], FALSE), " of `", nm, "`")
+    }
+    if (length(v) != n) {
+      stop(where, " must hold one value per row of `", nm, "` (", n,
+           "), not ", length(v), ".", call. = FALSE)
+    }
+    if (numeric) check_weights(v, where) else check_labels(v, where)
+  })
+  stats::setNames(out, names(cats))
+}
+
+check_weights <- function(v, where) {
+  if (!is.numeric(v) || is.object(v) && !inherits(v, "numeric")) {
+    stop(where, " must be numeric weights, not ", describe(v), ".",
+         call. = FALSE)
+  }
+  v <- as.double(v)
+  bad <- which(!is.finite(v))
+  if (length(bad)) {
+    stop(where, " has a non-finite weight (", format(v[bad[1L]]),
+         ") in row ", bad[1L], ".", call. = FALSE)
+  }
+  v
+}
+
+check_labels <- function(v, where) {
+  if (is.factor(v)) v <- as.character(v)
+  if (!is.atomic(v) || is.object(v) || !(is.numeric(v) || is.character(v))) {
+    stop(where, " must be patch labels (integer, character or factor), not ",
+         describe(v), ".", call. = FALSE)
+  }
+  bad <- which(is.na(v))
+  if (length(bad)) {
+    stop(where, " has a missing patch label in row ", bad[1L], ".",
+         call. = FALSE)
+  }
+  v
+}
+
+# the sorted union of the labels of every catalog, as character
+patch_levels <- function(p) {
+  all <- unique(unlist(lapply(p, function(v) unique(v)), use.names = FALSE))
+  lv <- if (is.numeric(all)) as.character(sort(all)) else sort(as.character(all))
+  if (length(lv) < 2L) {
+    stop("`patches` must hold at least two distinct labels, not ",
+         length(lv), ".", call. = FALSE)
+  }
+  lv
+}

@@ -1,0 +1,68 @@
+test_that("per-patch counts match brute force on each pair of patches", {
+  set.seed(11)
+  x <- random_sky(300, ra = c(0, 40), dec = c(-20, 20))
+  y <- random_sky(200, ra = c(0, 40), dec = c(-20, 20))
+  lx <- sample(c("a", "b", "c"), 300, replace = TRUE)
+  ly <- sample(c("a", "b", "c"), 200, replace = TRUE)
+  e <- c(0, 2, 5, 10, 20, 40)
+  for (sp in c(FALSE, TRUE)) {
+    pc <- pair_counts(x, bins = e, threads = test_threads(), self_pairs = sp,
+                      patches = list(x = lx), backend = "cpu")
+    expect_equal(pc$patches, c("a", "b", "c"))
+    expect_equal(slots_of(pc), ref_slots(x, NULL, e, self_pairs = sp))
+    for (i in 1:3) for (j in 1:3) {
+      si <- x[lx == pc$patches[i], ]
+      sj <- x[lx == pc$patches[j], ]
+      want <- if (i == j) ref_slots(si, NULL, e, self_pairs = sp) else
+        ref_slots(si, sj, e) * (if (sp) 2 else 1)
+      expect_equal(pc$patch_counts[i, j, ], want[2:6], info = paste(sp, i, j))
+    }
+    expect_equal(pc$patch_n1, as.vector(table(lx)))
+  }
+  pc <- pair_counts(x, y, bins = e, threads = test_threads(),
+                    patches = list(x = lx, y = ly), backend = "cpu")
+  expect_equal(slots_of(pc), ref_slots(x, y, e))
+  for (i in 1:3) for (j in 1:3) {
+    want <- ref_slots(x[lx == pc$patches[i], ], y[ly == pc$patches[j], ], e)
+    expect_equal(pc$patch_counts[i, j, ], want[2:6])
+  }
+  expect_equal(pc$patch_n2, as.vector(table(ly)))
+})
+
+test_that("patch labels are checked", {
+  x <- random_sky(10)
+  e <- c(0, 90, 180)
+  expect_error(pair_counts(x, bins = e, patches = list(x = rep(1, 10))),
+               "at least two distinct labels")
+  expect_error(pair_counts(x, bins = e, patches = list(x = c(NA, rep(1:3, 3)))),
+               "missing patch label in row 1")
+  expect_error(pair_counts(x, bins = e, patches = list(x = 1:3)),
+               "one value per row of `x` \\(10\\), not 3")
+  expect_error(pair_counts(x, bins = e, patches = "p"),
+               "names column \"p\", which `x` does not have")
+  expect_error(pair_counts(x, bins = e, patches = list(z = 1:10)),
+               "\"z\" is not one of them")
+  expect_error(pair_counts(x, bins = e, patches = list(x = as.list(1:10))),
+               "must be patch labels")
+})
+
+test_that("sky_patches makes compact, reproducible patches", {
+  ran <- random_catalog(4000, ra_range = c(0, 60), dec_range = c(-20, 20),
+                        seed = 5)
+  p1 <- sky_patches(ran, n_patches = 6, seed = 2)
+  p2 <- sky_patches(ran, n_patches = 6, seed = 2)
+  expect_identical(p1, p2)
+  expect_s3_class(p1, "wtheta_patches")
+  lab <- patch_labels(p1, ran)
+  expect_equal(tabulate(lab, 6), p1$n)
+  # equal-area-ish patches on a uniform catalog
+  expect_true(min(p1$n) > 4000 / 6 / 2.5)
+  # each point lies nearest its own centre
+  u <- wtheta:::unit_vectors(ran, 1L)
+  dots <- u %*% t(attr(p1, "centres"))
+  expect_equal(lab, max.col(dots, ties.method = "first"))
+  expect_error(sky_patches(ran, n_patches = 1), "at least 2")
+  expect_error(sky_patches(ran[1:3, ], n_patches = 5), "exceeds the number")
+  expect_error(patch_labels(data.frame(ra = 1, dec = 2), ran),
+               "must come from sky_patches")
+})
