@@ -147,7 +147,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   res <- .Call(C_pair_counts, a, b, edges, self_pairs,
                if (run$backend == "cuda") 2L else 1L, threads, run$devices,
                if (weighted) as.double(wa), if (weighted && !is_auto)
-                 as.double(wb), tasks, as.integer(n_out), progress)
+                 as.double(wb), tasks, as.integer(n_out), progress,
+               grid_mode())
   elapsed <- proc.time()[["elapsed"]] - start
   nb <- length(edges) - 1L
   slots <- res$slots
@@ -171,7 +172,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     devices = run$devices,
     threads = if (run$backend == "cpu") threads else NA_integer_,
     elapsed = elapsed,
-    gpu_ms = if (run$backend == "cuda") res$gpu_ms else NA_real_
+    gpu_ms = if (run$backend == "cuda") res$gpu_ms else NA_real_,
+    pairs_skipped = res$pairs_skipped
   )
   if (weighted) {
     wtot <- if (n_out == 1L) res$wsum[, 1L] else rowSums(res$wsum)
@@ -247,6 +249,17 @@ patch_tasks <- function(ra, rb, is_auto) {
   if (is_auto) ab <- ab[ab$a <= ab$b, ]
   cbind(ra[ab$a, 1L], ra[ab$a, 2L], rb[ab$b, 1L], rb[ab$b, 2L],
         (ab$a - 1) + (ab$b - 1) * n)
+}
+
+# pruning by the last edge: option wtheta.grid, "auto" (when it pays),
+# TRUE (always below 180 degrees) or FALSE (never)
+grid_mode <- function() {
+  g <- getOption("wtheta.grid", "auto")
+  if (identical(g, "auto")) return(1L)
+  if (isTRUE(g)) return(2L)
+  if (isFALSE(g)) return(0L)
+  stop("option `wtheta.grid` must be \"auto\", TRUE or FALSE, not ",
+       describe(g), ".", call. = FALSE)
 }
 
 progress_or_default <- function(progress) {

@@ -2,7 +2,9 @@
  * shared by all engines (tasks, self pairs, fault injection for tests). */
 #include <stdlib.h>
 #include <string.h>
+#include <math.h>
 #include "wt.h"
+#include "grid.h"
 
 double wt_task_pairs(const wt_job *job, const wt_task *t)
 {
@@ -46,6 +48,58 @@ static int tasks_valid(const wt_job *job)
   return 1;
 }
 
+static int run_engine(wt_job *job)
+{
+  return job->backend == WT_BACKEND_CUDA ? wt_count_cuda(job)
+                                         : wt_count_cpu(job);
+}
+
+/* The largest angle and the cell size of the grid, or 0 when the job is
+ * better counted without one. The grid pays when the last edge leaves out
+ * most pairs: below 60 degrees, with enough pairs that planning is cheap
+ * beside counting. Cells are a third of the last edge, but no smaller than
+ * 0.02 degree. */
+static double grid_cell(const wt_job *job, double pairs, double *theta_max)
+{
+  const wt_bins *b = job->bins;
+  double c2 = b->upper[b->n_bins];
+  if (job->grid == 0 || !(c2 < 4.0)) return 0.0;
+  *theta_max = 2.0 * asin(sqrt(c2) / 2.0) * (180.0 / M_PI);
+  if (job->grid == 1 && (*theta_max > 60.0 || pairs < 1e8)) return 0.0;
+  double h = *theta_max / 3.0;
+  return h < 0.02 ? 0.02 : h;
+}
+
+/* counts through the grid when it pays, directly otherwise */
+static int count_pruned(wt_job *job, double pairs)
+{
+  double theta_max = 0.0, h = grid_cell(job, pairs, &theta_max);
+  if (h == 0.0) return run_engine(job);
+  wt_grid gr;
+  int status = wt_grid_plan(job, theta_max, h, &gr);
+  if (status == WT_ERR_ARG) return run_engine(job);   /* ranges overlap */
+  if (status != WT_OK) return status;
+  wt_job sub = *job;
+  sub.a = gr.a;
+  if (!job->is_auto) sub.b = gr.b;
+  sub.tasks = gr.tasks;
+  sub.n_tasks = gr.n_tasks;
+  status = gr.n_tasks > 0 ? run_engine(&sub) : WT_OK;
+  if (status == WT_OK) {
+    const int n_slots = job->bins->n_bins + 2;
+    for (int o = 0; o < job->n_out; o++) {
+      size_t above = (size_t)o * (size_t)n_slots + (size_t)(n_slots - 1);
+      job->slots[above] += (uint64_t)gr.skipped_n[o];
+      if (job->wsum) job->wsum[above] += gr.skipped_w[o];
+      job->pairs_skipped += gr.skipped_n[o];
+    }
+  }
+  job->gpu_ms = sub.gpu_ms;
+  memcpy(job->message, sub.message, sizeof job->message);
+  wt_grid_free(&gr);
+  return status;
+}
+
 int wt_count(wt_job *job)
 {
   if (!job || !job->bins || !job->slots || job->a.n < 1 ||
@@ -81,15 +135,15 @@ int wt_count(wt_job *job)
   double pairs = 0.0;
   for (int64_t k = 0; k < job->n_tasks; k++)
     pairs += wt_task_pairs(job, &job->tasks[k]);
+  job->pairs_skipped = 0.0;
   int status;
   if (pairs == 0.0) {
     status = WT_OK;                 /* e.g. one point: no unordered pair */
-  } else if (job->backend == WT_BACKEND_CUDA) {
-    status = wt_count_cuda(job);
-  } else if (job->backend == WT_BACKEND_CPU) {
-    status = wt_count_cpu(job);
-  } else {
+  } else if (job->backend != WT_BACKEND_CUDA &&
+             job->backend != WT_BACKEND_CPU) {
     status = WT_ERR_ARG;
+  } else {
+    status = count_pruned(job, pairs);
   }
   if (status == WT_OK && job->is_auto && job->self_pairs) {
     /* ordered pairs: each unordered pair twice, plus a self pair at d2 = 0

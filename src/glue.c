@@ -142,7 +142,8 @@ static wt_task *tasks_of(SEXP tasks, int64_t *n_tasks)
 
 SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
                       SEXP backend, SEXP threads, SEXP devices, SEXP w1,
-                      SEXP w2, SEXP tasks, SEXP n_out, SEXP progress)
+                      SEXP w2, SEXP tasks, SEXP n_out, SEXP progress,
+                      SEXP grid)
 {
   int n_edges = (int)XLENGTH(edges);
   if (n_edges < 2) error("wtheta internal: fewer than two edges");
@@ -174,6 +175,8 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   prog.start = now_seconds();
   job.poll = r_poll;
   job.poll_ctx = &prog;
+  job.grid = asInteger(grid);
+  if (job.grid < 0 || job.grid > 2) error("wtheta internal: grid must be 0, 1 or 2");
 
   wt_bins bins;
   double *upper = (double *)R_alloc((size_t)n_edges + 1, sizeof(double));
@@ -200,11 +203,12 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   } else {
     PROTECT(wsum);
   }
-  const char *names[] = {"slots", "wsum", "gpu_ms", ""};
+  const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, slots);
   SET_VECTOR_ELT(out, 1, wsum);
   SET_VECTOR_ELT(out, 2, ScalarReal(job.gpu_ms));
+  SET_VECTOR_ELT(out, 3, ScalarReal(job.pairs_skipped));
   UNPROTECT(3);
   return out;
 }

@@ -5,7 +5,7 @@
 #include "threads.h"
 
 SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                      SEXP, SEXP, SEXP);
+                      SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
 SEXP wt_r_cuda_info(void);
 SEXP wt_r_cuda_device(SEXP);
@@ -13,7 +13,7 @@ SEXP wt_r_default_threads(void);
 SEXP wt_r_cpu_cores(void);
 
 static const R_CallMethodDef call_methods[] = {
-  {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 12},
+  {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 13},
   {"unit_vectors", (DL_FUNC)&wt_r_unit_vectors, 3},
   {"cuda_info", (DL_FUNC)&wt_r_cuda_info, 0},
   {"cuda_device", (DL_FUNC)&wt_r_cuda_device, 1},

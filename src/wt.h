@@ -98,6 +98,11 @@ typedef struct {
   int (*poll)(void *ctx, double done, double total);
   void *poll_ctx;
   int fault;               /* WT_FAULT_* bits, tests only */
+  /* pruning by the last edge (grid.c): 0 never, 1 when it pays, 2 always
+   * when the last edge is below 180 degrees */
+  int grid;
+  double pairs_skipped;    /* out: pairs the grid proved beyond the last
+                              edge and counted without visiting them */
   /* out: n_out histograms of n_bins + 2 slot counts (below, bins...,
    * above), histogram h at slots + h * (n_bins + 2) */
   uint64_t *slots;

@@ -1,0 +1,65 @@
+# Pruning by the last edge (src/grid.c) must not change a single count.
+
+with_grid <- function(mode, code) {
+  old <- options(wtheta.grid = mode)
+  on.exit(options(old))
+  code
+}
+
+grid_vs_brute <- function(x, y, e, sp = FALSE, patches = NULL) {
+  a <- with_grid(TRUE, pair_counts(x, y, e, self_pairs = sp, backend = "cpu",
+                                   threads = test_threads(),
+                                   patches = patches))
+  expect_equal(slots_of(a), ref_slots(x, y, e, self_pairs = sp))
+  b <- with_grid(FALSE, pair_counts(x, y, e, self_pairs = sp,
+                                    backend = "cpu",
+                                    threads = test_threads(),
+                                    patches = patches))
+  expect_identical(slots_of(a), slots_of(b))
+  expect_identical(a$patch_counts, b$patch_counts)
+  expect_identical(b$pairs_skipped, 0)
+  a
+}
+
+test_that("the grid skips far pairs and counts exactly what brute force does", {
+  set.seed(31)
+  x <- random_sky(1500)
+  y <- random_sky(1200)
+  a <- grid_vs_brute(x, NULL, c(0, 0.5, 2, 5))
+  # pairs closer than 5 degrees are under 0.2% of the sky's pairs; with
+  # cells of 5/3 degree the grid visits a small share of the rest
+  expect_gt(a$pairs_skipped, 0.9 * a$n_pairs)
+  expect_equal(a$n_above, a$n_pairs - sum(a$counts) - a$n_below)
+  grid_vs_brute(x, y, c(0.1, 1, 3, 10))
+  grid_vs_brute(x, NULL, c(0, 1, 10, 40), sp = TRUE)
+})
+
+test_that("the grid is exact at the poles, across ra = 0 and at tiny scales", {
+  set.seed(32)
+  p <- rbind(random_sky(600, dec = c(80, 90)), random_sky(600, ra = c(355, 360)),
+             random_sky(600, ra = c(0, 5)),
+             data.frame(ra = c(0, 180, 90, 270), dec = c(90, 90, -90, -89.9)))
+  grid_vs_brute(p, NULL, c(0, 1, 3, 8))
+  grid_vs_brute(p, random_sky(500, dec = c(85, 90)), c(0, 2, 6, 12))
+  small <- random_sky(500, ra = c(10, 10.5), dec = c(-0.2, 0.3))
+  grid_vs_brute(small, NULL, c(0, 0.001, 0.01, 0.03))
+  # identical points and a single point per cell
+  grid_vs_brute(data.frame(ra = rep(c(1, 50), 20), dec = 0), NULL,
+                c(0, 1e-9, 1, 2))
+})
+
+test_that("the grid refines patch tasks exactly", {
+  set.seed(33)
+  x <- random_sky(1200, ra = c(0, 60), dec = c(-30, 30))
+  y <- random_sky(900, ra = c(0, 60), dec = c(-30, 30))
+  lx <- sample(1:4, 1200, replace = TRUE)
+  ly <- sample(1:4, 900, replace = TRUE)
+  grid_vs_brute(x, NULL, c(0, 1, 4, 9), patches = list(x = lx))
+  grid_vs_brute(x, y, c(0, 1, 4, 9), patches = list(x = lx, y = ly))
+})
+
+test_that("the grid option is checked", {
+  x <- random_sky(10)
+  expect_error(with_grid("yes", pair_counts(x, bins = c(0, 1))),
+               "option `wtheta.grid` must be \"auto\", TRUE or FALSE")
+})
