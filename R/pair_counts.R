@@ -52,6 +52,16 @@
 #'   elements `x` and `y`, each a vector of labels (integer, character or
 #'   factor) as long as its catalog or a column name. Labels are matched
 #'   across catalogs by value; `NA` is not allowed.
+#' @param distribute `FALSE` (the default) counts in this R process. `TRUE`
+#'   or a number of blocks `k` cuts each catalog into `k` blocks and counts
+#'   every pair of blocks as a separate task through the future framework
+#'   (package future.apply): the plan set with [future::plan()] decides where
+#'   tasks run (other R sessions with `multisession`, other machines with a
+#'   PSOCK `cluster` or batchtools), and each worker counts with its own
+#'   best backend (`backend` and `threads` are resolved there; `devices`
+#'   cannot be given). The histograms add up exactly, so the result is the
+#'   same whatever the plan. `TRUE` picks `k` so that there are at least
+#'   twice as many tasks as workers.
 #' @return An object of class `pair_counts`: a list with `counts` (a double
 #'   vector, one count per bin, exact up to 2^53), `edges`, `theta_lo`,
 #'   `theta_hi`, `n1`, `n2`, `type` (`"auto"` or `"cross"`), `self_pairs`,
@@ -66,6 +76,11 @@
 #'   with patches also `patches` (the labels), `patch_n1`, `patch_n2`
 #'   (points per patch), `patch_counts` (see Patches) and, when weighted,
 #'   `patch_weighted`, `patch_w1`, `patch_w1_sq`, `patch_w2`, `patch_w2_sq`.
+#'   `pairs_skipped` counts the pairs that pruning by the last edge proved
+#'   to lie beyond it and counted without visiting (see [wtheta-package]).
+#'   With `distribute`, `distributed` gives the number of tasks, of
+#'   distinct worker processes and the plan's class; `backend` then lists
+#'   the backends the workers used.
 #' @examples
 #' set.seed(1)
 #' cat <- random_catalog(500, ra_range = c(0, 20), dec_range = c(-10, 10))
@@ -80,7 +95,8 @@
 pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         backend = c("auto", "cpu", "cuda"), threads = NULL,
                         devices = NULL, columns = c("ra", "dec"),
-                        progress = NULL, weights = NULL, patches = NULL) {
+                        progress = NULL, weights = NULL, patches = NULL,
+                        distribute = FALSE) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   a <- as_catalog(x, "x", columns)
@@ -99,12 +115,26 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
     labels <- patch_levels(p)
     p <- lapply(p, function(v) match(as.character(v), labels))
   }
+  n_blocks <- distribute_blocks(distribute)
+  user_threads <- threads
   threads <- threads_or_default(threads)
-  run <- choose_backend(backend, devices)
-  pc <- count_pairs(unit_vectors(a, threads),
-                    if (!is.null(b)) unit_vectors(b, threads), edges,
-                    self_pairs, run, threads, progress, w$x, w$y, p$x, p$y,
-                    length(labels))
+  if (n_blocks > 0L) {
+    if (!is.null(devices)) {
+      stop("`devices` cannot be combined with `distribute`: each worker ",
+           "uses its own GPUs.", call. = FALSE)
+    }
+    match_choice(backend, c("auto", "cpu", "cuda"), "backend")
+    pc <- count_pairs_future(unit_vectors(a, threads),
+                             if (!is.null(b)) unit_vectors(b, threads), edges,
+                             self_pairs, backend, user_threads, w$x, w$y,
+                             p$x, p$y, length(labels), n_blocks)
+  } else {
+    run <- choose_backend(backend, devices)
+    pc <- count_pairs(unit_vectors(a, threads),
+                      if (!is.null(b)) unit_vectors(b, threads), edges,
+                      self_pairs, run, threads, progress, w$x, w$y, p$x,
+                      p$y, length(labels))
+  }
   if (!is.null(labels)) pc$patches <- labels
   pc$elapsed <- proc.time()[["elapsed"]] - start
   pc

@@ -111,7 +111,7 @@ wtheta <- function(data, random, bins,
                    progress = NULL, weights = NULL,
                    error = c("poisson", "jackknife", "bootstrap", "none"),
                    patches = NULL, n_patches = 20, n_boot = 500, seed = NULL,
-                   data2 = NULL, random2 = NULL) {
+                   data2 = NULL, random2 = NULL, distribute = FALSE) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   estimator <- match_choice(estimator, c("LS", "natural", "DP", "Hamilton"),
@@ -150,8 +150,19 @@ wtheta <- function(data, random, bins,
   }
   if (resample) check_count(n_patches, "n_patches")
   if (error == "bootstrap") check_count(n_boot, "n_boot")
+  n_blocks <- distribute_blocks(distribute)
+  user_threads <- threads
   threads <- threads_or_default(threads)
-  run <- choose_backend(backend, devices)
+  if (n_blocks > 0L) {
+    if (!is.null(devices)) {
+      stop("`devices` cannot be combined with `distribute`: each worker ",
+           "uses its own GPUs.", call. = FALSE)
+    }
+    match_choice(backend, c("auto", "cpu", "cuda"), "backend")
+    run <- NULL
+  } else {
+    run <- choose_backend(backend, devices)
+  }
 
   p <- NULL
   labels <- NULL
@@ -176,6 +187,13 @@ wtheta <- function(data, random, bins,
   }
   u <- lapply(cats, unit_vectors, threads = threads)
   count <- function(x, y, sp) {
+    if (n_blocks > 0L) {
+      return(count_pairs_future(u[[x]], if (!is.null(y)) u[[y]], edges, sp,
+                                backend, user_threads, w[[x]],
+                                if (!is.null(y)) w[[y]], p[[x]],
+                                if (!is.null(y)) p[[y]], length(labels),
+                                n_blocks))
+    }
     count_pairs(u[[x]], if (!is.null(y)) u[[y]], edges, sp, run, threads,
                 progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
                 if (!is.null(y)) p[[y]], length(labels))
@@ -233,7 +251,7 @@ wtheta <- function(data, random, bins,
             replicates = reps,
             patches = if (resample) (if (!is.null(made)) made else labels),
             pair_counts = pcs,
-            backend = run$backend, devices = run$devices,
+            backend = pcs[[1L]]$backend, devices = pcs[[1L]]$devices,
             threads = pcs[[1L]]$threads,
             elapsed = proc.time()[["elapsed"]] - start,
             n_outside = vapply(pcs, `[[`, 0, "n_outside"),

@@ -1,0 +1,149 @@
+# Counting across many processes or machines with the future framework:
+# the catalogs are cut into blocks, each pair of blocks is an independent
+# task whose histograms add up, and the user's future::plan() decides where
+# the tasks run (sequential, multisession, a PSOCK cluster over ssh,
+# batchtools on a scheduler). Each worker counts with its own best backend.
+
+# the `distribute` argument: 0 (count here) or a number of blocks per
+# catalog
+distribute_blocks <- function(distribute) {
+  if (isFALSE(distribute) || is.null(distribute)) return(0L)
+  if (!requireNamespace("future.apply", quietly = TRUE)) {
+    stop("`distribute` needs the future.apply package (Debian: ",
+         "r-cran-future.apply); install it or use distribute = FALSE.",
+         call. = FALSE)
+  }
+  if (isTRUE(distribute)) {
+    # a few tasks per worker, so that uneven workers even out
+    return(max(1L, as.integer(ceiling(sqrt(2 * future::nbrOfWorkers())))))
+  }
+  check_count(distribute, "distribute")
+  as.integer(distribute)
+}
+
+# like count_pairs(), with the block pairs run as futures; backend and
+# threads are the user's arguments, resolved on each worker
+count_pairs_future <- function(a, b, edges, self_pairs, backend, threads,
+                               wa, wb, pa, pb, n_patches, n_blocks) {
+  start <- proc.time()[["elapsed"]]
+  is_auto <- is.null(b)
+  cut <- function(n) {
+    k <- min(n_blocks, n)
+    split(seq_len(n), rep(seq_len(k), diff(round(seq(0, n, length.out = k + 1)))))
+  }
+  ba <- cut(nrow(a))
+  bb <- if (is_auto) ba else cut(nrow(b))
+  jobs <- expand.grid(i = seq_along(ba), j = seq_along(bb))
+  if (is_auto) jobs <- jobs[jobs$i <= jobs$j, ]
+  tasks <- lapply(seq_len(nrow(jobs)), function(k) {
+    ia <- ba[[jobs$i[k]]]
+    ib <- bb[[jobs$j[k]]]
+    diagonal <- is_auto && jobs$i[k] == jobs$j[k]
+    y <- if (is_auto) a else b
+    wy <- if (is_auto) wa else wb
+    py <- if (is_auto) pa else pb
+    list(a = a[ia, , drop = FALSE], b = if (!diagonal) y[ib, , drop = FALSE],
+         wa = wa[ia], wb = if (!diagonal) wy[ib], pa = pa[ia],
+         pb = if (!diagonal) py[ib], diagonal = diagonal,
+         self_pairs = diagonal && self_pairs, edges = edges,
+         backend = backend, threads = threads, n_patches = n_patches)
+  })
+  parts <- future.apply::future_lapply(tasks, count_block, future.seed = FALSE,
+                                       future.packages = "wtheta")
+  out <- merge_counts(parts, is_auto, self_pairs)
+  n1 <- as.double(nrow(a))
+  n2 <- if (is_auto) n1 else as.double(nrow(b))
+  out$n1 <- n1
+  out$n2 <- n2
+  out$type <- if (is_auto) "auto" else "cross"
+  out$self_pairs <- self_pairs
+  out$n_pairs <- pair_norm(n1, n2, is_auto, self_pairs)
+  if (!is.null(wa)) {
+    wb2 <- if (is_auto) wa else wb
+    out$sum_w1 <- sum(wa)
+    out$sum_w1_sq <- sum(wa^2)
+    out$sum_w2 <- sum(wb2)
+    out$sum_w2_sq <- sum(wb2^2)
+    out$weighted_pairs <- weight_norm(out$sum_w1, out$sum_w1_sq, out$sum_w2,
+                                      is_auto, self_pairs)
+  }
+  if (!is.null(pa)) {
+    out$patch_n1 <- tabulate(pa, n_patches)
+    out$patch_n2 <- if (is_auto) out$patch_n1 else tabulate(pb, n_patches)
+    if (!is.null(wa)) {
+      wb2 <- if (is_auto) wa else wb
+      pb2 <- if (is_auto) pa else pb
+      out$patch_w1 <- tapply_sum(wa, pa, n_patches)
+      out$patch_w1_sq <- tapply_sum(wa^2, pa, n_patches)
+      out$patch_w2 <- tapply_sum(wb2, pb2, n_patches)
+      out$patch_w2_sq <- tapply_sum(wb2^2, pb2, n_patches)
+    }
+  }
+  backends <- unique(vapply(parts, `[[`, "", "backend"))
+  out$backend <- paste(sort(backends), collapse = "+")
+  out$devices <- sort(unique(unlist(lapply(parts, `[[`, "devices"))))
+  out$threads <- if (identical(backends, "cpu"))
+    max(vapply(parts, function(p) as.integer(p$threads), 0L)) else NA_integer_
+  out$distributed <- list(tasks = length(parts),
+                          workers = length(unique(vapply(parts, `[[`, 0, "pid"))),
+                          plan = plan_name(future::plan()))
+  out$elapsed <- proc.time()[["elapsed"]] - start
+  structure(out, class = "pair_counts")
+}
+
+# adds up the pair_counts of block pairs. For an auto count the blocks
+# off the diagonal are cross counts between two blocks of one catalog: with
+# self_pairs (ordered pairs) they count twice, and their patch arrays add
+# to both [a, b] and [b, a].
+merge_counts <- function(parts, is_auto, self_pairs) {
+  first <- parts[[1L]]
+  out <- list(edges = first$edges, theta_lo = first$theta_lo,
+              theta_hi = first$theta_hi)
+  add <- function(field, mirror = FALSE) {
+    vals <- lapply(parts, function(p) {
+      v <- p[[field]]
+      if (is.null(v)) return(NULL)
+      off <- is_auto && !p$diagonal
+      if (off && mirror) {
+        for (k in seq_len(dim(v)[3L])) {
+          m <- v[, , k]
+          v[, , k] <- m + t(m) - diag(diag(m), nrow(m))
+        }
+      }
+      if (off && self_pairs) v <- 2 * v
+      v
+    })
+    if (is.null(vals[[1L]])) return(NULL)
+    Reduce(`+`, vals)
+  }
+  for (f in c("counts", "n_below", "n_above", "weighted", "weighted_below",
+              "weighted_above")) {
+    out[[f]] <- add(f)
+  }
+  out$n_outside <- out$n_below + out$n_above
+  out$patch_counts <- add("patch_counts", mirror = TRUE)
+  out$patch_weighted <- add("patch_weighted", mirror = TRUE)
+  out$gpu_ms <- sum(vapply(parts, function(p) p$gpu_ms, 0), na.rm = TRUE)
+  if (all(vapply(parts, function(p) is.na(p$gpu_ms), TRUE))) {
+    out$gpu_ms <- NA_real_
+  }
+  out$pairs_skipped <- sum(vapply(parts, `[[`, 0, "pairs_skipped"))
+  out
+}
+
+# one block pair, on a worker: its own backend choice and thread count
+count_block <- function(t) {
+  run <- choose_backend(t$backend, NULL)
+  threads <- threads_or_default(t$threads)
+  pc <- count_pairs(t$a, t$b, t$edges, t$self_pairs, run, threads, FALSE,
+                    t$wa, t$wb, t$pa, t$pb, t$n_patches)
+  pc$pid <- Sys.getpid()
+  pc$diagonal <- t$diagonal
+  pc
+}
+
+# the name of a plan: its first class that names a strategy
+plan_name <- function(p) {
+  cl <- setdiff(class(p), c("FutureStrategy", "tweaked", "function"))
+  if (length(cl)) cl[1L] else "unknown"
+}
