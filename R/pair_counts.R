@@ -116,6 +116,8 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
     p <- lapply(p, function(v) match(as.character(v), labels))
   }
   n_blocks <- distribute_blocks(distribute)
+  check_memory(nrow(a) + if (is.null(b)) 0 else nrow(b), !is.null(w),
+               !is.null(p))
   user_threads <- threads
   threads <- threads_or_default(threads)
   if (n_blocks > 0L) {

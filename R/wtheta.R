@@ -151,6 +151,7 @@ wtheta <- function(data, random, bins,
   if (resample) check_count(n_patches, "n_patches")
   if (error == "bootstrap") check_count(n_boot, "n_boot")
   n_blocks <- distribute_blocks(distribute)
+  check_memory(sum(vapply(cats, nrow, 0L)), !is.null(w), resample)
   user_threads <- threads
   threads <- threads_or_default(threads)
   if (n_blocks > 0L) {

@@ -80,3 +80,11 @@ test_that("a PSOCK cluster gives the same histograms", {
   expect_equal(d$distributed$plan, "cluster")
   expect_equal(d$distributed$workers, 2L)
 })
+
+test_that("a count that cannot fit in memory stops before it starts", {
+  expect_error(wtheta:::check_memory(1e9, available = 8e9),
+               "counting 1,000,000,000 points needs about 64.0 GB of memory, but only 8.0 GB are available")
+  expect_invisible(wtheta:::check_memory(1e6, available = 8e9))
+  expect_equal(wtheta:::memory_needed(1e6, TRUE, TRUE), 1e6 * 116)
+  expect_equal(wtheta:::check_memory(10, available = NA), 640)
+})
