@@ -283,15 +283,17 @@ patch_tasks <- function(ra, rb, is_auto) {
         (ab$a - 1) + (ab$b - 1) * n)
 }
 
-# pruning by the last edge: option wtheta.grid, "auto" (when it pays),
-# TRUE (always below 180 degrees) or FALSE (never)
+# pruning by the last edge and bulk counting: option wtheta.grid, "auto"
+# (when it pays), TRUE (always below 180 degrees), "prune" (always, without
+# bulk counting inside bins) or FALSE (never)
 grid_mode <- function() {
   g <- getOption("wtheta.grid", "auto")
   if (identical(g, "auto")) return(1L)
   if (isTRUE(g)) return(2L)
+  if (identical(g, "prune")) return(3L)
   if (isFALSE(g)) return(0L)
-  stop("option `wtheta.grid` must be \"auto\", TRUE or FALSE, not ",
-       describe(g), ".", call. = FALSE)
+  stop("option `wtheta.grid` must be \"auto\", TRUE, \"prune\" or FALSE, ",
+       "not ", describe(g), ".", call. = FALSE)
 }
 
 progress_or_default <- function(progress) {

@@ -66,6 +66,7 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
   if (job->grid == 0 || !(c2 < 4.0)) return 0.0;
   *theta_max = 2.0 * asin(sqrt(c2) / 2.0) * (180.0 / M_PI);
   if (job->grid == 1 && (*theta_max > 60.0 || pairs < 1e8)) return 0.0;
+  /* grid 2: always; grid 3: always, pruning only (no bulk counting) */
   double h = *theta_max / 3.0;
   return h < 0.02 ? 0.02 : h;
 }
@@ -76,7 +77,7 @@ static int count_pruned(wt_job *job, double pairs)
   double theta_max = 0.0, h = grid_cell(job, pairs, &theta_max);
   if (h == 0.0) return run_engine(job);
   wt_grid gr;
-  int status = wt_grid_plan(job, theta_max, h, &gr);
+  int status = wt_grid_plan(job, theta_max, h, job->grid != 3, &gr);
   if (status == WT_ERR_ARG) return run_engine(job);   /* ranges overlap */
   if (status != WT_OK) return status;
   wt_job sub = *job;
@@ -87,11 +88,11 @@ static int count_pruned(wt_job *job, double pairs)
   status = gr.n_tasks > 0 ? run_engine(&sub) : WT_OK;
   if (status == WT_OK) {
     const int n_slots = job->bins->n_bins + 2;
-    for (int o = 0; o < job->n_out; o++) {
-      size_t above = (size_t)o * (size_t)n_slots + (size_t)(n_slots - 1);
-      job->slots[above] += (uint64_t)gr.skipped_n[o];
-      if (job->wsum) job->wsum[above] += gr.skipped_w[o];
-      job->pairs_skipped += gr.skipped_n[o];
+    const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
+    for (size_t s = 0; s < n_all; s++) {
+      job->slots[s] += (uint64_t)gr.bulk_n[s];
+      if (job->wsum) job->wsum[s] += gr.bulk_w[s];
+      job->pairs_skipped += gr.bulk_n[s];
     }
   }
   job->gpu_ms = sub.gpu_ms;

@@ -176,7 +176,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   job.poll = r_poll;
   job.poll_ctx = &prog;
   job.grid = asInteger(grid);
-  if (job.grid < 0 || job.grid > 2) error("wtheta internal: grid must be 0, 1 or 2");
+  if (job.grid < 0 || job.grid > 3) error("wtheta internal: grid must be 0 to 3");
 
   wt_bins bins;
   double *upper = (double *)R_alloc((size_t)n_edges + 1, sizeof(double));

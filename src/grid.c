@@ -1,11 +1,21 @@
-/* Pruning by the largest angle: a grid of cells on the sphere (declination
- * bands cut in right ascension). The points of every task range are sorted
- * by cell, each cell gets a bounding cap (its points' normalised mean and
- * the largest angle from it), and a task becomes one task per pair of
- * cells whose caps can come closer than the last edge. The pairs of the
- * other cell pairs all lie at or beyond the last edge: their number (and
- * weight sums) go to the slot above the last edge without being visited.
- * Counts stay exactly those of brute force. */
+/* Pruning by the largest angle and exact bulk counting of cell pairs.
+ *
+ * The points of every task range are sorted by a key: a cell of a grid on
+ * the sphere (declination bands of height h cut in right ascension), then
+ * a Morton code of the position inside the cell (10 bits per axis). Each
+ * cell is the root of a tree whose nodes are runs of one key prefix, so
+ * every node is a contiguous range of points; a node has a bounding cap
+ * (the normalised mean of its points and the largest angle from it).
+ *
+ * A task becomes a walk over pairs of nodes. For a node pair the caps give
+ * the least and greatest possible separation of its pairs. When both fall
+ * in the same slot (with a margin far above rounding), every pair of the
+ * node pair lies in that slot: n_a n_b pairs (and W_a W_b of weight) are
+ * added to it without visiting them. That covers pruning (the slot beyond
+ * the last edge) and bulk counting inside a bin. Otherwise the walk splits
+ * the larger node while the pairs are many and a split may pay, and hands
+ * the rest to the engine as tasks. Counts stay exactly those of brute
+ * force. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,27 +23,46 @@
 #include "grid.h"
 
 #define DEG (M_PI / 180.0)
+#define MORTON_BITS 10               /* per axis, inside a cell */
+#define LEAF 64                      /* points in a node that is not split */
+#define MIN_SPLIT ((double)(1 << 20))/* pairs below which a node pair is a
+                                        task, unless bulk counting beckons */
+#define MIN_BULK ((double)(1 << 12)) /* pairs below which it always is */
 
 typedef struct {
   int n_bands;
-  double h;                /* band height, degrees */
-  int *n_ra;               /* cells per band */
-  int64_t *first;          /* first cell id of each band */
+  double h;                          /* band height, degrees */
+  int *n_ra;                         /* cells per band */
+  int64_t *first;                    /* first cell id of each band */
   int64_t n_cells;
 } grid_shape;
 
-typedef struct {           /* one non-empty cell of one range */
-  int64_t id, start, end;  /* cell id; points [start, end) after sorting */
-  double c[3];             /* cap centre */
-  double r;                /* cap radius, radians */
-  double w;                /* sum of weights (or points) */
-} cell;
+typedef struct {
+  int64_t start, end;                /* points, after sorting */
+  int32_t child[4];                  /* node indices, -1 for none */
+  double c[3];                       /* cap centre */
+  double r;                          /* cap radius as a chord (R^3 distance) */
+  double ang;                        /* ... and as an angle, radians */
+  double w, w2;                      /* sums of weights and of squares */
+} node;
 
-typedef struct {           /* the cells of one range, by cell id */
-  int64_t r0, r1;          /* the range */
-  cell *cells;
-  int64_t n;
-} range_cells;
+typedef struct {                     /* one range of one catalog */
+  int64_t r0, r1;
+  node *nodes;
+  int64_t n_nodes, cap_nodes;
+  int64_t *root_of;                  /* for each non-empty cell: its root */
+  int64_t *cell_id;                  /* ... and its id */
+  int64_t n_cells;
+} range_tree;
+
+typedef struct {                     /* what the walk writes */
+  const wt_job *job;
+  const double *upper;               /* c2 bounds of the slots */
+  int n_slots, bulk;
+  wt_task *t;
+  int64_t n_tasks, cap_tasks;
+  double *bulk_n, *bulk_w;           /* n_out x n_slots */
+} walk;
 
 static double clamp1(double v) { return v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v; }
 
@@ -65,150 +94,234 @@ static void shape_free(grid_shape *g)
   free(g->first);
 }
 
-static int band_of(const grid_shape *g, double z)
+static uint32_t spread(uint32_t v)   /* 10 bits to the even bits of 20 */
+{
+  uint32_t r = 0;
+  for (int k = 0; k < MORTON_BITS; k++) r |= ((v >> k) & 1u) << (2 * k);
+  return r;
+}
+
+/* the sort key of a point: cell id, then its Morton code in the cell */
+static uint64_t key_of(const grid_shape *g, double x, double y, double z)
 {
   double dec = asin(clamp1(z)) / DEG;
-  int b = (int)floor((dec + 90.0) / g->h);
-  return b < 0 ? 0 : b >= g->n_bands ? g->n_bands - 1 : b;
-}
-
-static int ra_cell_of(const grid_shape *g, int b, double x, double y)
-{
+  double fb = (dec + 90.0) / g->h;
+  int b = (int)floor(fb);
+  if (b < 0) b = 0;
+  if (b >= g->n_bands) b = g->n_bands - 1;
   double ra = atan2(y, x) / DEG;
   if (ra < 0) ra += 360.0;
-  int k = (int)floor(ra / 360.0 * g->n_ra[b]);
-  return k < 0 ? 0 : k >= g->n_ra[b] ? g->n_ra[b] - 1 : k;
+  double fr = ra / 360.0 * g->n_ra[b];
+  int k = (int)floor(fr);
+  if (k < 0) k = 0;
+  if (k >= g->n_ra[b]) k = g->n_ra[b] - 1;
+  const double scale = (double)(1 << MORTON_BITS);
+  double u = (fr - k) * scale, v = (fb - b) * scale;
+  uint32_t iu = u < 0 ? 0 : u >= scale ? (1u << MORTON_BITS) - 1 : (uint32_t)u;
+  uint32_t iv = v < 0 ? 0 : v >= scale ? (1u << MORTON_BITS) - 1 : (uint32_t)v;
+  uint64_t cell = (uint64_t)(g->first[b] + k);
+  return (cell << (2 * MORTON_BITS)) | spread(iu) | (spread(iv) << 1);
 }
 
-/* sorts points [r0, r1) of p (copied into q) by cell and fills its cells */
-static int sort_range(const grid_shape *g, const wt_points *p, double *qx, double *qy, double *qz, double *qw,
-                      int64_t r0, int64_t r1, range_cells *rc)
+static void node_cap(node *nd, const double *x, const double *y,
+                     const double *z, const double *w)
 {
-  const int64_t n = r1 - r0;
-  rc->r0 = r0;
-  rc->r1 = r1;
-  rc->cells = NULL;
-  rc->n = 0;
-  if (n == 0) return WT_OK;
-  int64_t *id = malloc((size_t)n * sizeof *id);
-  int64_t *order = malloc((size_t)n * sizeof *order);
-  if (!id || !order) {
-    free(id);
-    free(order);
-    return WT_ERR_NOMEM;
+  double s[3] = {0, 0, 0}, sw = 0, sw2 = 0;
+  for (int64_t i = nd->start; i < nd->end; i++) {
+    s[0] += x[i];
+    s[1] += y[i];
+    s[2] += z[i];
+    double wi = w ? w[i] : 1.0;
+    sw += wi;
+    sw2 += wi * wi;
   }
-  for (int64_t i = 0; i < n; i++) {
-    double x = p->x[r0 + i], y = p->y[r0 + i], z = p->z[r0 + i];
-    int b = band_of(g, z);
-    id[i] = g->first[b] + ra_cell_of(g, b, x, y);
+  double len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+  if (len > 0) {
+    for (int k = 0; k < 3; k++) nd->c[k] = s[k] / len;
+  } else {
+    nd->c[0] = x[nd->start];
+    nd->c[1] = y[nd->start];
+    nd->c[2] = z[nd->start];
   }
-  /* counting sort on the distinct ids present: sort (id, index) pairs */
-  for (int64_t i = 0; i < n; i++) order[i] = i;
-  /* radix sort by id, 16 bits at a time (ids < 2^48) */
-  int64_t *tmp = malloc((size_t)n * sizeof *tmp);
+  double m = 0;
+  for (int64_t i = nd->start; i < nd->end; i++) {
+    double dx = x[i] - nd->c[0], dy = y[i] - nd->c[1], dz = z[i] - nd->c[2];
+    double d2 = dx * dx + dy * dy + dz * dz;
+    if (d2 > m) m = d2;
+  }
+  /* distances are those between the double vectors in R^3, where the
+   * triangle inequality bounds every pair exactly; d2 rounds relatively */
+  nd->r = sqrt(m) * (1.0 + 1e-12);
+  nd->ang = 2.0 * asin(fmin(1.0, nd->r / 2.0));
+  nd->w = sw;
+  nd->w2 = sw2;
+}
+
+static int64_t new_node(range_tree *t)
+{
+  if (t->n_nodes == t->cap_nodes) {
+    int64_t cap = t->cap_nodes ? 2 * t->cap_nodes : 256;
+    node *m = realloc(t->nodes, (size_t)cap * sizeof *m);
+    if (!m) return -1;
+    t->nodes = m;
+    t->cap_nodes = cap;
+  }
+  return t->n_nodes++;
+}
+
+/* the node of points [start, end) sharing key >> shift; returns its index
+ * or -1 when memory runs out */
+static int64_t build(range_tree *t, const uint64_t *key, int64_t koff,
+                     int64_t start, int64_t end, int shift, const double *x,
+                     const double *y, const double *z, const double *w)
+{
+  int64_t id = new_node(t);
+  if (id < 0) return -1;
+  node *nd = &t->nodes[id];
+  nd->start = start;
+  nd->end = end;
+  for (int k = 0; k < 4; k++) nd->child[k] = -1;
+  node_cap(nd, x, y, z, w);
+  if (end - start <= LEAF || shift == 0) return id;
+  int64_t s = start;
+  for (int k = 0; k < 4 && s < end; k++) {
+    uint64_t want = ((key[start - koff] >> shift) << 2) | (uint64_t)k;
+    int64_t e = s;
+    while (e < end && (key[e - koff] >> (shift - 2)) == want) e++;
+    if (e > s) {
+      int64_t c = build(t, key, koff, s, e, shift - 2, x, y, z, w);
+      if (c < 0) return -1;
+      t->nodes[id].child[k] = (int32_t)c;
+    }
+    s = e;
+  }
+  return id;
+}
+
+/* radix sort of (key, index) by key, 16 bits a pass */
+static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits)
+{
+  uint64_t *k2 = malloc((size_t)n * sizeof *k2);
+  int64_t *o2 = malloc((size_t)n * sizeof *o2);
   int64_t *cnt = malloc(65537 * sizeof *cnt);
-  if (!tmp || !cnt) {
-    free(id);
-    free(order);
-    free(tmp);
+  if (!k2 || !o2 || !cnt) {
+    free(k2);
+    free(o2);
     free(cnt);
     return WT_ERR_NOMEM;
   }
-  for (int pass = 0; pass < 3; pass++) {
-    int sh = 16 * pass;
-    if (pass > 0 && (g->n_cells >> sh) == 0) break;
+  for (int sh = 0; sh < bits; sh += 16) {
     memset(cnt, 0, 65537 * sizeof *cnt);
-    for (int64_t i = 0; i < n; i++) cnt[((id[order[i]] >> sh) & 0xFFFF) + 1]++;
+    for (int64_t i = 0; i < n; i++) cnt[((key[i] >> sh) & 0xFFFF) + 1]++;
     for (int k = 0; k < 65536; k++) cnt[k + 1] += cnt[k];
-    for (int64_t i = 0; i < n; i++)
-      tmp[cnt[(id[order[i]] >> sh) & 0xFFFF]++] = order[i];
-    memcpy(order, tmp, (size_t)n * sizeof *order);
+    for (int64_t i = 0; i < n; i++) {
+      int64_t at = cnt[(key[i] >> sh) & 0xFFFF]++;
+      k2[at] = key[i];
+      o2[at] = order[i];
+    }
+    memcpy(key, k2, (size_t)n * sizeof *key);
+    memcpy(order, o2, (size_t)n * sizeof *order);
   }
-  free(tmp);
+  free(k2);
+  free(o2);
   free(cnt);
-  int64_t n_cells = 0;
-  for (int64_t i = 0; i < n; i++) {
-    int64_t s = order[i];
-    qx[r0 + i] = p->x[r0 + s];
-    qy[r0 + i] = p->y[r0 + s];
-    qz[r0 + i] = p->z[r0 + s];
-    if (qw) qw[r0 + i] = p->w[r0 + s];
-    if (i == 0 || id[order[i]] != id[order[i - 1]]) n_cells++;
-  }
-  rc->cells = calloc((size_t)n_cells, sizeof *rc->cells);
-  if (!rc->cells) {
-    free(id);
-    free(order);
-    return WT_ERR_NOMEM;
-  }
-  int64_t c = -1;
-  for (int64_t i = 0; i < n; i++) {
-    int64_t cid = id[order[i]];
-    if (c < 0 || rc->cells[c].id != cid) {
-      c++;
-      rc->cells[c].id = cid;
-      rc->cells[c].start = r0 + i;
-    }
-    rc->cells[c].end = r0 + i + 1;
-  }
-  rc->n = n_cells;
-  free(id);
-  free(order);
-  for (int64_t k = 0; k < n_cells; k++) {
-    cell *ce = &rc->cells[k];
-    double s[3] = {0, 0, 0}, w = 0;
-    for (int64_t i = ce->start; i < ce->end; i++) {
-      s[0] += qx[i];
-      s[1] += qy[i];
-      s[2] += qz[i];
-      w += qw ? qw[i] : 1.0;
-    }
-    double len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
-    if (len > 0) {
-      ce->c[0] = s[0] / len;
-      ce->c[1] = s[1] / len;
-      ce->c[2] = s[2] / len;
-    } else {
-      ce->c[0] = qx[ce->start];
-      ce->c[1] = qy[ce->start];
-      ce->c[2] = qz[ce->start];
-    }
-    double m = 0;
-    for (int64_t i = ce->start; i < ce->end; i++) {
-      double dx = qx[i] - ce->c[0], dy = qy[i] - ce->c[1],
-             dz = qz[i] - ce->c[2];
-      double d2 = dx * dx + dy * dy + dz * dz;
-      if (d2 > m) m = d2;
-    }
-    ce->r = 2.0 * asin(fmin(1.0, sqrt(m) / 2.0));
-    ce->w = w;
-  }
   return WT_OK;
 }
 
-static double cap_angle(const double *a, const double *b)
+/* sorts points [r0, r1) of p into q* by key and builds one tree per cell */
+static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
+                      double *qy, double *qz, double *qw, int64_t r0,
+                      int64_t r1, range_tree *t)
 {
-  double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-  return 2.0 * asin(fmin(1.0, sqrt(dx * dx + dy * dy + dz * dz) / 2.0));
+  const int64_t n = r1 - r0;
+  t->r0 = r0;
+  t->r1 = r1;
+  if (n == 0) return WT_OK;
+  uint64_t *key = malloc((size_t)n * sizeof *key);
+  int64_t *order = malloc((size_t)n * sizeof *order);
+  if (!key || !order) {
+    free(key);
+    free(order);
+    return WT_ERR_NOMEM;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    key[i] = key_of(g, p->x[r0 + i], p->y[r0 + i], p->z[r0 + i]);
+    order[i] = i;
+  }
+  int bits = 2 * MORTON_BITS;
+  while (bits < 64 && ((uint64_t)g->n_cells >> (bits - 2 * MORTON_BITS)) > 0)
+    bits++;
+  int status = sort_keys(key, order, n, bits);
+  if (status == WT_OK) {
+    for (int64_t i = 0; i < n; i++) {
+      int64_t s = r0 + order[i];
+      qx[r0 + i] = p->x[s];
+      qy[r0 + i] = p->y[s];
+      qz[r0 + i] = p->z[s];
+      if (qw) qw[r0 + i] = p->w[s];
+    }
+    int64_t n_cells = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (i == 0 || (key[i] >> (2 * MORTON_BITS)) !=
+          (key[i - 1] >> (2 * MORTON_BITS)))
+        n_cells++;
+    t->root_of = malloc((size_t)n_cells * sizeof *t->root_of);
+    t->cell_id = malloc((size_t)n_cells * sizeof *t->cell_id);
+    if (!t->root_of || !t->cell_id) status = WT_ERR_NOMEM;
+    /* keys of the sorted points, indexed like the points */
+    uint64_t *skey = status == WT_OK ? malloc((size_t)n * sizeof *skey) : NULL;
+    if (status == WT_OK && !skey) status = WT_ERR_NOMEM;
+    if (status == WT_OK) {
+      memcpy(skey, key, (size_t)n * sizeof *skey);
+      int64_t c = 0, s = 0;
+      while (s < n && status == WT_OK) {
+        uint64_t cell = skey[s] >> (2 * MORTON_BITS);
+        int64_t e = s;
+        while (e < n && (skey[e] >> (2 * MORTON_BITS)) == cell) e++;
+        int64_t root = build(t, skey, r0, r0 + s, r0 + e, 2 * MORTON_BITS,
+                             qx, qy, qz, qw);
+        if (root < 0) status = WT_ERR_NOMEM;
+        else {
+          t->root_of[c] = root;
+          t->cell_id[c] = (int64_t)cell;
+          c++;
+        }
+        s = e;
+      }
+      t->n_cells = c;
+    }
+    free(skey);
+  }
+  free(key);
+  free(order);
+  return status;
 }
 
-/* a growing task list */
-typedef struct {
-  wt_task *t;
-  int64_t n, cap;
-} task_list;
+static void tree_free(range_tree *t)
+{
+  free(t->nodes);
+  free(t->root_of);
+  free(t->cell_id);
+  memset(t, 0, sizeof *t);
+}
 
-static int push(task_list *l, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
+static double chord(const double *a, const double *b)
+{
+  double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+  return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
                 int32_t out)
 {
-  if (l->n == l->cap) {
-    int64_t cap = l->cap ? 2 * l->cap : 1024;
-    wt_task *t = realloc(l->t, (size_t)cap * sizeof *t);
+  if (wk->n_tasks == wk->cap_tasks) {
+    int64_t cap = wk->cap_tasks ? 2 * wk->cap_tasks : 1024;
+    wt_task *t = realloc(wk->t, (size_t)cap * sizeof *t);
     if (!t) return WT_ERR_NOMEM;
-    l->t = t;
-    l->cap = cap;
+    wk->t = t;
+    wk->cap_tasks = cap;
   }
-  wt_task *t = &l->t[l->n++];
+  wt_task *t = &wk->t[wk->n_tasks++];
   t->a0 = a0;
   t->a1 = a1;
   t->b0 = b0;
@@ -217,44 +330,131 @@ static int push(task_list *l, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
   return WT_OK;
 }
 
-static const range_cells *find_range(const range_cells *rs, int n, int64_t r0,
-                                     int64_t r1)
+/* the slots of the least and greatest d2 a node pair can hold, with
+ * margins that dwarf the rounding of d2 (relative, a few 1e-16) */
+static void slot_range(const walk *wk, double lo2, double hi2, int *slo,
+                       int *shi)
 {
-  for (int k = 0; k < n; k++)
-    if (rs[k].r0 == r0 && rs[k].r1 == r1) return &rs[k];
-  return NULL;
+  const int nb = wk->n_slots - 2;
+  double v[2] = {lo2 * (1.0 - 1e-9), hi2 * (1.0 + 1e-9) + 1e-300};
+  int out[2];
+  for (int q = 0; q < 2; q++) {
+    /* slot = number of bounds upper[0..nb] at or below the value */
+    int a = 0, b = nb + 1;
+    while (a < b) {
+      int m = (a + b) / 2;
+      if (wk->upper[m] <= v[q]) a = m + 1; else b = m;
+    }
+    out[q] = a;
+  }
+  *slo = out[0];
+  *shi = out[1];
 }
 
-/* cell pairs of one task: kept ones as tasks, the rest into skipped */
-static int refine_task(const grid_shape *g, const wt_task *t, int diagonal,
-                       const range_cells *ra, const range_cells *rb,
-                       const int64_t *index_b, double reach, task_list *out,
-                       double *skipped_n, double *skipped_w)
+static void add_bulk(walk *wk, int32_t out, int slot, double n, double w)
 {
-  for (int64_t i = 0; i < ra->n; i++) {
-    const cell *ca = &ra->cells[i];
+  size_t at = (size_t)out * (size_t)wk->n_slots + (size_t)slot;
+  wk->bulk_n[at] += n;
+  wk->bulk_w[at] += w;
+}
+
+/* the pairs between node ia of A and node ib of B (the same node of the
+ * same tree when diag: its unordered pairs) */
+static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
+                      const range_tree *B, int64_t ib, int diag, int32_t out)
+{
+  const node *a = &A->nodes[ia], *b = &B->nodes[ib];
+  double na = (double)(a->end - a->start), nb = (double)(b->end - b->start);
+  double pairs = diag ? na * (na - 1.0) / 2.0 : na * nb;
+  if (pairs == 0.0) return WT_OK;
+  double lo, hi;                      /* chords */
+  if (diag) {
+    lo = 0.0;
+    hi = 2.0 * a->r;
+  } else {
+    double s = chord(a->c, b->c);
+    lo = fmax(0.0, s - a->r - b->r);
+    hi = s + a->r + b->r;
+  }
+  int slo, shi;
+  slot_range(wk, lo * lo, hi * hi, &slo, &shi);
+  const int above = wk->n_slots - 1, slot = slo;
+  if (slo == shi && (wk->bulk || slot == above)) {
+    double w = diag ? (a->w * a->w - a->w2) / 2.0 : a->w * b->w;
+    add_bulk(wk, out, slot, pairs, w);
+    return WT_OK;
+  }
+  int a_leaf = a->child[0] < 0 && a->child[1] < 0 && a->child[2] < 0 &&
+               a->child[3] < 0;
+  int b_leaf = b->child[0] < 0 && b->child[1] < 0 && b->child[2] < 0 &&
+               b->child[3] < 0;
+  /* split while it may prune, or while nodes a quarter the size would lie
+   * inside one bin (bulk counting two levels down) */
+  int hopeful = 0;
+  if (wk->bulk && !diag && pairs > MIN_BULK) {
+    double s = chord(a->c, b->c), q = (a->r + b->r) / 4.0;
+    int qlo, qhi;
+    slot_range(wk, fmax(0.0, s - q) * fmax(0.0, s - q), (s + q) * (s + q),
+               &qlo, &qhi);
+    hopeful = qlo == qhi;
+  }
+  int split = !(a_leaf && b_leaf) &&
+              (hopeful || (pairs > MIN_SPLIT && shi == above));
+  if (!split) {
+    if (diag) return push(wk, a->start, a->end, a->start, a->end, out);
+    return push(wk, a->start, a->end, b->start, b->end, out);
+  }
+  int status = WT_OK;
+  if (diag) {
+    for (int i = 0; i < 4 && status == WT_OK; i++) {
+      if (a->child[i] < 0) continue;
+      for (int j = i; j < 4 && status == WT_OK; j++) {
+        if (a->child[j] < 0) continue;
+        status = pair_nodes(wk, A, a->child[i], A, a->child[j], i == j, out);
+      }
+    }
+    return status;
+  }
+  if (!a_leaf && (b_leaf || na >= nb)) {
+    for (int i = 0; i < 4 && status == WT_OK; i++)
+      if (a->child[i] >= 0)
+        status = pair_nodes(wk, A, a->child[i], B, ib, 0, out);
+  } else {
+    for (int j = 0; j < 4 && status == WT_OK; j++)
+      if (b->child[j] >= 0)
+        status = pair_nodes(wk, A, ia, B, b->child[j], 0, out);
+  }
+  return status;
+}
+
+/* the cells of b near cell ca of a, by band and a window in right
+ * ascension; the rest of b lies beyond the last edge */
+static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
+                       int diagonal, const range_tree *ta,
+                       const range_tree *tb, const int64_t *index_b,
+                       double reach)
+{
+  for (int64_t i = 0; i < ta->n_cells; i++) {
+    const node *ca = &ta->nodes[ta->root_of[i]];
     double na = (double)(ca->end - ca->start);
-    /* all cells of b that may be within reach: bands, then a window in
-     * right ascension; everything else in b is skipped */
     double kept_n = 0, kept_w = 0;
     double dec_a = asin(clamp1(ca->c[2]));
     double ra_a = atan2(ca->c[1], ca->c[0]);
-    double far = reach + ca->r;         /* radians, from a's centre */
-    for (int b = 0; b < g->n_bands; b++) {
-      double d0 = (-90.0 + b * g->h) * DEG, d1 = d0 + g->h * DEG;
+    double far = reach + ca->ang;
+    for (int band = 0; band < g->n_bands; band++) {
+      double d0 = (-90.0 + band * g->h) * DEG, d1 = d0 + g->h * DEG;
       if (d1 > M_PI / 2) d1 = M_PI / 2;
-      /* the band's nearest declination to a's centre */
       if (dec_a - far > d1 || dec_a + far < d0) continue;
       double dmax = fmax(fabs(d0), fabs(d1));
-      int nr = g->n_ra[b];
+      int nr = g->n_ra[band];
       int64_t lo = 0, hi = nr - 1;
       double s = cos(dmax) > 0 ? sin(fmin(far, M_PI / 2)) / cos(dmax) : 2.0;
       if (far < M_PI / 2 && s < 1.0) {
-        double half = asin(s);
-        double cw = 2.0 * M_PI / nr;
-        double from = ra_a - half, to = ra_a + half;
-        lo = (int64_t)floor(from / cw) - 1;
-        hi = (int64_t)floor(to / cw) + 1;
+        /* a point within far of a's centre differs from it in right
+         * ascension by at most asin(sin(far) / cos(dec)) */
+        double half = asin(s), cw = 2.0 * M_PI / nr;
+        lo = (int64_t)floor((ra_a - half) / cw) - 1;
+        hi = (int64_t)floor((ra_a + half) / cw) + 1;
         if (hi - lo + 1 >= nr) {
           lo = 0;
           hi = nr - 1;
@@ -262,40 +462,27 @@ static int refine_task(const grid_shape *g, const wt_task *t, int diagonal,
       }
       for (int64_t k = lo; k <= hi; k++) {
         int64_t kk = ((k % nr) + nr) % nr;
-        int64_t j = index_b[g->first[b] + kk];
-        if (j < 0) continue;
-        const cell *cb = &rb->cells[j];
-        if (diagonal && j < i) continue;    /* each cell pair once */
-        if (cap_angle(ca->c, cb->c) - ca->r - cb->r > reach) continue;
-        int st;
-        if (diagonal && j == i)
-          st = push(out, ca->start, ca->end, ca->start, ca->end, t->out);
-        else
-          st = push(out, ca->start, ca->end, cb->start, cb->end, t->out);
+        int64_t j = index_b[g->first[band] + kk];
+        if (j < 0 || (diagonal && j < i)) continue;   /* each pair once */
+        const node *cb = &tb->nodes[tb->root_of[j]];
+        int st = pair_nodes(wk, ta, ta->root_of[i], tb, tb->root_of[j],
+                            diagonal && j == i, t->out);
         if (st != WT_OK) return st;
         double nb = (double)(cb->end - cb->start);
-        kept_n += diagonal && j == i ? na * (na - 1.0) / 2.0 : na * nb;
-        kept_w += diagonal && j == i ? 0.0 : ca->w * cb->w;
+        if (diagonal && j == i) continue;
+        kept_n += na * nb;
+        kept_w += ca->w * cb->w;
       }
     }
-    /* skipped: every pair of a's cell with the rest of b */
-    if (diagonal) {
-      /* pairs with cells j > i, plus none inside (the cell itself is kept:
-       * its own cap always reaches itself) */
-      double nb_after = 0, wb_after = 0;
-      for (int64_t j = i + 1; j < rb->n; j++) {
-        nb_after += (double)(rb->cells[j].end - rb->cells[j].start);
-        wb_after += rb->cells[j].w;
-      }
-      double self_kept_n = na * (na - 1.0) / 2.0;
-      skipped_n[t->out] += na * nb_after - (kept_n - self_kept_n);
-      skipped_w[t->out] += ca->w * wb_after - kept_w;
-    } else {
-      double nb_all = (double)(rb->r1 - rb->r0), wb_all = 0;
-      for (int64_t j = 0; j < rb->n; j++) wb_all += rb->cells[j].w;
-      skipped_n[t->out] += na * nb_all - kept_n;
-      skipped_w[t->out] += ca->w * wb_all - kept_w;
+    /* the pairs of a's cell with cells never looked at: beyond reach */
+    double nb_rest = 0, wb_rest = 0;
+    for (int64_t j = diagonal ? i + 1 : 0; j < tb->n_cells; j++) {
+      const node *cb = &tb->nodes[tb->root_of[j]];
+      nb_rest += (double)(cb->end - cb->start);
+      wb_rest += cb->w;
     }
+    add_bulk(wk, t->out, wk->n_slots - 1, na * nb_rest - kept_n,
+             ca->w * wb_rest - kept_w);
   }
   return WT_OK;
 }
@@ -304,38 +491,46 @@ void wt_grid_free(wt_grid *gr)
 {
   free(gr->mem);
   free(gr->tasks);
-  free(gr->skipped_n);
-  free(gr->skipped_w);
+  free(gr->bulk_n);
+  free(gr->bulk_w);
   memset(gr, 0, sizeof *gr);
 }
 
+static const range_tree *find_range(const range_tree *rs, int n, int64_t r0,
+                                    int64_t r1)
+{
+  for (int k = 0; k < n; k++)
+    if (rs[k].r0 == r0 && rs[k].r1 == r1) return &rs[k];
+  return NULL;
+}
+
 /* the distinct ranges of one side of the tasks, which must not overlap
- * unless identical; returns the count or -1 */
-static int collect_ranges(const wt_job *job, int side, range_cells **out)
+ * unless identical; returns their number, -1 on overlap, -2 on memory */
+static int collect_ranges(const wt_job *job, int side, range_tree **out)
 {
   int n = 0, cap = 16;
-  range_cells *rs = malloc((size_t)cap * sizeof *rs);
-  if (!rs) return -1;
+  range_tree *rs = calloc((size_t)cap, sizeof *rs);
+  if (!rs) return -2;
   for (int64_t k = 0; k < job->n_tasks; k++) {
     const wt_task *t = &job->tasks[k];
     int64_t r0 = side ? t->b0 : t->a0, r1 = side ? t->b1 : t->a1;
     if (r0 == r1 || find_range(rs, n, r0, r1)) continue;
     for (int j = 0; j < n; j++) {
-      if (r0 < rs[j].r1 && rs[j].r0 < r1) {   /* overlap, not identical */
+      if (r0 < rs[j].r1 && rs[j].r0 < r1) {
         free(rs);
         return -1;
       }
     }
     if (n == cap) {
-      cap *= 2;
-      range_cells *m = realloc(rs, (size_t)cap * sizeof *rs);
+      range_tree *m = realloc(rs, (size_t)(2 * cap) * sizeof *rs);
       if (!m) {
         free(rs);
-        return -1;
+        return -2;
       }
       rs = m;
+      memset(rs + cap, 0, (size_t)cap * sizeof *rs);
+      cap *= 2;
     }
-    memset(&rs[n], 0, sizeof rs[n]);
     rs[n].r0 = r0;
     rs[n].r1 = r1;
     n++;
@@ -345,31 +540,30 @@ static int collect_ranges(const wt_job *job, int side, range_cells **out)
 }
 
 int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
-                 wt_grid *gr)
+                 int bulk, wt_grid *gr)
 {
   memset(gr, 0, sizeof *gr);
+  const int n_slots = job->bins->n_bins + 2;
   grid_shape g;
   memset(&g, 0, sizeof g);
   int status = shape_init(&g, cell_deg);
-  range_cells *rs[2] = {NULL, NULL};
+  range_tree *rs[2] = {NULL, NULL};
   int n_rs[2] = {0, 0};
-  int64_t *index = NULL;
   const int sides = job->is_auto ? 1 : 2;
-  if (status == WT_OK) {
-    for (int s = 0; s < sides && status == WT_OK; s++) {
-      n_rs[s] = collect_ranges(job, s == 0 ? 0 : 1, &rs[s]);
-      if (n_rs[s] < 0) status = WT_ERR_ARG;   /* overlapping ranges */
-    }
-    if (job->is_auto && status == WT_OK) {
-      /* b ranges of an auto job are ranges of a too */
-      for (int64_t k = 0; k < job->n_tasks && status == WT_OK; k++) {
-        const wt_task *t = &job->tasks[k];
-        if (t->b0 != t->b1 && !find_range(rs[0], n_rs[0], t->b0, t->b1))
-          status = WT_ERR_ARG;
-      }
+  for (int s = 0; s < sides && status == WT_OK; s++) {
+    n_rs[s] = collect_ranges(job, s, &rs[s]);
+    if (n_rs[s] < 0) {
+      status = n_rs[s] == -1 ? WT_ERR_ARG : WT_ERR_NOMEM;
+      n_rs[s] = 0;
     }
   }
-  /* sorted copies of the points */
+  if (job->is_auto && status == WT_OK) {
+    for (int64_t k = 0; k < job->n_tasks && status == WT_OK; k++) {
+      const wt_task *t = &job->tasks[k];
+      if (t->b0 != t->b1 && !find_range(rs[0], n_rs[0], t->b0, t->b1))
+        status = WT_ERR_ARG;
+    }
+  }
   const wt_points *src[2] = {&job->a, &job->b};
   const int weighted = job->a.w != NULL;
   size_t total = 0;
@@ -387,7 +581,6 @@ int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
       double *qx = m, *qy = m + n, *qz = m + 2 * n,
              *qw = weighted ? m + 3 * n : NULL;
       m += (size_t)n * (weighted ? 4 : 3);
-      /* points outside every range keep their place */
       memcpy(qx, src[s]->x, (size_t)n * sizeof *qx);
       memcpy(qy, src[s]->y, (size_t)n * sizeof *qy);
       memcpy(qz, src[s]->z, (size_t)n * sizeof *qz);
@@ -402,47 +595,57 @@ int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
       q->n = n;
     }
   }
+  walk wk;
+  memset(&wk, 0, sizeof wk);
+  wk.job = job;
+  wk.n_slots = n_slots;
+  wk.bulk = bulk;
+  int64_t *index = NULL;
   if (status == WT_OK) {
-    gr->skipped_n = calloc((size_t)job->n_out, sizeof *gr->skipped_n);
-    gr->skipped_w = calloc((size_t)job->n_out, sizeof *gr->skipped_w);
+    size_t n_all = (size_t)job->n_out * (size_t)n_slots;
+    gr->bulk_n = calloc(n_all, sizeof *gr->bulk_n);
+    gr->bulk_w = calloc(n_all, sizeof *gr->bulk_w);
     index = malloc((size_t)g.n_cells * sizeof *index);
-    if (!gr->skipped_n || !gr->skipped_w || !index) status = WT_ERR_NOMEM;
-    else for (int64_t c = 0; c < g.n_cells; c++) index[c] = -1;
+    if (!gr->bulk_n || !gr->bulk_w || !index)
+      status = WT_ERR_NOMEM;
   }
-  task_list out = {NULL, 0, 0};
-  /* an angle a little beyond the last edge: rounding in the caps cannot
-   * skip a pair that belongs inside */
+  if (status == WT_OK) {
+    for (int64_t c = 0; c < g.n_cells; c++) index[c] = -1;
+    wk.upper = job->bins->upper;
+    wk.bulk_n = gr->bulk_n;
+    wk.bulk_w = gr->bulk_w;
+  }
   const double reach = theta_max_deg * DEG * (1.0 + 1e-9) + 1e-12;
-  const range_cells *rb_all = job->is_auto ? rs[0] : rs[1];
+  const range_tree *rb_all = job->is_auto ? rs[0] : rs[1];
   const int n_rb = job->is_auto ? n_rs[0] : n_rs[1];
-  const range_cells *indexed = NULL;
+  const range_tree *indexed = NULL;
   for (int64_t k = 0; k < job->n_tasks && status == WT_OK; k++) {
     const wt_task *t = &job->tasks[k];
     if (t->a0 == t->a1 || t->b0 == t->b1) continue;
-    const range_cells *ra = find_range(rs[0], n_rs[0], t->a0, t->a1);
-    const range_cells *rb = find_range(rb_all, n_rb, t->b0, t->b1);
-    if (rb != indexed) {
+    const range_tree *ta = find_range(rs[0], n_rs[0], t->a0, t->a1);
+    const range_tree *tb = find_range(rb_all, n_rb, t->b0, t->b1);
+    if (tb != indexed) {
       if (indexed)
-        for (int64_t j = 0; j < indexed->n; j++) index[indexed->cells[j].id] = -1;
-      for (int64_t j = 0; j < rb->n; j++) index[rb->cells[j].id] = j;
-      indexed = rb;
+        for (int64_t j = 0; j < indexed->n_cells; j++)
+          index[indexed->cell_id[j]] = -1;
+      for (int64_t j = 0; j < tb->n_cells; j++) index[tb->cell_id[j]] = j;
+      indexed = tb;
     }
-    int diagonal = job->is_auto && t->a0 == t->b0;
-    status = refine_task(&g, t, diagonal, ra, rb, index, reach, &out,
-                         gr->skipped_n, gr->skipped_w);
+    status = refine_task(&g, &wk, t, job->is_auto && t->a0 == t->b0, ta, tb,
+                         index, reach);
   }
   for (int s = 0; s < 2; s++) {
-    for (int k = 0; k < n_rs[s]; k++) free(rs[s][k].cells);
+    for (int k = 0; k < n_rs[s]; k++) tree_free(&rs[s][k]);
     free(rs[s]);
   }
   free(index);
   shape_free(&g);
   if (status != WT_OK) {
-    free(out.t);
+    free(wk.t);
     wt_grid_free(gr);
     return status;
   }
-  gr->tasks = out.t;
-  gr->n_tasks = out.n;
+  gr->tasks = wk.t;
+  gr->n_tasks = wk.n_tasks;
   return WT_OK;
 }

@@ -8,14 +8,16 @@ typedef struct {
   wt_points a, b;          /* the catalogs, sorted by cell inside each range */
   wt_task *tasks;          /* one task per kept pair of cells */
   int64_t n_tasks;
-  double *skipped_n;       /* per histogram: pairs not visited, all at or */
-  double *skipped_w;       /* beyond the last edge, and their weight sums */
+  /* pairs counted without visiting them, n_out x (n_bins + 2) slots like
+   * wt_job.slots, and their weight sums */
+  double *bulk_n, *bulk_w;
 } wt_grid;
 
-/* plans the cell pairs of job's tasks for a last edge of theta_max_deg and
- * cells of cell_deg; WT_ERR_ARG when task ranges overlap without being
- * identical (then count without a grid) */
+/* plans the node pairs of job's tasks for a last edge of theta_max_deg and
+ * cells of cell_deg, counting in bulk the node pairs inside one bin when
+ * bulk (beyond the last edge always); WT_ERR_ARG when task ranges overlap
+ * without being identical (then count without a grid) */
 int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
-                 wt_grid *gr);
+                 int bulk, wt_grid *gr);
 void wt_grid_free(wt_grid *gr);
 #endif

@@ -98,11 +98,13 @@ typedef struct {
   int (*poll)(void *ctx, double done, double total);
   void *poll_ctx;
   int fault;               /* WT_FAULT_* bits, tests only */
-  /* pruning by the last edge (grid.c): 0 never, 1 when it pays, 2 always
-   * when the last edge is below 180 degrees */
+  /* pruning by the last edge and bulk counting of cell pairs (grid.c):
+   * 0 never, 1 when it pays, 2 always (last edge below 180 degrees), 3
+   * always but pruning only */
   int grid;
-  double pairs_skipped;    /* out: pairs the grid proved beyond the last
-                              edge and counted without visiting them */
+  double pairs_skipped;    /* out: pairs the grid counted without visiting
+                              them (beyond the last edge, or whole cell
+                              pairs proved inside one bin) */
   /* out: n_out histograms of n_bins + 2 slot counts (below, bins...,
    * above), histogram h at slots + h * (n_bins + 2) */
   uint64_t *slots;

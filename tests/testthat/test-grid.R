@@ -61,5 +61,26 @@ test_that("the grid refines patch tasks exactly", {
 test_that("the grid option is checked", {
   x <- random_sky(10)
   expect_error(with_grid("yes", pair_counts(x, bins = c(0, 1))),
-               "option `wtheta.grid` must be \"auto\", TRUE or FALSE")
+               "option `wtheta.grid` must be \"auto\", TRUE, \"prune\" or FALSE")
+})
+
+test_that("whole cell pairs inside one bin are counted in bulk, exactly", {
+  set.seed(34)
+  x <- random_sky(30000, ra = c(20, 23), dec = c(-1.5, 1.5))
+  e <- c(0, 0.5, 1.5, 3)
+  brute <- with_grid(FALSE, pair_counts(x, bins = e, backend = "cpu",
+                                        threads = test_threads(),
+                                        progress = FALSE))
+  bulk <- with_grid(TRUE, pair_counts(x, bins = e, backend = "cpu",
+                                      threads = test_threads(),
+                                      progress = FALSE))
+  prune <- with_grid("prune", pair_counts(x, bins = e, backend = "cpu",
+                                          threads = test_threads(),
+                                          progress = FALSE))
+  expect_identical(slots_of(bulk), slots_of(brute))
+  expect_identical(slots_of(prune), slots_of(brute))
+  # every pair is within 3 * sqrt(2) degrees: nothing to prune beyond the
+  # last edge but the corners, while bulk counting skips many pairs
+  expect_gt(bulk$pairs_skipped, 0.2 * bulk$n_pairs)
+  expect_lt(prune$pairs_skipped, bulk$pairs_skipped)
 })
