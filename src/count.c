@@ -57,7 +57,7 @@ static int run_engine(wt_job *job)
 /* The largest angle and the cell size of the grid, or 0 when the job is
  * better counted without one. The grid pays when the last edge leaves out
  * most pairs: below 60 degrees, with enough pairs that planning is cheap
- * beside counting. Cells are a third of the last edge, but no smaller than
+ * beside counting. Cells are a quarter of the last edge, but no smaller than
  * 0.02 degree. */
 static double grid_cell(const wt_job *job, double pairs, double *theta_max)
 {
@@ -67,7 +67,7 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
   *theta_max = 2.0 * asin(sqrt(c2) / 2.0) * (180.0 / M_PI);
   if (job->grid == 1 && (*theta_max > 60.0 || pairs < 1e8)) return 0.0;
   /* grid 2: always; grid 3: always, pruning only (no bulk counting) */
-  double h = *theta_max / 3.0;
+  double h = *theta_max / 4.0;
   return h < 0.02 ? 0.02 : h;
 }
 

@@ -27,7 +27,7 @@
 #define LEAF 64                      /* points in a node that is not split */
 #define MIN_SPLIT ((double)(1 << 20))/* pairs below which a node pair is a
                                         task, unless bulk counting beckons */
-#define MIN_BULK ((double)(1 << 12)) /* pairs below which it always is */
+#define MIN_BULK ((double)(1 << 14)) /* pairs below which it always is */
 
 typedef struct {
   int n_bands;
