@@ -309,3 +309,24 @@ test_that("progress polling does not change the counts", {
              NULL, NULL, NULL, 1L, TRUE)
   expect_identical(a$slots, core_counts(x, NULL, edges, 1)$slots)
 })
+
+test_that("several GPUs split task lists and weights like one", {
+  skip_if_no_cuda()
+  b <- wtheta_backends()
+  devs <- b$device[b$backend == "cuda" & b$available]
+  skip_if(length(devs) < 2, "fewer than two GPUs")
+  set.seed(46)
+  p <- patched(random_sky(60000), 5)
+  ta <- auto_tasks(p)
+  edges <- seq(0, 180, by = 0.5)
+  run <- function(d, w = NULL) {
+    .Call(wtheta:::C_pair_counts, p$xyz, NULL, edges, FALSE, 2L, 1L,
+          as.integer(d), w, NULL, ta, nrow(ta), FALSE)
+  }
+  expect_identical(run(devs)$slots, run(devs[1])$slots)
+  expect_identical(run(devs)$slots,
+                   core_counts(p$xyz, NULL, edges, 1, tasks = ta,
+                               n_out = nrow(ta))$slots)
+  w <- runif(nrow(p$cat))
+  expect_close(run(devs, w)$wsum, run(devs[1], w)$wsum)
+})
