@@ -624,18 +624,56 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
       for (int t = tid; t < cnt; t += EBLOCK) sj[t] = load_dpt(a.dJ + tj + t);
       __syncthreads();
       if (!valid) continue;
+      if (W) {
+        /* runs of j points in one slot (the points are in Hilbert order,
+         * so neighbours in j often share the slot) are summed in
+         * registers: one pair of atomics per run (the double atomic is a
+         * compare-and-swap loop in shared memory) */
+        int run_s = -1;
+        unsigned run_n = 0;
+        double run_w = 0.0;
+        for (int jj = 0; jj < cnt; jj++) {
+          const int gj = tj + jj;
+          if (item.diag && gj <= gi) continue;
+          const DPt pj = sj[jj];
+          const int s = cpu_slot(a, exact_d2(pi, pj));
+          if (s != run_s) {
+            if (run_n) {
+              if (R > 0) {
+                atomicAdd(h + run_s * R + col, run_n);
+                atomicAdd(wh + run_s * R + col, run_w);
+              } else {
+                atomicAdd(gh + run_s, (unsigned long long)run_n);
+                atomicAdd(gw + run_s, run_w);
+              }
+            }
+            run_s = s;
+            run_n = 0;
+            run_w = 0.0;
+          }
+          run_n++;
+          run_w = __dadd_rn(run_w, __dmul_rn(pi.w, pj.w));
+        }
+        if (run_n) {
+          if (R > 0) {
+            atomicAdd(h + run_s * R + col, run_n);
+            atomicAdd(wh + run_s * R + col, run_w);
+          } else {
+            atomicAdd(gh + run_s, (unsigned long long)run_n);
+            atomicAdd(gw + run_s, run_w);
+          }
+        }
+        continue;
+      }
       for (int jj = 0; jj < cnt; jj++) {
         const int gj = tj + jj;
         if (item.diag && gj <= gi) continue;
         const DPt pj = sj[jj];
         int s = cpu_slot(a, exact_d2(pi, pj));
-        if (R > 0) {
+        if (R > 0)
           atomicAdd(h + s * R + col, 1u);
-          if (W) atomicAdd(wh + s * R + col, __dmul_rn(pi.w, pj.w));
-        } else {
+        else
           atomicAdd(gh + s, 1ull);
-          if (W) atomicAdd(gw + s, __dmul_rn(pi.w, pj.w));
-        }
       }
     }
   }
