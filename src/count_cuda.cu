@@ -682,17 +682,17 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
             atomicAdd(gw + run_s, run_w);
           }
         }
-        continue;
-      }
-      for (int jj = 0; jj < cnt; jj++) {
-        const int gj = tj + jj;
-        if (item.diag && gj <= gi) continue;
-        const DPt pj = sj[jj];
-        int s = cpu_slot(a, exact_d2(pi, pj));
-        if (R > 0)
-          atomicAdd(h + s * R + col, 1u);
-        else
-          atomicAdd(gh + s, 1ull);
+      } else {
+        for (int jj = 0; jj < cnt; jj++) {
+          const int gj = tj + jj;
+          if (item.diag && gj <= gi) continue;
+          const DPt pj = sj[jj];
+          int s = cpu_slot(a, exact_d2(pi, pj));
+          if (R > 0)
+            atomicAdd(h + s * R + col, 1u);
+          else
+            atomicAdd(gh + s, 1ull);
+        }
       }
     }
   }
