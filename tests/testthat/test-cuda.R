@@ -330,3 +330,34 @@ test_that("several GPUs split task lists and weights like one", {
   w <- runif(nrow(p$cat))
   expect_close(run(devs, w)$wsum, run(devs[1], w)$wsum)
 })
+
+test_that("weighted GPU sums equal the CPU engine's within 1e-12", {
+  skip_if_no_cuda()
+  set.seed(47)
+  p <- patched(random_sky(20000, ra = c(0, 120), dec = c(-30, 60)), 4)
+  q <- patched(random_sky(7000, ra = c(30, 150), dec = c(-20, 70)), 3)
+  wp <- rexp(nrow(p$cat)) + 0.1
+  wq <- runif(nrow(q$cat), 0.2, 5)
+  for (edges in list(seq(0, 180, by = 0.25), 10^seq(-2, 1.5, length.out = 21))) {
+    ta <- auto_tasks(p)
+    for (self in c(FALSE, TRUE)) {
+      g <- core_counts(p$xyz, NULL, edges, 2, w1 = wp, tasks = ta,
+                       n_out = nrow(ta), self_pairs = self)
+      c <- core_counts(p$xyz, NULL, edges, 1, w1 = wp, tasks = ta,
+                       n_out = nrow(ta), self_pairs = self)
+      expect_identical(g$slots, c$slots)
+      expect_close(g$wsum, c$wsum)
+    }
+    tc <- cross_tasks(p, q)
+    g <- core_counts(p$xyz, q$xyz, edges, 2, w1 = wp, w2 = wq, tasks = tc,
+                     n_out = nrow(tc))
+    c <- core_counts(p$xyz, q$xyz, edges, 1, w1 = wp, w2 = wq, tasks = tc,
+                     n_out = nrow(tc))
+    expect_identical(g$slots, c$slots)
+    expect_close(g$wsum, c$wsum)
+    g <- core_counts(p$xyz, q$xyz, edges, 2, w1 = wp, w2 = wq)
+    c <- core_counts(p$xyz, q$xyz, edges, 1, w1 = wp, w2 = wq)
+    expect_identical(g$slots, c$slots)
+    expect_close(g$wsum, c$wsum)
+  }
+})
