@@ -87,3 +87,277 @@ test_that("GPU errors are clear and leave the session usable", {
   expect_identical(pc$counts, 45)
   expect_identical(pair_counts(x, bins = c(0, 180))$backend, "cuda")
 })
+
+# ---- task lists, weights and faults through the core's entry point ----
+
+# one call of the core: backend 1 = CPU, 2 = CUDA; tasks a k x 5 matrix
+# (a0, a1, b0, b1, out; zero based) or NULL
+core_counts <- function(a, b, edges, backend, w1 = NULL, w2 = NULL,
+                        tasks = NULL, n_out = 1L, self_pairs = FALSE) {
+  .Call(wtheta:::C_pair_counts, a, b, as.double(edges), self_pairs,
+        as.integer(backend), test_threads(), 0L, w1, w2,
+        if (is.null(tasks)) NULL else {
+          storage.mode(tasks) <- "double"
+          tasks
+        }, as.integer(n_out), FALSE)
+}
+
+# a catalog sorted by patch (RA slices), with the patch ranges
+patched <- function(cat, n_patch) {
+  lab <- cut(cat$ra, quantile(cat$ra, seq(0, 1, length.out = n_patch + 1)),
+             include.lowest = TRUE, labels = FALSE)
+  o <- order(lab)
+  cat <- cat[o, ]
+  lab <- lab[o]
+  end <- cumsum(tabulate(lab, n_patch))
+  list(cat = cat, xyz = wtheta:::unit_vectors(cat, 1L),
+       start = c(0, end[-n_patch]), end = end)
+}
+
+# jackknife-style tasks: diagonal per patch and one per pair of patches
+auto_tasks <- function(p) {
+  k <- length(p$start)
+  pq <- which(upper.tri(diag(k), diag = TRUE), arr.ind = TRUE)
+  pq <- pq[order(pq[, 1], pq[, 2]), , drop = FALSE]
+  cbind(p$start[pq[, 1]], p$end[pq[, 1]], p$start[pq[, 2]], p$end[pq[, 2]],
+        seq_len(nrow(pq)) - 1)
+}
+
+cross_tasks <- function(p, q) {
+  g <- expand.grid(i = seq_along(p$start), j = seq_along(q$start))
+  cbind(p$start[g$i], p$end[g$i], q$start[g$j], q$end[g$j],
+        seq_len(nrow(g)) - 1)
+}
+
+test_that("task lists count the same on GPU and CPU", {
+  skip_if_no_cuda()
+  set.seed(41)
+  p <- patched(random_sky(9000), 4)       # patches of 2250: several rows
+  q <- patched(random_sky(3000, ra = c(10, 200), dec = c(-40, 50)), 3)
+  for (edges in list(seq(0, 180, by = 0.25),
+                     10^seq(-2, 1, length.out = 21),
+                     c(0, 1e-3, 0.5, 2, 30, 179.9, 180))) {
+    ta <- auto_tasks(p)
+    g <- core_counts(p$xyz, NULL, edges, 2, tasks = ta, n_out = nrow(ta))
+    c <- core_counts(p$xyz, NULL, edges, 1, tasks = ta, n_out = nrow(ta))
+    expect_identical(g$slots, c$slots)
+    expect_true(all(g$slots[, ta[, 1] == ta[, 3]] >= 0))
+    # all tasks into one histogram: the whole auto count
+    one <- core_counts(p$xyz, NULL, edges, 2, tasks = cbind(ta[, 1:4], 0),
+                       n_out = 1L)
+    whole <- core_counts(p$xyz, NULL, edges, 1)
+    expect_identical(one$slots, whole$slots)
+    expect_identical(rowSums(g$slots), whole$slots[, 1])
+    # self pairs with tasks
+    gs <- core_counts(p$xyz, NULL, edges, 2, tasks = ta, n_out = nrow(ta),
+                      self_pairs = TRUE)
+    cs <- core_counts(p$xyz, NULL, edges, 1, tasks = ta, n_out = nrow(ta),
+                      self_pairs = TRUE)
+    expect_identical(gs$slots, cs$slots)
+    # cross job, patches of both catalogs
+    tc <- cross_tasks(p, q)
+    g <- core_counts(p$xyz, q$xyz, edges, 2, tasks = tc, n_out = nrow(tc))
+    c <- core_counts(p$xyz, q$xyz, edges, 1, tasks = tc, n_out = nrow(tc))
+    expect_identical(g$slots, c$slots)
+    expect_identical(rowSums(g$slots),
+                     core_counts(p$xyz, q$xyz, edges, 1)$slots[, 1])
+  }
+})
+
+test_that("odd task lists: empty, partial, repeated, disjoint in one range", {
+  skip_if_no_cuda()
+  set.seed(42)
+  x <- wtheta:::unit_vectors(random_sky(5000), 1L)
+  y <- wtheta:::unit_vectors(random_sky(777), 1L)
+  edges <- seq(0, 180, by = 2)
+  tasks <- rbind(c(0, 0, 0, 0, 0),          # empty diagonal
+                 c(10, 10, 20, 30, 1),      # empty a range
+                 c(0, 1, 0, 1, 1),          # one point: no pair
+                 c(5, 4000, 5, 4000, 2),    # diagonal over most points
+                 c(5, 4000, 5, 4000, 2),    # the same again
+                 c(0, 5, 4000, 5000, 3),    # disjoint
+                 c(4000, 4001, 4001, 5000, 3),
+                 c(17, 2117, 2117, 4999, 0),
+                 c(4999, 5000, 4999, 5000, 4))
+  g <- core_counts(x, NULL, edges, 2, tasks = tasks, n_out = 5L)
+  c <- core_counts(x, NULL, edges, 1, tasks = tasks, n_out = 5L)
+  expect_identical(g$slots, c$slots)
+  expect_identical(sum(g$slots[, 3]), 2 * 3995 * 3994 / 2)
+  expect_identical(sum(g$slots[, 5]), 0)
+  tc <- rbind(c(0, 5000, 0, 777, 0), c(100, 100, 0, 777, 1),
+              c(3, 2900, 700, 701, 1), c(0, 5000, 0, 777, 2))
+  g <- core_counts(x, y, edges, 2, tasks = tc, n_out = 3L)
+  c <- core_counts(x, y, edges, 1, tasks = tc, n_out = 3L)
+  expect_identical(g$slots, c$slots)
+  expect_identical(g$slots[, 1], g$slots[, 3])
+  # no tasks at all
+  g <- core_counts(x, NULL, edges, 2, tasks = matrix(0, 0, 5), n_out = 2L)
+  expect_identical(sum(g$slots), 0)
+})
+
+# brute-force weighted sums per slot, in double (the exactness contract's
+# separation, so the bins are those of the counts)
+ref_wsum <- function(x, y, wx, wy, edges) {
+  a <- ref_unit(x)
+  b <- if (is.null(y)) a else ref_unit(y)
+  d2 <- outer(a$x, b$x, "-")^2 + outer(a$y, b$y, "-")^2
+  d2 <- d2 + outer(a$z, b$z, "-")^2
+  ww <- outer(wx, if (is.null(y)) wx else wy)
+  if (is.null(y)) {
+    keep <- upper.tri(d2)
+    d2 <- d2[keep]
+    ww <- ww[keep]
+  }
+  slot <- findInterval(as.vector(d2), ref_c2(edges)) + 1L
+  s <- numeric(length(edges) + 1L)
+  r <- rowsum(as.vector(ww), slot, reorder = TRUE)
+  s[as.integer(rownames(r))] <- r[, 1]
+  list(w = s, n = tabulate(slot, nbins = length(edges) + 1L))
+}
+
+expect_close <- function(got, want, tol = 1e-12) {
+  scale <- pmax(abs(want), 1e-300)
+  expect_true(all(abs(got - want) <= tol * scale),
+              info = paste("max relative difference",
+                           max(abs(got - want) / scale)))
+}
+
+test_that("weighted GPU sums match a brute-force double reference", {
+  skip_if_no_cuda()
+  set.seed(43)
+  x <- random_sky(1500)
+  y <- random_sky(1100, ra = c(0, 90))
+  wx <- runif(nrow(x), 0.5, 2)
+  wy <- rexp(nrow(y))
+  xa <- wtheta:::unit_vectors(x, 1L)
+  ya <- wtheta:::unit_vectors(y, 1L)
+  for (edges in list(seq(0, 180, by = 0.5), 10^seq(-1, 2, length.out = 21))) {
+    g <- core_counts(xa, NULL, edges, 2, w1 = wx)
+    r <- ref_wsum(x, NULL, wx, NULL, edges)
+    expect_identical(g$slots[, 1], as.double(r$n))
+    expect_close(g$wsum[, 1], r$w)
+    g <- core_counts(xa, ya, edges, 2, w1 = wx, w2 = wy)
+    r <- ref_wsum(x, y, wx, wy, edges)
+    expect_identical(g$slots[, 1], as.double(r$n))
+    expect_close(g$wsum[, 1], r$w)
+    # unit weights: the sums are the counts
+    g <- core_counts(xa, ya, edges, 2, w1 = rep(1, nrow(x)),
+                     w2 = rep(1, nrow(y)))
+    expect_identical(g$wsum, g$slots)
+    # self pairs add w_i^2 at zero separation
+    g <- core_counts(xa, NULL, edges, 2, w1 = wx, self_pairs = TRUE)
+    r <- ref_wsum(x, NULL, wx, NULL, edges)
+    want <- 2 * r$w
+    zero <- findInterval(0, ref_c2(edges)) + 1L
+    want[zero] <- want[zero] + sum(wx^2)
+    expect_close(g$wsum[, 1], want)
+  }
+})
+
+test_that("weighted task lists match per-task references", {
+  skip_if_no_cuda()
+  set.seed(44)
+  p <- patched(random_sky(2400), 3)
+  w <- runif(nrow(p$cat), 0, 3)
+  edges <- seq(0, 180, by = 1)
+  ta <- auto_tasks(p)
+  g <- core_counts(p$xyz, NULL, edges, 2, w1 = w, tasks = ta,
+                   n_out = nrow(ta))
+  c <- core_counts(p$xyz, NULL, edges, 1, tasks = ta, n_out = nrow(ta))
+  expect_identical(g$slots, c$slots)
+  for (k in seq_len(nrow(ta))) {
+    ia <- seq(ta[k, 1] + 1, ta[k, 2])
+    ib <- seq(ta[k, 3] + 1, ta[k, 4])
+    r <- if (ta[k, 1] == ta[k, 3]) {
+      ref_wsum(p$cat[ia, ], NULL, w[ia], NULL, edges)
+    } else {
+      ref_wsum(p$cat[ia, ], p$cat[ib, ], w[ia], w[ib], edges)
+    }
+    expect_identical(g$slots[, k], as.double(r$n))
+    expect_close(g$wsum[, k], r$w)
+  }
+})
+
+test_that("injected GPU faults give clear errors and the next call works", {
+  skip_if_no_cuda()
+  on.exit(Sys.unsetenv("WTHETA_TEST_FAULT"), add = TRUE)
+  set.seed(45)
+  x <- wtheta:::unit_vectors(random_sky(3000), 1L)
+  edges <- seq(0, 180, by = 0.25)
+  want <- core_counts(x, NULL, edges, 1)$slots
+  w <- runif(nrow(x))
+  wwant <- core_counts(x, NULL, edges, 2, w1 = w)$wsum
+  msgs <- c(alloc = "CUDA error: cudaMalloc \\(fault injected by WTHETA_TEST_FAULT=alloc\\)",
+            launch = "CUDA error: kernel launch \\(fault injected by WTHETA_TEST_FAULT=launch\\)",
+            copy = "CUDA error: cudaMemcpy of counts \\(fault injected by WTHETA_TEST_FAULT=copy\\)",
+            thread = "counting thread failed: .*WTHETA_TEST_FAULT=thread")
+  for (f in names(msgs)) {
+    Sys.setenv(WTHETA_TEST_FAULT = f)
+    expect_error(core_counts(x, NULL, edges, 2), msgs[[f]])
+    expect_error(core_counts(x, NULL, edges, 2, w1 = w), msgs[[f]])
+    Sys.unsetenv("WTHETA_TEST_FAULT")
+    expect_identical(core_counts(x, NULL, edges, 2)$slots, want)
+    expect_close(core_counts(x, NULL, edges, 2, w1 = w)$wsum, wwant)
+  }
+})
+
+test_that("progress polling does not change the counts", {
+  skip_if_no_cuda()
+  x <- wtheta:::unit_vectors(random_sky(20000), 1L)
+  edges <- seq(0, 180, by = 1)
+  a <- .Call(wtheta:::C_pair_counts, x, NULL, edges, FALSE, 2L, 1L, 0L,
+             NULL, NULL, NULL, 1L, TRUE)
+  expect_identical(a$slots, core_counts(x, NULL, edges, 1)$slots)
+})
+
+test_that("several GPUs split task lists and weights like one", {
+  skip_if_no_cuda()
+  b <- wtheta_backends()
+  devs <- b$device[b$backend == "cuda" & b$available]
+  skip_if(length(devs) < 2, "fewer than two GPUs")
+  set.seed(46)
+  p <- patched(random_sky(60000), 5)
+  ta <- auto_tasks(p)
+  edges <- seq(0, 180, by = 0.5)
+  run <- function(d, w = NULL) {
+    .Call(wtheta:::C_pair_counts, p$xyz, NULL, edges, FALSE, 2L, 1L,
+          as.integer(d), w, NULL, ta, nrow(ta), FALSE)
+  }
+  expect_identical(run(devs)$slots, run(devs[1])$slots)
+  expect_identical(run(devs)$slots,
+                   core_counts(p$xyz, NULL, edges, 1, tasks = ta,
+                               n_out = nrow(ta))$slots)
+  w <- runif(nrow(p$cat))
+  expect_close(run(devs, w)$wsum, run(devs[1], w)$wsum)
+})
+
+test_that("weighted GPU sums equal the CPU engine's within 1e-12", {
+  skip_if_no_cuda()
+  set.seed(47)
+  p <- patched(random_sky(20000, ra = c(0, 120), dec = c(-30, 60)), 4)
+  q <- patched(random_sky(7000, ra = c(30, 150), dec = c(-20, 70)), 3)
+  wp <- rexp(nrow(p$cat)) + 0.1
+  wq <- runif(nrow(q$cat), 0.2, 5)
+  for (edges in list(seq(0, 180, by = 0.25), 10^seq(-2, 1.5, length.out = 21))) {
+    ta <- auto_tasks(p)
+    for (self in c(FALSE, TRUE)) {
+      g <- core_counts(p$xyz, NULL, edges, 2, w1 = wp, tasks = ta,
+                       n_out = nrow(ta), self_pairs = self)
+      c <- core_counts(p$xyz, NULL, edges, 1, w1 = wp, tasks = ta,
+                       n_out = nrow(ta), self_pairs = self)
+      expect_identical(g$slots, c$slots)
+      expect_close(g$wsum, c$wsum)
+    }
+    tc <- cross_tasks(p, q)
+    g <- core_counts(p$xyz, q$xyz, edges, 2, w1 = wp, w2 = wq, tasks = tc,
+                     n_out = nrow(tc))
+    c <- core_counts(p$xyz, q$xyz, edges, 1, w1 = wp, w2 = wq, tasks = tc,
+                     n_out = nrow(tc))
+    expect_identical(g$slots, c$slots)
+    expect_close(g$wsum, c$wsum)
+    g <- core_counts(p$xyz, q$xyz, edges, 2, w1 = wp, w2 = wq)
+    c <- core_counts(p$xyz, q$xyz, edges, 1, w1 = wp, w2 = wq)
+    expect_identical(g$slots, c$slots)
+    expect_close(g$wsum, c$wsum)
+  }
+})

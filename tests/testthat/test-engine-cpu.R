@@ -158,6 +158,19 @@ test_that("weighted sums equal a brute-force double sum", {
   }
 })
 
+test_that("binnings too fine for the lookup table weigh pairs exactly", {
+  set.seed(27)
+  x <- random_sky(130)
+  w <- runif(130, 0.5, 2)
+  b <- theta_bins(0, 180, n = 70000)
+  tasks <- rbind(c(0, 60, 0, 60, 0), c(60, 130, 60, 130, 0),
+                 c(0, 60, 60, 130, 1))
+  ref <- ref_tasks(x, NULL, b, tasks, 2L, w)
+  res <- cpu_counts(x, NULL, b, tasks, 2L, w, threads = test_threads())
+  expect_identical(res$slots, ref$slots)
+  expect_lt(rel_diff(res$wsum, ref$wsum), 1e-12)
+})
+
 test_that("large weighted jobs (float prefilter) match the reference", {
   # over 4 million pairs: the float kernel on CPUs with AVX-512
   set.seed(24)
