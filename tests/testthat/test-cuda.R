@@ -99,7 +99,7 @@ core_counts <- function(a, b, edges, backend, w1 = NULL, w2 = NULL,
         if (is.null(tasks)) NULL else {
           storage.mode(tasks) <- "double"
           tasks
-        }, as.integer(n_out), FALSE)
+        }, as.integer(n_out), FALSE, 0L)
 }
 
 # a catalog sorted by patch (RA slices), with the patch ranges
@@ -306,7 +306,7 @@ test_that("progress polling does not change the counts", {
   x <- wtheta:::unit_vectors(random_sky(20000), 1L)
   edges <- seq(0, 180, by = 1)
   a <- .Call(wtheta:::C_pair_counts, x, NULL, edges, FALSE, 2L, 1L, 0L,
-             NULL, NULL, NULL, 1L, TRUE)
+             NULL, NULL, NULL, 1L, TRUE, 0L)
   expect_identical(a$slots, core_counts(x, NULL, edges, 1)$slots)
 })
 
@@ -321,7 +321,7 @@ test_that("several GPUs split task lists and weights like one", {
   edges <- seq(0, 180, by = 0.5)
   run <- function(d, w = NULL) {
     .Call(wtheta:::C_pair_counts, p$xyz, NULL, edges, FALSE, 2L, 1L,
-          as.integer(d), w, NULL, ta, nrow(ta), FALSE)
+          as.integer(d), w, NULL, ta, nrow(ta), FALSE, 0L)
   }
   expect_identical(run(devs)$slots, run(devs[1])$slots)
   expect_identical(run(devs)$slots,
