@@ -1,4 +1,4 @@
-/* The CPU engine: OpenMP over blocks of rows, per-thread histograms.
+/* The CPU engine: OpenMP over work items, per-thread histograms.
  *
  * Every count is the double-precision answer of wt.h: a pair's slot is that
  * of d2 = ((xi-xj)^2 + (yi-yj)^2) + (zi-zj)^2 in IEEE double (separate
@@ -6,12 +6,15 @@
  * from a table lookup on the high bits of d2 and exact comparisons with the
  * edges, with no acos and no bin search.
  *
- * Work units are blocks of WT_BLOCK rows of the first catalog; a block walks
- * the second catalog in tiles of WT_TILE columns, and each tile is counted
- * against the block's groups of WT_ROWS rows while it is in cache. Within a
- * tile, on x86-64 (kernels chosen at run time):
+ * A job is a list of tasks (wt.h); work items are blocks of rows of one task
+ * (WT_BLOCK rows, or a multiple for tasks with few columns, see
+ * item_rows()), handed out dynamically, so a list of many small tasks
+ * (jackknife patches) keeps every thread busy as one large task does. An
+ * item walks its task's columns in tiles of WT_TILE, and each tile is
+ * counted against the item's groups of WT_ROWS rows while it is in cache.
+ * Within a tile, on x86-64 (kernels chosen at run time):
  *  - AVX-512 with a float prefilter (vec_f32): the tile is rounded to float
- *    once per block and d2 is computed in float, 16 pairs per vector; a
+ *    once per item and d2 is computed in float, 16 pairs per vector; a
  *    private table turns the float d2 into a slot with one gather, one add
  *    and one shift, and flags the pairs whose float d2 is too close to an
  *    edge for the float result to be trusted (a rigorous error bound, see
@@ -24,10 +27,16 @@
  * vector work and the scattered increments overlap. Plain C does the rest:
  * other CPUs, the ragged ends of tiles, binnings too fine for a table.
  *
+ * Weighted jobs take the same path with the same slot decisions; the
+ * kernels also compute w_i w_j in double, keep it in the ring beside the
+ * index, and add it to a double histogram laid out as the counters.
+ *
  * Each thread keeps WT_COPIES interleaved copies of its histogram and
  * neighbouring pairs count into different copies, so runs of pairs in one bin
  * do not serialise on store-to-load forwarding. Counters are 32-bit and are
- * flushed into 64-bit sums well before they could overflow.
+ * flushed into the work item's 64-bit sums well before they could overflow,
+ * and at the end of the item; weight sums are flushed into the item's double
+ * sums every WT_WFLUSH pairs or so (see wt_count_cpu() for the rest).
  *
  * No R API is used here. */
 #include <math.h>
@@ -53,6 +62,10 @@
 #define WT_LAG 2                  /* column groups from computing to counting */
 #define WT_RING (2 * WT_LAG)
 #define WT_FLUSH (1u << 30)       /* flush 32-bit counters before this */
+#define WT_WFLUSH (1u << 14)      /* flush weight sums at least this often */
+#define WT_ITEM_PAIRS (1 << 18)   /* pairs a work item aims at, at least */
+#define WT_CHUNK_PAIRS (1 << 26)  /* pairs per thread between polls */
+#define WT_RECORD_BYTES (1 << 24) /* items' sums per chunk, at most (mostly) */
 #define WT_F32_EMIN (-20)         /* the float table spans d2 in [2^-20, 4): */
 #define WT_F32_BINADES 22         /* 22 binades (at most 32), 2^m cells each, */
 #define WT_F32_MMAX 9             /* m <= WT_F32_MMAX */
@@ -75,10 +88,13 @@ typedef struct wt_ctx wt_ctx;
 /* A vector kernel: counts the pairs of rows [i0, i0 + nr) (nr is 1 or
  * WT_ROWS) and columns [j0, j0 + nj) of b into h, as far as whole vectors go,
  * and returns the columns done. tile holds those columns of b as floats
- * (x, then y, then z, WT_TILE apart) for vec_f32; the others ignore it. */
-typedef int64_t (*wt_vec_fn)(const wt_ctx *c, uint32_t *h, const float *tile,
-                             const wt_points *a, int64_t i0, int nr,
-                             const wt_points *b, int64_t j0, int64_t nj);
+ * (x, then y, then z, WT_TILE apart) for vec_f32; the others ignore it.
+ * When wh is not NULL (a->w and b->w are given) it also adds each pair's
+ * weight w_i w_j to wh, which has the layout of h. */
+typedef int64_t (*wt_vec_fn)(const wt_ctx *c, uint32_t *h, double *wh,
+                             const float *tile, const wt_points *a,
+                             int64_t i0, int nr, const wt_points *b,
+                             int64_t j0, int64_t nj);
 
 struct wt_ctx {
   const wt_bins *bins;
@@ -106,9 +122,12 @@ struct wt_ctx {
 /* per-thread state */
 typedef struct {
   uint32_t *h;                  /* copies * n_slots counters, then the sink */
-  uint64_t *acc;                /* n_slots */
+  uint64_t *acc;                /* n_slots: the current work item's counts */
+  double *wh;                   /* weighted: sums laid out as h, else NULL */
+  double *wacc;                 /* weighted: the work item's n_slots sums */
   float *tile;                  /* 3 * WT_TILE: a tile of b as floats */
   uint64_t pending;             /* increments since the last flush */
+  uint64_t wpending;            /* weighted pairs since the last flush_w */
 } wt_thread;
 
 static inline double pair_d2(double xi, double yi, double zi,
@@ -146,37 +165,59 @@ static inline int slot_of(const wt_bins *bins, double d2)
 }
 
 /* Plain C: counts the pairs of rows [i0, i0 + nr) and columns [j0, j1);
- * row r counts into copy r. nr is a constant at each call site. */
-static inline void count_plain_body(const wt_ctx *c, uint32_t *h,
+ * row r counts into copy r, and with weighted its weight sums into copy r
+ * of wh. nr and weighted are constants at each call site. */
+static inline void count_plain_body(const wt_ctx *c, uint32_t *h, double *wh,
                                     const wt_points *a, int64_t i0, int nr,
                                     const wt_points *b, int64_t j0,
-                                    int64_t j1)
+                                    int64_t j1, int weighted)
 {
   const wt_bins bins = *c->bins;   /* a copy the counters cannot alias */
-  double xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+  double xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
   uint32_t *hr[WT_ROWS];
+  double *whr[WT_ROWS];
   for (int r = 0; r < nr; r++) {
     xi[r] = a->x[i0 + r];
     yi[r] = a->y[i0 + r];
     zi[r] = a->z[i0 + r];
     hr[r] = h + c->copy_off[r];
+    if (weighted) {
+      wi[r] = a->w[i0 + r];
+      whr[r] = wh + c->copy_off[r];
+    }
   }
   for (int64_t j = j0; j < j1; j++) {
     double xj = b->x[j], yj = b->y[j], zj = b->z[j];
-    for (int r = 0; r < nr; r++)
-      hr[r][slot_of(&bins, pair_d2(xi[r], yi[r], zi[r], xj, yj, zj))]++;
+    double wj = weighted ? b->w[j] : 0.0;
+    for (int r = 0; r < nr; r++) {
+      int s = slot_of(&bins, pair_d2(xi[r], yi[r], zi[r], xj, yj, zj));
+      hr[r][s]++;
+      if (weighted) {
+        double p = wi[r] * wj;
+        WT_UNFUSED(p);
+        whr[r][s] += p;
+      }
+    }
   }
 }
 
-static void count_plain(const wt_ctx *c, uint32_t *h, const wt_points *a,
-                        int64_t i0, int nr, const wt_points *b, int64_t j0,
-                        int64_t j1)
+static void count_plain(const wt_ctx *c, uint32_t *h, double *wh,
+                        const wt_points *a, int64_t i0, int nr,
+                        const wt_points *b, int64_t j0, int64_t j1)
 {
-  if (nr == WT_ROWS)
-    count_plain_body(c, h, a, i0, WT_ROWS, b, j0, j1);
-  else
-    for (int r = 0; r < nr; r++)
-      count_plain_body(c, h, a, i0 + r, 1, b, j0, j1);
+  if (wh) {
+    if (nr == WT_ROWS)
+      count_plain_body(c, h, wh, a, i0, WT_ROWS, b, j0, j1, 1);
+    else
+      for (int r = 0; r < nr; r++)
+        count_plain_body(c, h, wh, a, i0 + r, 1, b, j0, j1, 1);
+  } else {
+    if (nr == WT_ROWS)
+      count_plain_body(c, h, NULL, a, i0, WT_ROWS, b, j0, j1, 0);
+    else
+      for (int r = 0; r < nr; r++)
+        count_plain_body(c, h, NULL, a, i0 + r, 1, b, j0, j1, 0);
+  }
 }
 
 #ifdef WT_X86
@@ -214,16 +255,43 @@ static inline void count_ring(uint32_t *h, const uint32_t *idx, int n)
   }
 }
 
+/* As count_ring, and adds the weights wv[k] to the sums wh[idx[k]]. */
+static inline void count_ring_w(uint32_t *h, double *wh, const uint32_t *idx,
+                                const double *wv, int n)
+{
+#pragma GCC unroll 16
+  for (int k = 0; k < n; k += 2) {
+    uint64_t v;
+    memcpy(&v, idx + k, sizeof v);
+    uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+    h[lo]++;
+    wh[lo] += wv[k];
+    h[hi]++;
+    wh[hi] += wv[k + 1];
+  }
+}
+
 /* The ring of a vector kernel: column group g writes ring[g % WT_RING] and
  * counts ring[(g + WT_LAG) % WT_RING], the indices of group g - WT_LAG; the
- * first groups count the sink, and the last ones are counted at the end. */
-#define WT_RING_DECL(ring, width)                                            \
+ * first groups count the sink, and the last ones are counted at the end.
+ * A weighted kernel keeps the pairs' weights in wring, alongside (those of
+ * the first groups are 0, so the sink of wh only ever adds zeros). */
+#define WT_RING_DECL(ring, wring, width)                                     \
   uint32_t ring[WT_RING][WT_ROWS * (width)] __attribute__((aligned(64)));    \
+  double wring[WT_RING][WT_ROWS * (width)] __attribute__((aligned(64)));     \
   for (int g_ = WT_LAG; g_ < WT_RING; g_++)                                  \
-    for (int k_ = 0; k_ < WT_ROWS * (width); k_++) ring[g_][k_] = c->sink
-#define WT_RING_DRAIN(ring, width, groups)                                   \
-  for (int64_t g_ = (groups) + WT_LAG; g_ < (groups) + WT_RING; g_++)        \
-    count_ring(h, ring[g_ % WT_RING], nr * (width))
+    for (int k_ = 0; k_ < WT_ROWS * (width); k_++) {                         \
+      ring[g_][k_] = c->sink;                                                \
+      if (weighted) wring[g_][k_] = 0.0;                                     \
+    }
+#define WT_RING_DRAIN(ring, wring, width, groups)                            \
+  for (int64_t g_ = (groups) + WT_LAG; g_ < (groups) + WT_RING; g_++) {      \
+    if (weighted)                                                            \
+      count_ring_w(h, wh, ring[g_ % WT_RING], wring[g_ % WT_RING],           \
+                   nr * (width));                                            \
+    else                                                                     \
+      count_ring(h, ring[g_ % WT_RING], nr * (width));                       \
+  }
 
 /* The double lookup, as constants in registers (set up once per call, as
  * stores to the counters could otherwise force reloads from the context). */
@@ -315,30 +383,37 @@ slots_avx512(const wt_lut512 *L, __m512d d2, int packed, __mmask8 *above)
   return s;
 }
 
-/* AVX-512 in double, 8 columns per vector; lane l counts into copy l. nr and
- * packed are constants at each call site, so every variant is unrolled. */
+/* AVX-512 in double, 8 columns per vector; lane l counts into copy l. nr,
+ * packed and weighted are constants at each call site, so every variant is
+ * unrolled. */
 WT_AVX512 WT_INLINE int64_t
-vec_avx512_body(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i0,
-                int nr, const wt_points *b, int64_t j0, int64_t nj, int packed)
+vec_avx512_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
+                int64_t i0, int nr, const wt_points *b, int64_t j0,
+                int64_t nj, int packed, int weighted)
 {
   const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
+  const double *bw = weighted ? b->w + j0 : NULL;
   const wt_lut512 L = lut512(c);
   const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
-  __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+  __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
 #pragma GCC unroll 8
   for (int r = 0; r < nr; r++) {
     xi[r] = _mm512_set1_pd(a->x[i0 + r]);
     yi[r] = _mm512_set1_pd(a->y[i0 + r]);
     zi[r] = _mm512_set1_pd(a->z[i0 + r]);
+    if (weighted) wi[r] = _mm512_set1_pd(a->w[i0 + r]);
   }
   const int64_t nv = nj & ~(int64_t)7;
-  WT_RING_DECL(ring, 8);
+  WT_RING_DECL(ring, wring, 8);
   for (int64_t j = 0; j < nv; j += 8) {
     uint32_t *out = ring[(j >> 3) % WT_RING];
     const uint32_t *old = ring[((j >> 3) + WT_LAG) % WT_RING];
+    double *wout = wring[(j >> 3) % WT_RING];
+    const double *wold = wring[((j >> 3) + WT_LAG) % WT_RING];
     __m512d xj = _mm512_loadu_pd(bx + j);
     __m512d yj = _mm512_loadu_pd(by + j);
     __m512d zj = _mm512_loadu_pd(bz + j);
+    __m512d wj = weighted ? _mm512_loadu_pd(bw + j) : _mm512_setzero_pd();
 #pragma GCC unroll 8
     for (int r = 0; r < nr; r++) {
       __mmask8 above;
@@ -346,28 +421,35 @@ vec_avx512_body(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i0,
                                packed, &above);
       _mm256_store_si256((__m256i *)(out + 8 * r),
                          _mm256_add_epi32(_mm512_cvtepi64_epi32(s), lane_off));
+      if (weighted) _mm512_store_pd(wout + 8 * r, _mm512_mul_pd(wi[r], wj));
       if (above)
         patch_pairs(c, a, i0 + r, b, j0 + j, above, c->copy_off, out + 8 * r);
-      count_ring(h, old + 8 * r, 8);
+      if (weighted)
+        count_ring_w(h, wh, old + 8 * r, wold + 8 * r, 8);
+      else
+        count_ring(h, old + 8 * r, 8);
     }
   }
-  WT_RING_DRAIN(ring, 8, nv >> 3);
+  WT_RING_DRAIN(ring, wring, 8, nv >> 3);
   return nv;
 }
 
 WT_AVX512 static int64_t
-vec_avx512(const wt_ctx *c, uint32_t *h, const float *tile,
+vec_avx512(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
            const wt_points *a, int64_t i0, int nr, const wt_points *b,
            int64_t j0, int64_t nj)
 {
   (void)tile;
-  if (c->packed)
-    return nr == WT_ROWS
-      ? vec_avx512_body(c, h, a, i0, WT_ROWS, b, j0, nj, 1)
-      : vec_avx512_body(c, h, a, i0, 1, b, j0, nj, 1);
-  return nr == WT_ROWS
-    ? vec_avx512_body(c, h, a, i0, WT_ROWS, b, j0, nj, 0)
-    : vec_avx512_body(c, h, a, i0, 1, b, j0, nj, 0);
+  const int six = nr == WT_ROWS, p = c->packed != NULL;
+  if (wh)
+    return six ? (p ? vec_avx512_body(c, h, wh, a, i0, WT_ROWS, b, j0, nj, 1, 1)
+                    : vec_avx512_body(c, h, wh, a, i0, WT_ROWS, b, j0, nj, 0, 1))
+               : (p ? vec_avx512_body(c, h, wh, a, i0, 1, b, j0, nj, 1, 1)
+                    : vec_avx512_body(c, h, wh, a, i0, 1, b, j0, nj, 0, 1));
+  return six ? (p ? vec_avx512_body(c, h, NULL, a, i0, WT_ROWS, b, j0, nj, 1, 0)
+                  : vec_avx512_body(c, h, NULL, a, i0, WT_ROWS, b, j0, nj, 0, 0))
+             : (p ? vec_avx512_body(c, h, NULL, a, i0, 1, b, j0, nj, 1, 0)
+                  : vec_avx512_body(c, h, NULL, a, i0, 1, b, j0, nj, 0, 0));
 }
 
 /* The float kernel's undecided lanes: pairs (i, j + l), l < 16, redone in
@@ -399,18 +481,21 @@ redo_f32(const wt_ctx *c, const wt_points *a, int64_t i, const wt_points *b,
 /* AVX-512 with the float prefilter, 16 columns per vector; lane l counts
  * into copy l % 8. See f32_table() for the entries. */
 WT_AVX512 WT_INLINE int64_t
-vec_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
+vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
              const wt_points *a, int64_t i0, int nr, const wt_points *b,
-             int64_t j0, int64_t nj)
+             int64_t j0, int64_t nj, int weighted)
 {
   const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  const double *bw = weighted ? b->w + j0 : NULL;
   const uint32_t *ftab = c->f32;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+  __m512d wi[WT_ROWS];
 #pragma GCC unroll 8
   for (int r = 0; r < nr; r++) {
     xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
     yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
     zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
+    if (weighted) wi[r] = _mm512_set1_pd(a->w[i0 + r]);
   }
   const __m128i shift = _mm_cvtsi32_si128(c->f32_shift);
   const __m128i wshift = _mm_cvtsi32_si128(c->f32_shift + 1);
@@ -422,13 +507,18 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
   const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
   const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
   const int64_t nv = nj & ~(int64_t)15;
-  WT_RING_DECL(ring, 16);
+  WT_RING_DECL(ring, wring, 16);
   for (int64_t j = 0; j < nv; j += 16) {
     uint32_t *out = ring[(j >> 4) % WT_RING];
     const uint32_t *old = ring[((j >> 4) + WT_LAG) % WT_RING];
+    double *wout = wring[(j >> 4) % WT_RING];
+    const double *wold = wring[((j >> 4) + WT_LAG) % WT_RING];
     __m512 xj = _mm512_loadu_ps(tx + j);
     __m512 yj = _mm512_loadu_ps(ty + j);
     __m512 zj = _mm512_loadu_ps(tz + j);
+    __m512d wj_lo = weighted ? _mm512_loadu_pd(bw + j) : _mm512_setzero_pd();
+    __m512d wj_hi =
+      weighted ? _mm512_loadu_pd(bw + j + 8) : _mm512_setzero_pd();
 #pragma GCC unroll 8
     for (int r = 0; r < nr; r++) {
       __m512 dx = _mm512_sub_ps(xi[r], xj);
@@ -453,33 +543,48 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
       _mm512_store_si512(out + 16 * r,
                          _mm512_add_epi32(_mm512_srl_epi32(y, wshift),
                                           lane_off));
+      if (weighted) {
+        _mm512_store_pd(wout + 16 * r, _mm512_mul_pd(wi[r], wj_lo));
+        _mm512_store_pd(wout + 16 * r + 8, _mm512_mul_pd(wi[r], wj_hi));
+      }
       if (!_kortestc_mask16_u8(ok, ok))
         redo_f32(c, a, i0 + r, b, j0 + j, (__mmask16)~ok, out + 16 * r);
-      count_ring(h, old + 16 * r, 16);
+      if (weighted)
+        count_ring_w(h, wh, old + 16 * r, wold + 16 * r, 16);
+      else
+        count_ring(h, old + 16 * r, 16);
     }
   }
-  WT_RING_DRAIN(ring, 16, nv >> 4);
+  WT_RING_DRAIN(ring, wring, 16, nv >> 4);
   return nv;
 }
 
 WT_AVX512 static int64_t
-vec_f32(const wt_ctx *c, uint32_t *h, const float *tile, const wt_points *a,
-        int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj)
+vec_f32(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
+        const wt_points *a, int64_t i0, int nr, const wt_points *b,
+        int64_t j0, int64_t nj)
 {
+  if (wh)
+    return nr == WT_ROWS
+      ? vec_f32_body(c, h, wh, tile, a, i0, WT_ROWS, b, j0, nj, 1)
+      : vec_f32_body(c, h, wh, tile, a, i0, 1, b, j0, nj, 1);
   return nr == WT_ROWS
-    ? vec_f32_body(c, h, tile, a, i0, WT_ROWS, b, j0, nj)
-    : vec_f32_body(c, h, tile, a, i0, 1, b, j0, nj);
+    ? vec_f32_body(c, h, NULL, tile, a, i0, WT_ROWS, b, j0, nj, 0)
+    : vec_f32_body(c, h, NULL, tile, a, i0, 1, b, j0, nj, 0);
 }
 
 /* AVX2 in double, 4 columns per vector; lane l of row r counts into copy
  * l + 4 (r % 2). As vec_avx512_body otherwise; AVX2 has no unsigned or
  * 64-bit min/max comparisons, so the key range is tested with signed ones. */
 WT_AVX2 WT_INLINE int64_t
-vec_avx2_body(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i0,
-              int nr, const wt_points *b, int64_t j0, int64_t nj, int packed)
+vec_avx2_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
+              int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj,
+              int packed, int weighted)
 {
   const wt_bins *bins = c->bins;
   const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
+  const double *bw = weighted ? b->w + j0 : NULL;
+  __m256d wi[WT_ROWS];
   const double *upper = c->upper_pad;
   const long long *ptab = (const long long *)c->packed;
   const int *stab = c->slot32;
@@ -489,6 +594,7 @@ vec_avx2_body(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i0,
     xi[r] = _mm256_set1_pd(a->x[i0 + r]);
     yi[r] = _mm256_set1_pd(a->y[i0 + r]);
     zi[r] = _mm256_set1_pd(a->z[i0 + r]);
+    if (weighted) wi[r] = _mm256_set1_pd(a->w[i0 + r]);
   }
   const __m128i shift = _mm_cvtsi32_si128(bins->table_shift);
   const __m256i base = _mm256_set1_epi64x(bins->table_base);
@@ -504,13 +610,16 @@ vec_avx2_body(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i0,
     _mm_loadu_si128((const __m128i *)(c->copy_off + 4))};
   const int steps = bins->table_steps;
   const int64_t nv = nj & ~(int64_t)3;
-  WT_RING_DECL(ring, 4);
+  WT_RING_DECL(ring, wring, 4);
   for (int64_t j = 0; j < nv; j += 4) {
     uint32_t *out = ring[(j >> 2) % WT_RING];
     const uint32_t *old = ring[((j >> 2) + WT_LAG) % WT_RING];
+    double *wout = wring[(j >> 2) % WT_RING];
+    const double *wold = wring[((j >> 2) + WT_LAG) % WT_RING];
     __m256d xj = _mm256_loadu_pd(bx + j);
     __m256d yj = _mm256_loadu_pd(by + j);
     __m256d zj = _mm256_loadu_pd(bz + j);
+    __m256d wj = weighted ? _mm256_loadu_pd(bw + j) : _mm256_setzero_pd();
 #pragma GCC unroll 8
     for (int r = 0; r < nr; r++) {
       __m256d dx = _mm256_sub_pd(xi[r], xj);
@@ -562,29 +671,37 @@ vec_avx2_body(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i0,
         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(s, even));
       _mm_store_si128((__m128i *)(out + 4 * r),
                       _mm_add_epi32(s32, lane_off[r & 1]));
+      if (weighted) _mm256_store_pd(wout + 4 * r, _mm256_mul_pd(wi[r], wj));
       unsigned bad = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(above));
       if (bad)
         patch_pairs(c, a, i0 + r, b, j0 + j, bad, c->copy_off + 4 * (r & 1),
                     out + 4 * r);
-      count_ring(h, old + 4 * r, 4);
+      if (weighted)
+        count_ring_w(h, wh, old + 4 * r, wold + 4 * r, 4);
+      else
+        count_ring(h, old + 4 * r, 4);
     }
   }
-  WT_RING_DRAIN(ring, 4, nv >> 2);
+  WT_RING_DRAIN(ring, wring, 4, nv >> 2);
   return nv;
 }
 
 WT_AVX2 static int64_t
-vec_avx2(const wt_ctx *c, uint32_t *h, const float *tile, const wt_points *a,
-         int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj)
+vec_avx2(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
+         const wt_points *a, int64_t i0, int nr, const wt_points *b,
+         int64_t j0, int64_t nj)
 {
   (void)tile;
-  if (c->packed)
-    return nr == WT_ROWS
-      ? vec_avx2_body(c, h, a, i0, WT_ROWS, b, j0, nj, 1)
-      : vec_avx2_body(c, h, a, i0, 1, b, j0, nj, 1);
-  return nr == WT_ROWS
-    ? vec_avx2_body(c, h, a, i0, WT_ROWS, b, j0, nj, 0)
-    : vec_avx2_body(c, h, a, i0, 1, b, j0, nj, 0);
+  const int six = nr == WT_ROWS, p = c->packed != NULL;
+  if (wh)
+    return six ? (p ? vec_avx2_body(c, h, wh, a, i0, WT_ROWS, b, j0, nj, 1, 1)
+                    : vec_avx2_body(c, h, wh, a, i0, WT_ROWS, b, j0, nj, 0, 1))
+               : (p ? vec_avx2_body(c, h, wh, a, i0, 1, b, j0, nj, 1, 1)
+                    : vec_avx2_body(c, h, wh, a, i0, 1, b, j0, nj, 0, 1));
+  return six ? (p ? vec_avx2_body(c, h, NULL, a, i0, WT_ROWS, b, j0, nj, 1, 0)
+                  : vec_avx2_body(c, h, NULL, a, i0, WT_ROWS, b, j0, nj, 0, 0))
+             : (p ? vec_avx2_body(c, h, NULL, a, i0, 1, b, j0, nj, 1, 0)
+                  : vec_avx2_body(c, h, NULL, a, i0, 1, b, j0, nj, 0, 0));
 }
 #endif /* WT_X86 */
 
@@ -600,6 +717,23 @@ static void flush(const wt_ctx *c, wt_thread *t)
   t->pending = 0;
 }
 
+/* Adds the weight sums of the copies into the work item's sums, in a fixed
+ * order, and clears them. Called at least every WT_WFLUSH weighted pairs, so
+ * that no double running sum takes more than a few thousand terms. */
+static void flush_w(const wt_ctx *c, wt_thread *t)
+{
+  for (int s = 0; s < c->n_slots; s++) {
+    double v = 0.0;
+    for (int k = 0; k < c->copies; k++) {
+      double *wh = t->wh + (size_t)k * c->n_slots + s;
+      v += *wh;
+      *wh = 0.0;
+    }
+    t->wacc[s] += v;
+  }
+  t->wpending = 0;
+}
+
 /* Counts the pairs of rows [i0, i0 + nr) and columns [j0, j1), at most
  * WT_ROWS * WT_TILE of them: a vector kernel takes whole vectors and plain C
  * the rest. in_tile: t->tile holds columns [j0, j1) as floats. */
@@ -610,37 +744,64 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
   uint64_t n = (uint64_t)nr * (uint64_t)(j1 - j0);
   if (t->pending + n >= WT_FLUSH) flush(c, t);
   t->pending += n;
+  if (t->wh) {
+    if (t->wpending + n > WT_WFLUSH) flush_w(c, t);
+    t->wpending += n;
+  }
   wt_vec_fn vec = in_tile && c->vec32 ? c->vec32 : c->vec;
   int step = vec && nr != WT_ROWS ? 1 : nr;   /* rows per kernel call */
   for (int r = 0; r < nr; r += step) {
     int64_t j = j0;
-    if (vec) j += vec(c, t->h, t->tile, a, i0 + r, step, b, j0, j1 - j0);
-    count_plain(c, t->h, a, i0 + r, step, b, j, j1);
+    if (vec)
+      j += vec(c, t->h, t->wh, t->tile, a, i0 + r, step, b, j0, j1 - j0);
+    count_plain(c, t->h, t->wh, a, i0 + r, step, b, j, j1);
   }
 }
 
-/* pairs visited by block g (rows g*WT_BLOCK ...) */
-static int64_t block_pairs(const wt_job *job, int64_t g)
+/* A work item: rows [r0, r1) of task `task`, against the task's columns. */
+typedef struct {
+  int64_t task, r0, r1;
+  double start;                 /* pairs of the job before this item */
+  int64_t pairs;
+} wt_item;
+
+static int task_is_diagonal(const wt_job *job, const wt_task *t)
 {
-  int64_t na = job->a.n, i0 = g * WT_BLOCK;
-  int64_t nr = na - i0 < WT_BLOCK ? na - i0 : WT_BLOCK;
-  if (!job->is_auto) return nr * job->b.n;
-  /* rows i0..i0+nr-1, each against j > i */
-  return nr * (na - i0 - 1) - nr * (nr - 1) / 2;
+  return job->is_auto && t->a0 == t->b0;
 }
 
-/* One block of rows: the whole rectangle for cross, the part j > i for auto.
- * All row groups of the block take each column tile in turn, so the tile is
- * read from memory (and rounded to float) once per block. */
-static void do_block(const wt_job *job, const wt_ctx *c, int64_t g,
-                     wt_thread *t)
+/* Rows per work item of a task: blocks of WT_BLOCK rows, as many as make
+ * about WT_ITEM_PAIRS pairs against the task's columns. This depends on the
+ * task only, never on the thread count, so every item's sums (and the
+ * weighted results) are the same on any number of threads. */
+static int64_t item_rows(const wt_task *t)
+{
+  int64_t cols = t->b1 - t->b0;
+  int64_t blocks = cols > 0 ? WT_ITEM_PAIRS / ((int64_t)WT_BLOCK * cols) : 1;
+  return (blocks < 1 ? 1 : blocks) * WT_BLOCK;
+}
+
+static int64_t item_pairs(const wt_job *job, const wt_task *t, int64_t r0,
+                          int64_t r1)
+{
+  int64_t nr = r1 - r0;
+  /* diagonal: each row i against the columns j > i of the task */
+  if (task_is_diagonal(job, t)) return nr * (t->a1 - 1 - r0) - nr * (nr - 1) / 2;
+  return nr * (t->b1 - t->b0);
+}
+
+/* One work item: for a diagonal task of an auto job the pairs i < j with i
+ * in [i0, i1), otherwise the whole rectangle of those rows against the
+ * task's columns. All row groups of the item take each column tile in turn,
+ * so the tile is read from memory (and rounded to float) once per item. */
+static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
+                    int64_t i0, int64_t i1, wt_thread *t)
 {
   const wt_points *a = &job->a;
   const wt_points *b = job->is_auto ? &job->a : &job->b;
-  const int64_t i0 = g * WT_BLOCK;
-  const int64_t i1 = a->n - i0 < WT_BLOCK ? a->n : i0 + WT_BLOCK;
-  int64_t j_start = 0;
-  if (job->is_auto) {
+  int64_t j_start = task->b0;
+  const int64_t j_end = task->b1;
+  if (task_is_diagonal(job, task)) {
     /* the triangle inside the block: each group's own small triangle, then
      * the group against the rest of the block */
     for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS) {
@@ -651,8 +812,8 @@ static void do_block(const wt_job *job, const wt_ctx *c, int64_t g,
     }
     j_start = i1;
   }
-  for (int64_t j0 = j_start; j0 < b->n; j0 += WT_TILE) {
-    int64_t j1 = b->n - j0 < WT_TILE ? b->n : j0 + WT_TILE;
+  for (int64_t j0 = j_start; j0 < j_end; j0 += WT_TILE) {
+    int64_t j1 = j_end - j0 < WT_TILE ? j_end : j0 + WT_TILE;
     if (c->vec32)
       for (int64_t j = j0; j < j1; j++) {
         t->tile[j - j0] = (float)b->x[j];
@@ -817,9 +978,20 @@ static int unit_norms(const wt_points *p)
   return 1;
 }
 
+/* Host allocations; all fail under WT_FAULT_ALLOC (tests). */
+static void *cpu_malloc(const wt_job *job, size_t bytes)
+{
+  return job->fault & WT_FAULT_ALLOC ? NULL : malloc(bytes);
+}
+
+static void *cpu_calloc(const wt_job *job, size_t n, size_t size)
+{
+  return job->fault & WT_FAULT_ALLOC ? NULL : calloc(n, size);
+}
+
 /* Picks the kernels and builds the private tables they need, into *mem (one
- * block for the caller to free). */
-static int ctx_init(wt_ctx *c, const wt_job *job, void **mem)
+ * block for the caller to free). pairs: the job's pairs, over all tasks. */
+static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, void **mem)
 {
   const wt_bins *bins = job->bins;
   memset(c, 0, sizeof *c);
@@ -853,7 +1025,8 @@ static int ctx_init(wt_ctx *c, const wt_job *job, void **mem)
   size_t bytes = packed ? (size_t)n * sizeof(uint64_t)
     : n_up * sizeof(double) + (size_t)n * sizeof(int32_t);
   bytes = (bytes + 63) & ~(size_t)63;
-  char *m = malloc(bytes + (avx512 ? WT_F32_CELLS * sizeof(uint32_t) : 0));
+  char *m = cpu_malloc(job, bytes + (avx512 ? WT_F32_CELLS * sizeof(uint32_t)
+                                            : 0));
   if (m == NULL) return WT_ERR_NOMEM;
   *mem = m;
   if (packed) {
@@ -870,9 +1043,6 @@ static int ctx_init(wt_ctx *c, const wt_job *job, void **mem)
     c->upper_pad = up;
     c->slot32 = s32;
   }
-  const double pairs = job->is_auto
-    ? 0.5 * (double)job->a.n * (double)(job->a.n - 1)
-    : (double)job->a.n * (double)job->b.n;
   if (avx512 && pairs >= WT_F32_MIN_PAIRS && unit_norms(&job->a) &&
       (job->is_auto || unit_norms(&job->b)) &&
       f32_table(c, (uint32_t *)(m + bytes))) {
@@ -881,41 +1051,101 @@ static int ctx_init(wt_ctx *c, const wt_job *job, void **mem)
   }
 #else
   (void)job;
+  (void)pairs;
 #endif
   return WT_OK;
 }
 
-/* Counts one job over all its pairs (its tasks are ignored) into out;
- * progress is reported as base + pairs done, out of total. */
-static int count_whole(wt_job *job, uint64_t *out, double base, double total)
+
+/* The engine. The job's tasks are cut into work items (a task and a range
+ * of its rows, see item_rows()), which go out in chunks of about
+ * WT_CHUNK_PAIRS pairs per thread, one item at a time, to whichever thread
+ * is free. A thread counts an item into its own counters and writes the
+ * item's slot counts (and weight sums) into the item's record; after each
+ * chunk the main thread adds the records into the tasks' histograms in item
+ * order, then reports progress and polls for an interrupt. Every sum thus
+ * runs over the same terms in the same order whatever the thread count:
+ * weighted results are the same on 1 or 64 threads, and a weight sum is a
+ * sum of at most a few thousand terms at each of its levels (copies, item,
+ * chunk, job). A failed worker (only an injected one so far) stops the run:
+ * the other threads skip their remaining items and nothing is added. */
+int wt_count_cpu(wt_job *job)
 {
+  const int n_slots = job->bins->n_bins + 2;
+  const int weighted = job->wsum != NULL;
+  const int n_out = job->n_out;
+  double total = 0.0;
+  for (int64_t k = 0; k < job->n_tasks; k++)
+    total += wt_task_pairs(job, &job->tasks[k]);
+  if (total == 0.0) return WT_OK;
+
   wt_ctx ctx;
-  void *tables;
-  int status = ctx_init(&ctx, job, &tables);
-  const int n_slots = ctx.n_slots;
-  int nt = job->n_threads < 1 ? 1 : job->n_threads;
-  int64_t n_blocks = (job->a.n + WT_BLOCK - 1) / WT_BLOCK;
-  if (n_blocks < nt) nt = n_blocks < 1 ? 1 : (int)n_blocks;
+  void *tables = NULL;
+  int status = ctx_init(&ctx, job, total, &tables);
+  const int nt = job->n_threads < 1 ? 1 : job->n_threads;
   /* per thread: the copies and the sink, padded to a cache line */
-  size_t per = ((size_t)ctx.copies * n_slots + 1 + 15) & ~(size_t)15;
-  uint32_t *h = calloc((size_t)nt * per, sizeof *h);
-  uint64_t *acc = calloc((size_t)nt * n_slots, sizeof *acc);
-  float *tiles = ctx.vec32 ? malloc((size_t)nt * 3 * WT_TILE * sizeof *tiles)
-    : NULL;
-  if (status == WT_OK && (!h || !acc || (ctx.vec32 && !tiles)))
-    status = WT_ERR_NOMEM;
-  /* chunks of blocks holding about 2^27 pairs: a chunk takes well under
-   * a second, and the main thread checks for interrupts between chunks */
-  const int64_t chunk_pairs = (int64_t)1 << 27;
-  int64_t g = 0;
-  double done = base;
-  while (status == WT_OK && g < n_blocks) {
-    int64_t g_end = g, pairs = 0;
-    while (g_end < n_blocks && (pairs < chunk_pairs || g_end - g < 4 * nt)) {
-      pairs += block_pairs(job, g_end);
-      g_end++;
+  const size_t per = ((size_t)ctx.copies * n_slots + 1 + 15) & ~(size_t)15;
+  const size_t rec_bytes =
+    (size_t)n_slots * (sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
+  size_t cap = WT_RECORD_BYTES / rec_bytes;
+  if (cap < (size_t)4 * nt) cap = (size_t)4 * nt;
+  uint32_t *h = NULL;
+  double *wh = NULL, *rec_w = NULL, *wchunk = NULL;
+  float *tiles = NULL;
+  wt_item *items = NULL;
+  uint64_t *rec_n = NULL;
+  int32_t *outs = NULL;
+  char *seen = NULL;
+  if (status == WT_OK) {
+    h = cpu_calloc(job, (size_t)nt * per, sizeof *h);
+    items = cpu_malloc(job, cap * sizeof *items);
+    rec_n = cpu_malloc(job, cap * n_slots * sizeof *rec_n);
+    if (ctx.vec32)
+      tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *tiles);
+    if (weighted) {
+      wh = cpu_calloc(job, (size_t)nt * per, sizeof *wh);
+      rec_w = cpu_malloc(job, cap * n_slots * sizeof *rec_w);
+      wchunk = cpu_malloc(job, (size_t)n_out * n_slots * sizeof *wchunk);
+      outs = cpu_malloc(job, (size_t)n_out * sizeof *outs);
+      seen = cpu_calloc(job, (size_t)n_out, 1);
     }
-    const int64_t g_first = g;
+    if (!h || !items || !rec_n || (ctx.vec32 && !tiles) ||
+        (weighted && (!wh || !rec_w || !wchunk || !outs || !seen)))
+      status = WT_ERR_NOMEM;
+  }
+
+  const int fault_thread = (job->fault & WT_FAULT_THREAD) != 0;
+  const double fault_at = total / 2;   /* the pair whose item fails */
+  const double chunk_pairs = (double)WT_CHUNK_PAIRS * nt;
+  int64_t task = 0, row = job->n_tasks > 0 ? job->tasks[0].a0 : 0;
+  double done = 0.0;
+  while (status == WT_OK) {
+    /* the next chunk of items */
+    int64_t n_items = 0;
+    double pairs = 0.0;
+    while (task < job->n_tasks && (size_t)n_items < cap &&
+           (pairs < chunk_pairs || n_items < 4 * nt)) {
+      const wt_task *t = &job->tasks[task];
+      if (row >= t->a1) {
+        if (++task < job->n_tasks) row = job->tasks[task].a0;
+        continue;
+      }
+      int64_t r1 = t->a1 - row < item_rows(t) ? t->a1 : row + item_rows(t);
+      int64_t p = item_pairs(job, t, row, r1);
+      if (p > 0) {
+        wt_item *it = &items[n_items++];
+        it->task = task;
+        it->r0 = row;
+        it->r1 = r1;
+        it->start = done + pairs;
+        it->pairs = p;
+        pairs += (double)p;
+      }
+      row = r1;
+    }
+    if (n_items == 0) break;
+
+    int failed = 0;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(nt)
 #endif
@@ -926,72 +1156,98 @@ static int count_whole(wt_job *job, uint64_t *out, double base, double total)
       int id = 0;
 #endif
       wt_thread t;
+      memset(&t, 0, sizeof t);
       t.h = h + (size_t)id * per;
-      t.acc = acc + (size_t)id * n_slots;
+      t.wh = weighted ? wh + (size_t)id * per : NULL;
       t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
-      t.pending = 0;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-      for (int64_t k = g_first; k < g_end; k++) do_block(job, &ctx, k, &t);
-      flush(&ctx, &t);
+      for (int64_t k = 0; k < n_items; k++) {
+        int stop;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+        stop = failed;
+        if (stop) continue;
+        const wt_item *it = &items[k];
+        if (fault_thread && it->start <= fault_at &&
+            fault_at < it->start + (double)it->pairs) {
+          /* a worker that cannot go on: report and leave the item */
+#ifdef _OPENMP
+#pragma omp critical(wt_cpu_failure)
+#endif
+          {
+            if (!failed)
+              snprintf(job->message, sizeof job->message,
+                       "injected fault in a CPU worker thread "
+                       "(WTHETA_TEST_FAULT=thread)");
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+            failed = 1;
+          }
+          continue;
+        }
+        t.acc = rec_n + (size_t)k * n_slots;
+        memset(t.acc, 0, (size_t)n_slots * sizeof *t.acc);
+        t.pending = 0;
+        if (weighted) {
+          t.wacc = rec_w + (size_t)k * n_slots;
+          memset(t.wacc, 0, (size_t)n_slots * sizeof *t.wacc);
+          t.wpending = 0;
+        }
+        do_item(job, &ctx, &job->tasks[it->task], it->r0, it->r1, &t);
+        flush(&ctx, &t);
+        if (weighted) flush_w(&ctx, &t);
+      }
     }
-    g = g_end;
-    done += (double)pairs;
-    if (g < n_blocks && job->poll && job->poll(job->poll_ctx, done, total))
+    if (failed) {
+      status = WT_ERR_WORKER;
+      break;
+    }
+
+    /* the records into the histograms, in item order; weight sums of the
+     * chunk first add up per histogram, then into the job's */
+    int n_seen = 0;
+    for (int64_t k = 0; k < n_items; k++) {
+      const int out = job->tasks[items[k].task].out;
+      uint64_t *dst = job->slots + (size_t)out * n_slots;
+      const uint64_t *src = rec_n + (size_t)k * n_slots;
+      for (int s = 0; s < n_slots; s++) dst[s] += src[s];
+      if (weighted) {
+        double *wc = wchunk + (size_t)out * n_slots;
+        const double *wsrc = rec_w + (size_t)k * n_slots;
+        if (!seen[out]) {
+          seen[out] = 1;
+          outs[n_seen++] = out;
+          memcpy(wc, wsrc, (size_t)n_slots * sizeof *wc);
+        } else {
+          for (int s = 0; s < n_slots; s++) wc[s] += wsrc[s];
+        }
+      }
+    }
+    for (int q = 0; q < n_seen; q++) {
+      const int out = outs[q];
+      double *dst = job->wsum + (size_t)out * n_slots;
+      const double *wc = wchunk + (size_t)out * n_slots;
+      for (int s = 0; s < n_slots; s++) dst[s] += wc[s];
+      seen[out] = 0;
+    }
+
+    done += pairs;
+    if (done < total && job->poll && job->poll(job->poll_ctx, done, total))
       status = WT_ERR_INTERRUPTED;
   }
-  if (status == WT_OK) {
-    for (int s = 0; s < n_slots; s++) {
-      uint64_t sum = 0;
-      for (int t = 0; t < nt; t++) sum += acc[(size_t)t * n_slots + s];
-      out[s] += sum;
-    }
-  }
   free(h);
-  free(acc);
+  free(wh);
   free(tiles);
+  free(items);
+  free(rec_n);
+  free(rec_w);
+  free(wchunk);
+  free(outs);
+  free(seen);
   free(tables);
   return status;
-}
-
-/* Every task as a job of its own: a diagonal task of an auto job is an
- * auto job over its range, any other task a cross job between two ranges. */
-int wt_count_cpu(wt_job *job)
-{
-  if (job->wsum) {
-    snprintf(job->message, sizeof job->message,
-             "weighted counts are not implemented by the CPU engine yet");
-    return WT_ERR_ARG;
-  }
-  const int n_slots = job->bins->n_bins + 2;
-  double total = 0.0, base = 0.0;
-  for (int64_t k = 0; k < job->n_tasks; k++)
-    total += wt_task_pairs(job, &job->tasks[k]);
-  for (int64_t k = 0; k < job->n_tasks; k++) {
-    const wt_task *t = &job->tasks[k];
-    double pairs = wt_task_pairs(job, t);
-    if (pairs == 0.0) continue;
-    wt_job sub = *job;
-    const wt_points *b = job->is_auto ? &job->a : &job->b;
-    sub.a.x = job->a.x + t->a0;
-    sub.a.y = job->a.y + t->a0;
-    sub.a.z = job->a.z + t->a0;
-    sub.a.w = NULL;
-    sub.a.n = t->a1 - t->a0;
-    sub.is_auto = job->is_auto && t->a0 == t->b0;
-    sub.b.x = b->x + t->b0;
-    sub.b.y = b->y + t->b0;
-    sub.b.z = b->z + t->b0;
-    sub.b.w = NULL;
-    sub.b.n = t->b1 - t->b0;
-    int status = count_whole(&sub, job->slots + (size_t)t->out * n_slots,
-                             base, total);
-    if (status != WT_OK) {
-      memcpy(job->message, sub.message, sizeof job->message);
-      return status;
-    }
-    base += pairs;
-  }
-  return WT_OK;
 }
