@@ -5,25 +5,28 @@
 #' the number of rows, and with or without a header line of column names.
 #'
 #' What is accepted, exactly:
-#' * line ends LF, CRLF or CR, and a UTF-8 byte-order mark at the start;
-#' * comments: `#` and everything after it on a line; blank lines (after
-#'   comments are removed) are skipped;
-#' * numbers as R's [as.numeric()] reads them: `12`, `-0.5`, `.5`, `1e-3`,
-#'   `2.5E+01`; spaces around fields; trailing separators (`1,2,`) and
-#'   extra columns are ignored;
-#' * a first line holding one whole number is the row count, and the rows
-#'   that follow must match it; a first line (after that) that is not all
-#'   numbers is the header.
-#'
+#' \itemize{
+#'   \item line ends LF, CRLF or CR, and a UTF-8 byte-order mark at the start;
+#'   \item comments: \code{#} and everything after it on a line; blank lines
+#'     (after comments are removed) are skipped;
+#'   \item numbers as R's \code{as.numeric()} reads them: \code{12},
+#'     \code{-0.5}, \code{.5}, \code{1e-3}, \code{2.5E+01}; spaces around
+#'     fields; trailing separators (\code{1,2,}) and extra columns are
+#'     ignored;
+#'   \item a first line holding one whole number is the row count, and the
+#'     rows that follow must match it; a first line (after that) that is not
+#'     all numbers is the header;
+#'   \item gzip, bzip2 and xz compressed files.
+#' }
 #' Anything else is an error that names `file` and, for a bad line, its
 #' number (counted from 1, blank and comment lines included) and its text:
 #' a missing or empty file, a directory, a binary file (one holding a NUL
 #' byte), a line with too few fields, a value that is not a finite number,
 #' a declination outside `[-90, 90]` degrees. Right ascensions outside
-#' `[0, 360)` are reduced modulo 360. Large files are read with [scan()];
-#' a million rows take about a second or two.
+#' `[0, 360)` are reduced modulo 360. The numbers are read with
+#' \code{scan()}: a million rows take a few seconds.
 #'
-#' @param file Path to the file (gzip-compressed files are read too).
+#' @param file Path to the file.
 #' @param units Units of the two coordinate columns in the file: `"deg"`,
 #'   `"arcmin"` or `"rad"`. They are converted to degrees.
 #' @param columns The two columns holding right ascension and declination,
