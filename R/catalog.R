@@ -34,7 +34,7 @@
 #'   line, names.
 #' @param sep Field separator: `NULL` (the default) detects commas in the
 #'   first line of data, otherwise splits on spaces and tabs; or a single
-#'   character (`" "` or `"\t"` mean spaces and tabs).
+#'   character (a space or a tab mean spaces and tabs).
 #' @return A data frame with numeric columns `ra` (in `[0, 360)`) and `dec`
 #'   (in `[-90, 90]`), in degrees, one row per line of data.
 #' @examples

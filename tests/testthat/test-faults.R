@@ -86,9 +86,9 @@ test_that("many failed runs do not grow the process", {
     for (i in 1:20) try(pair_counts(x, bins = b, backend = "cpu", threads = 2), silent = TRUE)
     gc()
     before <- rss()
-    for (i in 1:100) try(pair_counts(x, bins = b, backend = "cpu", threads = 2), silent = TRUE)
+    for (i in 1:50) try(pair_counts(x, bins = b, backend = "cpu", threads = 2), silent = TRUE)
     gc()
-    # 100 leaked sets of per-thread histograms would be > 200 MB
+    # 50 leaked sets of per-thread histograms would be > 100 MB
     expect_lt(rss() - before, 20)
   }
 })
