@@ -1,8 +1,15 @@
-# Shortcuts for tools/do.sh, which does the work (and needs no make).
-.PHONY: demo test install
+# Shortcuts for tools/do.sh and tools/sanitize.sh, which do the work (and
+# need no make).
+.PHONY: demo test install sanitize valgrind
 demo:
 	sh tools/do.sh demo
 test:
 	sh tools/do.sh test
 install:
 	sh tools/do.sh install
+# the testthat suite with the C code built under ASan + UBSan
+sanitize:
+	sh tools/sanitize.sh asan
+# a representative subset under valgrind --leak-check=full
+valgrind:
+	sh tools/sanitize.sh valgrind

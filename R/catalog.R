@@ -3,7 +3,28 @@
 #' Reads right ascension and declination from a text file: whitespace
 #' separated or comma separated (CSV), with or without a first line holding
 #' the number of rows, and with or without a header line of column names.
-#' Blank lines and lines starting with `#` are skipped.
+#'
+#' What is accepted, exactly:
+#' \itemize{
+#'   \item line ends LF, CRLF or CR, and a UTF-8 byte-order mark at the start;
+#'   \item comments: \code{#} and everything after it on a line; blank lines
+#'     (after comments are removed) are skipped;
+#'   \item numbers as R's \code{as.numeric()} reads them: \code{12},
+#'     \code{-0.5}, \code{.5}, \code{1e-3}, \code{2.5E+01}; spaces around
+#'     fields; trailing separators (\code{1,2,}) and extra columns are
+#'     ignored;
+#'   \item a first line holding one whole number is the row count, and the
+#'     rows that follow must match it; a first line (after that) that is not
+#'     all numbers is the header;
+#'   \item gzip, bzip2 and xz compressed files.
+#' }
+#' Anything else is an error that names `file` and, for a bad line, its
+#' number (counted from 1, blank and comment lines included) and its text:
+#' a missing or empty file, a directory, a binary file (one holding a NUL
+#' byte), a line with too few fields, a value that is not a finite number,
+#' a declination outside `[-90, 90]` degrees. Right ascensions outside
+#' `[0, 360)` are reduced modulo 360. The numbers are read with
+#' \code{scan()}: a million rows take a few seconds.
 #'
 #' @param file Path to the file.
 #' @param units Units of the two coordinate columns in the file: `"deg"`,
@@ -11,8 +32,9 @@
 #' @param columns The two columns holding right ascension and declination,
 #'   in that order: positions (`c(1, 2)`) or, for a file with a header
 #'   line, names.
-#' @param sep Field separator: `NULL` (the default) detects commas, otherwise
-#'   splits on white space; or a single character.
+#' @param sep Field separator: `NULL` (the default) detects commas in the
+#'   first line of data, otherwise splits on spaces and tabs; or a single
+#'   character (a space or a tab mean spaces and tabs).
 #' @return A data frame with numeric columns `ra` (in `[0, 360)`) and `dec`
 #'   (in `[-90, 90]`), in degrees, one row per line of data.
 #' @examples
@@ -23,55 +45,80 @@
 read_catalog <- function(file, units = c("deg", "arcmin", "rad"),
                          columns = c(1, 2), sep = NULL) {
   units <- match_choice(units, c("deg", "arcmin", "rad"), "units")
-  if (!is.character(file) || length(file) != 1L || is.na(file)) {
+  if (!is.character(file) || length(file) != 1L || is.na(file) ||
+      !nzchar(file)) {
     stop("`file` must be a single file path, not ", describe(file), ".",
          call. = FALSE)
   }
   if (!file.exists(file)) {
     stop("`file` \"", file, "\" does not exist.", call. = FALSE)
   }
-  if (length(columns) != 2L || anyNA(columns)) {
+  if (dir.exists(file)) {
+    stop("`file` \"", file, "\" is a directory, not a file.", call. = FALSE)
+  }
+  if (length(columns) != 2L || anyNA(columns) ||
+      !(is.character(columns) ||
+        (is.numeric(columns) && all(columns == round(columns))))) {
     stop("`columns` must name or number two columns (ra, dec), not ",
          describe(columns), ".", call. = FALSE)
   }
+  if (!is.null(sep) && (!is.character(sep) || length(sep) != 1L ||
+                        is.na(sep) || nchar(sep, "bytes") > 1L)) {
+    stop("`sep` must be NULL or a single character, not ", describe(sep),
+         ".", call. = FALSE)
+  }
+  nul <- first_nul_line(file)
+  if (!is.na(nul)) {
+    stop("`file` \"", file, "\" is not a text file: line ", nul,
+         " holds a NUL byte (binary data?).", call. = FALSE)
+  }
   lines <- readLines(file, warn = FALSE)
-  line_no <- seq_along(lines)
-  text <- trimws(lines)
-  keep <- nzchar(text) & !startsWith(text, "#")
-  text <- text[keep]
-  line_no <- line_no[keep]
+  if (length(lines)) {
+    lines[1L] <- sub("^\xef\xbb\xbf", "", lines[1L], useBytes = TRUE)
+  }
+  # bytes that are not text in this locale (say Latin-1 in UTF-8) become
+  # <xx> so that string functions accept them; numbers are ASCII anyway
+  odd <- which(!validEnc(lines))
+  if (length(odd)) lines[odd] <- iconv(lines[odd], "latin1", "ASCII", sub = "byte")
+  text <- lines
+  hash <- grep("#", text, fixed = TRUE, useBytes = TRUE)
+  if (length(hash)) {
+    text[hash] <- sub("#.*$", "", text[hash], useBytes = TRUE)
+  }
+  text <- trimws(text)
+  line_no <- which(nzchar(text))
+  text <- text[line_no]
   if (!length(text)) stop("`file` \"", file, "\" holds no data.", call. = FALSE)
-  if (is.null(sep)) sep <- if (grepl(",", text[1L], fixed = TRUE)) "," else ""
-  split <- function(x) {
-    if (identical(sep, "")) strsplit(x, "[[:space:]]+") else
-      lapply(strsplit(x, sep, fixed = TRUE), trimws)
+  if (is.null(sep)) {
+    # commas in the first lines (row count, header, data) make it CSV
+    sep <- if (any(grepl(",", text[seq_len(min(3L, length(text)))],
+                         fixed = TRUE, useBytes = TRUE))) "," else ""
   }
-  fields <- split(text)
-  n_fields <- lengths(fields)
+  if (sep %in% c(" ", "\t")) sep <- ""
+  head <- split_fields(text[seq_len(min(2L, length(text)))], sep)
 
-  # a first line with a single integer: the row count
+  # a first line with a single whole number: the row count
   declared <- NA
-  if (n_fields[1L] == 1L && length(text) > 1L &&
-      grepl("^[0-9]+$", fields[[1L]])) {
-    declared <- as.numeric(fields[[1L]])
-    fields <- fields[-1L]
-    n_fields <- n_fields[-1L]
-    line_no <- line_no[-1L]
+  first <- 1L
+  if (length(head[[1L]]) == 1L &&
+      grepl("^[0-9]+$", head[[1L]], useBytes = TRUE)) {
+    declared <- as.numeric(head[[1L]])
+    first <- 2L
   }
-  # a first line that is not numeric: a header of column names
+  # a first line that is not all numbers: a header of column names
   header <- NULL
-  if (length(fields) &&
-      anyNA(suppressWarnings(as.numeric(fields[[1L]])))) {
-    header <- fields[[1L]]
-    fields <- fields[-1L]
-    n_fields <- n_fields[-1L]
-    line_no <- line_no[-1L]
+  if (first <= length(text) &&
+      anyNA(suppressWarnings(as.numeric(head[[first]])))) {
+    header <- head[[first]]
+    first <- first + 1L
   }
-  if (!length(fields)) stop("`file` \"", file, "\" holds no data.", call. = FALSE)
-  if (!is.na(declared) && declared != length(fields)) {
-    stop("`file` \"", file, "\" declares ", declared, " rows on its first ",
-         "line but holds ", length(fields), ".", call. = FALSE)
+  body <- seq_len(length(text) - first + 1L) + (first - 1L)
+  if (!is.na(declared) && declared != length(body)) {
+    stop("`file` \"", file, "\" declares ",
+         format(declared, scientific = FALSE), " rows on its first line but ",
+         "holds ", length(body), ".", call. = FALSE)
   }
+  if (!length(body)) stop("`file` \"", file, "\" holds no data.", call. = FALSE)
   if (is.character(columns)) {
     if (is.null(header)) {
       stop("`columns` names columns (", paste(columns, collapse = ", "),
@@ -90,33 +137,124 @@ read_catalog <- function(file, units = c("deg", "arcmin", "rad"),
            describe(columns), ".", call. = FALSE)
     }
   }
-  need <- max(idx)
-  short <- which(n_fields < need)
-  if (length(short)) {
-    stop("`file` line ", line_no[short[1L]], " has ", n_fields[short[1L]],
-         " field(s) but column ", need, " is needed: \"",
-         lines[line_no[short[1L]]], "\".", call. = FALSE)
+  values <- parse_columns(text[body], idx, sep)
+  if (is.null(values)) {
+    # the fast reader met something odd: find the first bad line, reading
+    # chunk by chunk and line by line only in the chunk that holds it
+    chunks <- split(body, (seq_along(body) - 1L) %/% 65536L)
+    parts <- lapply(chunks, function(k) {
+      parse_columns(text[k], idx, sep) %||%
+        parse_columns_slowly(text[k], idx, sep, line_no[k], lines)
+    })
+    values <- lapply(seq_along(idx), function(j) {
+      unlist(lapply(parts, `[[`, j), use.names = FALSE)
+    })
   }
-  values <- lapply(idx, function(k) {
-    v <- vapply(fields, `[`, "", k)
-    num <- suppressWarnings(as.numeric(v))
-    bad <- which(is.na(num) | !is.finite(num))
-    if (length(bad)) {
-      stop("`file` line ", line_no[bad[1L]], " has a value that is not a ",
-           "finite number in column ", k, ": \"", lines[line_no[bad[1L]]],
-           "\".", call. = FALSE)
-    }
-    num
-  })
   scale <- switch(units, deg = 1, arcmin = 1 / 60, rad = 180 / pi)
   check_catalog(list(ra = values[[1L]] * scale, dec = values[[2L]] * scale),
                 "file")
 }
 
+# The line (from 1) of the first NUL byte in a file (decompressed as
+# readLines() would), or NA; read in chunks
+first_nul_line <- function(file) {
+  con <- gzfile(file, "rb")   # like readLines(): gzip, bzip2, xz or plain
+  on.exit(close(con))
+  newlines <- 0
+  repeat {
+    b <- readBin(con, "raw", 2^24)
+    if (!length(b)) return(NA)
+    z <- which(b == as.raw(0L))
+    if (length(z)) {
+      return(newlines + sum(b[seq_len(z[1L])] == as.raw(10L)) + 1)
+    }
+    newlines <- newlines + sum(b == as.raw(10L))
+  }
+}
+
+split_fields <- function(x, sep) {
+  if (identical(sep, "")) {
+    strsplit(x, "[[:space:]]+", useBytes = TRUE)
+  } else {
+    strsplit(x, sep, fixed = TRUE, useBytes = TRUE)
+  }
+}
+
+# The columns idx of the lines x (trimmed, no comments, none blank) as
+# numbers, one per line, through scan(); NULL when any line has too few
+# fields or a value that is not a finite number.
+parse_columns <- function(x, idx, sep) {
+  need <- max(idx)
+  what <- rep(list(NULL), need)
+  what[unique(idx)] <- list(numeric())
+  vals <- tryCatch(
+    scan(text = x, what = what, sep = sep, quote = "", dec = ".",
+         comment.char = "", na.strings = character(), fill = TRUE,
+         flush = TRUE, strip.white = TRUE, blank.lines.skip = FALSE,
+         quiet = TRUE),
+    error = function(e) NULL, warning = function(w) NULL)
+  if (is.null(vals)) return(NULL)
+  vals <- vals[idx]
+  for (v in vals) {
+    if (length(v) != length(x) || !all(is.finite(v))) return(NULL)
+  }
+  vals
+}
+
+# The same, line by line, to report the first bad line: its number in the
+# file and its text.
+parse_columns_slowly <- function(x, idx, sep, line_no, lines) {
+  fields <- split_fields(x, sep)
+  n_fields <- lengths(fields)
+  need <- max(idx)
+  short <- which(n_fields < need)
+  if (length(short)) {
+    stop("`file` line ", line_no[short[1L]], " has ", n_fields[short[1L]],
+         " field(s) but column ", need, " is needed: ",
+         quote_line(lines[line_no[short[1L]]]), ".", call. = FALSE)
+  }
+  lapply(idx, function(k) {
+    v <- trimws(vapply(fields, `[`, "", k))
+    num <- suppressWarnings(as.numeric(v))
+    bad <- which(!is.finite(num))
+    if (length(bad)) {
+      stop("`file` line ", line_no[bad[1L]], " has a value that is not a ",
+           "finite number in column ", k, ": ",
+           quote_line(lines[line_no[bad[1L]]]), ".", call. = FALSE)
+    }
+    num
+  })
+}
+
+# a line of a file for an error message: quoted, non-ASCII bytes escaped,
+# at most 80 characters
+quote_line <- function(x) {
+  x <- sub("\r$", "", x, useBytes = TRUE)
+  if (nchar(x) > 80L) x <- paste0(substr(x, 1L, 77L), "...")
+  paste0("\"", x, "\"")
+}
+
 # Validates a catalog given by the user and returns data.frame(ra, dec) in
 # degrees with ra reduced to [0, 360). `arg` names the argument in messages.
+#
+# Accepted: data frames (tibbles and data.tables are data frames) and
+# matrices with the two columns by name; integer and double columns. Refused
+# with an error naming the argument and column: factors, characters, logical,
+# list and matrix columns, classed numbers (dates, integer64), non-finite
+# values, declinations outside [-90, 90].
 as_catalog <- function(x, arg, columns = c("ra", "dec")) {
-  if (is.matrix(x)) x <- as.data.frame(x)
+  if (!is.character(columns) || length(columns) != 2L || anyNA(columns) ||
+      columns[1L] == columns[2L]) {
+    stop("`columns` must be two distinct column names (ra, dec), not ",
+         describe(columns), ".", call. = FALSE)
+  }
+  if (is.matrix(x)) {
+    if (!is.numeric(x)) {
+      stop("`", arg, "` is a matrix of type ", typeof(x), "; it must be ",
+           "numeric.", call. = FALSE)
+    }
+    x <- as.data.frame(x)
+  }
   if (!is.data.frame(x)) {
     stop("`", arg, "` must be a data frame with columns ",
          paste(columns, collapse = " and "), ", not ", describe(x), ".",
@@ -130,9 +268,18 @@ as_catalog <- function(x, arg, columns = c("ra", "dec")) {
   }
   cols <- lapply(columns, function(nm) {
     v <- x[[nm]]
-    if (!is.numeric(v) || is.object(v)) {
+    if (!is.numeric(v) || is.object(v) || !is.null(dim(v))) {
+      what <- if (is.factor(v)) "a factor" else if (is.list(v)) {
+        "a list column"
+      } else if (!is.null(dim(v))) {
+        "a matrix column"
+      } else if (is.object(v)) {
+        paste0("an object of class ", class(v)[1L])
+      } else {
+        paste0("of type ", typeof(v))
+      }
       stop("`", arg, "` column ", dQuote(nm, FALSE), " must be numeric, not ",
-           describe(v), ".", call. = FALSE)
+           what, ".", call. = FALSE)
     }
     as.double(v)
   })
@@ -159,11 +306,16 @@ check_catalog <- function(cat, arg, columns = c("ra", "dec")) {
          format(cat$dec[bad], digits = 15), ".", call. = FALSE)
   }
   ra <- cat$ra
-  if (any(ra < 0 | ra >= 360)) ra <- ra %% 360
+  if (any(ra < 0 | ra >= 360)) {
+    ra <- ra %% 360
+    ra[ra >= 360] <- 0              # a tiny negative angle may round to 360
+  }
   # a plain data frame, built directly (data.frame() is slow on 10^6 rows)
   structure(list(ra = ra, dec = cat$dec), class = "data.frame",
             row.names = c(NA_integer_, -n))
 }
+
+`%||%` <- function(a, b) if (is.null(a)) b else a
 
 # short description of an object for error messages
 describe <- function(x) {

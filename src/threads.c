@@ -13,14 +13,32 @@
 
 static int after_fork = 0;
 
+/* OpenMP 5.0's omp_pause_resource_all (GCC's libgomp has it from GCC 9) */
+#if defined(_OPENMP) && (_OPENMP >= 201811 || \
+    (defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 9))
+#define WT_PAUSE_OPENMP 1
+#endif
+
 #if !defined(_WIN32)
+/* Before any fork (parallel::mclapply, system()): release OpenMP's thread
+ * pool. GNU libgomp is not fork-safe: a child forked from a process whose
+ * pool exists hangs in its first parallel region with more than one thread,
+ * waiting for pool threads that were not copied. A paused pool is rebuilt by
+ * the next parallel region in the parent, and the child builds its own. */
+static void before_fork(void)
+{
+#ifdef WT_PAUSE_OPENMP
+  (void)omp_pause_resource_all(omp_pause_soft);
+#endif
+}
+
 static void in_child(void) { after_fork = 1; }
 #endif
 
 void wt_threads_init(void)
 {
 #if !defined(_WIN32)
-  pthread_atfork(NULL, NULL, in_child);
+  pthread_atfork(before_fork, NULL, in_child);
 #endif
 }
 
