@@ -1,6 +1,8 @@
 # Survey scale: pruning by the last edge and bulk counting of cell pairs.
 #   Rscript bench/scale.R cpu [N] [DATA_DIR]     # N data x N randoms, DD+DR+RR
 #   Rscript bench/scale.R gpu [N] [DEVICES]      # N-point full-sky auto count
+#                                                  # DEVICES: "0", "0,1", or
+#                                                  # "0;0,1" for each in turn
 # CPU: N (default 1e6) data points resampled from the classic galaxies
 # (with a 1-arcminute Gaussian jitter, so that no two coincide) and N
 # uniform randoms on the classic footprint (ra, dec in [0, 90]), 20 log
@@ -51,16 +53,20 @@ if (mode == "cpu") {
                    identical(ref$RR, r$value$RR))
   }
 } else {
-  devices <- if (length(args) >= 3) as.integer(strsplit(args[3], ",")[[1]]) else NULL
   be <- wtheta_backends()
   gpu <- be[be$backend == "cuda" & be$available, ]
   if (!nrow(gpu)) stop("no usable CUDA GPU")
-  if (is.null(devices)) devices <- gpu$device
-  cat(sprintf("GPU: %d x %s; %s points, full sky, auto, 20 log bins 0.01-10 deg\n",
-              length(devices), gpu$name[1], format(n, big.mark = ",")))
+  sets <- if (length(args) >= 3) {
+    lapply(strsplit(args[3], ";")[[1]], function(d)
+      as.integer(strsplit(d, ",")[[1]]))
+  } else list(gpu$device)
+  cat(sprintf("GPU: %s; %s points, full sky, auto, 20 log bins 0.01-10 deg\n",
+              gpu$name[1], format(n, big.mark = ",")))
+  t0 <- proc.time()[["elapsed"]]
   X <- random_catalog(n, ra_range = c(0, 360), dec_range = c(-90, 90), seed = 3)
+  cat(sprintf("catalog drawn in %.1f s\n", proc.time()[["elapsed"]] - t0))
   res <- list()
-  for (g in list("prune", TRUE)) {
+  for (devices in sets) for (g in list("prune", TRUE)) {
     r <- timed(g, pair_counts(X, bins = bins, backend = "cuda",
                               devices = devices))
     p <- r$value
@@ -68,6 +74,7 @@ if (mode == "cpu") {
       case = "auto", grid = format(g), devices = length(devices),
       seconds = r$s, gpu_s = p$gpu_ms / 1000, pairs = p$n_pairs,
       visited = p$n_pairs - p$pairs_skipped)
+    print(res[[length(res)]], row.names = FALSE, digits = 4)
     if (length(res) == 1) ref <- p$counts else stopifnot(identical(ref, p$counts))
   }
 }

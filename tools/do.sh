@@ -19,7 +19,8 @@ task=${1:-demo}
 
 # checkbashisms (devscripts) and qpdf let R CMD check --as-cran run complete
 debs="r-base-dev r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 pandoc devscripts qpdf"
-# valgrind for the memory check of `test`; tibble for a hostile-input test
+# valgrind for the memory check of `test`; tibble for a hostile-input test;
+# future.apply for counting through future plans
 debs="$debs valgrind r-cran-tibble r-cran-future.apply"
 
 install_missing() {
