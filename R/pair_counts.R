@@ -283,9 +283,9 @@ patch_tasks <- function(ra, rb, is_auto) {
         (ab$a - 1) + (ab$b - 1) * n)
 }
 
-# pruning by the last edge and bulk counting: option wtheta.grid, "auto"
-# (when it pays), TRUE (always below 180 degrees), "prune" (always, without
-# bulk counting inside bins) or FALSE (never)
+# pruning by the last edge and bulk counting (see ?wtheta-package): option
+# wtheta.grid, "auto" (pruning when it pays), "prune" (always below 180
+# degrees), TRUE (always, with bulk counting inside bins) or FALSE (never)
 grid_mode <- function() {
   g <- getOption("wtheta.grid", "auto")
   if (identical(g, "auto")) return(1L)

@@ -20,6 +20,25 @@
 #' edge this is the bin of the true angle; at an edge, double-precision
 #' rounding decides, the same way on every backend.
 #'
+#' @section Pruning and bulk counting:
+#' When the last edge is below 60 degrees and a count holds more than 10^8
+#' pairs, the points are sorted into cells on the sphere (declination bands
+#' cut in right ascension, a quarter of the last edge wide, each cell a tree
+#' of smaller nodes), and pairs of cells whose bounding caps stay beyond the
+#' last edge are not visited: their pairs are added to those beyond the
+#' last edge (`n_above`) by number. Node pairs whose least and greatest
+#' possible separation fall in one bin can likewise be added to that bin
+#' without visiting their pairs (bulk counting). Both rest on the triangle
+#' inequality between the double-precision unit vectors, with margins far
+#' above rounding, so counts stay exactly those of brute force.
+#' `pairs_skipped` in a [pair_counts()] result says how many pairs were
+#' counted this way. The option `wtheta.grid` chooses: `"auto"` (the
+#' default: pruning when it pays as above), `"prune"` (always prune),
+#' `TRUE` (always prune, and count in bulk) or `FALSE` (never). Bulk
+#' counting is off by default because measured at survey densities it
+#' visits 20-30% fewer pairs but makes many small tasks that cost as much as
+#' they save; it pays for dense catalogs with wide bins.
+#'
 #' @section Threads:
 #' The CPU engine uses [wtheta_threads()] threads unless told otherwise. The
 #' default respects `OMP_NUM_THREADS`, `OMP_THREAD_LIMIT`, R CMD check's

@@ -25,8 +25,6 @@
 #define DEG (M_PI / 180.0)
 #define MORTON_BITS 10               /* per axis, inside a cell */
 #define LEAF 64                      /* points in a node that is not split */
-#define MIN_SPLIT ((double)(1 << 20))/* pairs below which a node pair is a
-                                        task, unless bulk counting beckons */
 #define MIN_BULK ((double)(1 << 14)) /* pairs below which it always is */
 
 typedef struct {
@@ -59,6 +57,8 @@ typedef struct {                     /* what the walk writes */
   const wt_job *job;
   const double *upper;               /* c2 bounds of the slots */
   int n_slots, bulk;
+  double min_split;                  /* pairs below which a node pair is a
+                                        task, unless bulk counting beckons */
   wt_task *t;
   int64_t n_tasks, cap_tasks;
   double *bulk_n, *bulk_w;           /* n_out x n_slots */
@@ -231,7 +231,7 @@ static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits)
 /* sorts points [r0, r1) of p into q* by key and builds one tree per cell */
 static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
                       double *qy, double *qz, double *qw, int64_t r0,
-                      int64_t r1, range_tree *t)
+                      int64_t r1, range_tree *t, int n_threads)
 {
   const int64_t n = r1 - r0;
   t->r0 = r0;
@@ -244,6 +244,9 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
     free(order);
     return WT_ERR_NOMEM;
   }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
   for (int64_t i = 0; i < n; i++) {
     key[i] = key_of(g, p->x[r0 + i], p->y[r0 + i], p->z[r0 + i]);
     order[i] = i;
@@ -253,6 +256,9 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
     bits++;
   int status = sort_keys(key, order, n, bits);
   if (status == WT_OK) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
     for (int64_t i = 0; i < n; i++) {
       int64_t s = r0 + order[i];
       qx[r0 + i] = p->x[s];
@@ -399,7 +405,7 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
     hopeful = qlo == qhi;
   }
   int split = !(a_leaf && b_leaf) &&
-              (hopeful || (pairs > MIN_SPLIT && shi == above));
+              (hopeful || (pairs > wk->min_split && shi == above));
   if (!split) {
     if (diag) return push(wk, a->start, a->end, a->start, a->end, out);
     return push(wk, a->start, a->end, b->start, b->end, out);
@@ -540,7 +546,7 @@ static int collect_ranges(const wt_job *job, int side, range_tree **out)
 }
 
 int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
-                 int bulk, wt_grid *gr)
+                 int bulk, double min_split, wt_grid *gr)
 {
   memset(gr, 0, sizeof *gr);
   const int n_slots = job->bins->n_bins + 2;
@@ -587,7 +593,7 @@ int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
       if (qw) memcpy(qw, src[s]->w, (size_t)n * sizeof *qw);
       for (int k = 0; k < n_rs[s] && status == WT_OK; k++)
         status = sort_range(&g, src[s], qx, qy, qz, qw, rs[s][k].r0,
-                            rs[s][k].r1, &rs[s][k]);
+                            rs[s][k].r1, &rs[s][k], job->n_threads);
       q->x = qx;
       q->y = qy;
       q->z = qz;
@@ -600,6 +606,7 @@ int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
   wk.job = job;
   wk.n_slots = n_slots;
   wk.bulk = bulk;
+  wk.min_split = min_split;
   int64_t *index = NULL;
   if (status == WT_OK) {
     size_t n_all = (size_t)job->n_out * (size_t)n_slots;

@@ -15,9 +15,10 @@ typedef struct {
 
 /* plans the node pairs of job's tasks for a last edge of theta_max_deg and
  * cells of cell_deg, counting in bulk the node pairs inside one bin when
- * bulk (beyond the last edge always); WT_ERR_ARG when task ranges overlap
+ * bulk (beyond the last edge always), and splitting node pairs that may be
+ * pruned down to min_split pairs; WT_ERR_ARG when task ranges overlap
  * without being identical (then count without a grid) */
 int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
-                 int bulk, wt_grid *gr);
+                 int bulk, double min_split, wt_grid *gr);
 void wt_grid_free(wt_grid *gr);
 #endif

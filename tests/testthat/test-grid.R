@@ -84,3 +84,30 @@ test_that("whole cell pairs inside one bin are counted in bulk, exactly", {
   expect_gt(bulk$pairs_skipped, 0.2 * bulk$n_pairs)
   expect_lt(prune$pairs_skipped, bulk$pairs_skipped)
 })
+
+test_that("the grid's task lists count the same on the GPU", {
+  skip_if_no_cuda()
+  set.seed(35)
+  x <- random_sky(40000, ra = c(0, 40), dec = c(-20, 20))
+  y <- random_sky(30000, ra = c(0, 40), dec = c(-20, 20))
+  x$p <- sample(1:4, 40000, replace = TRUE)
+  y$p <- sample(1:4, 30000, replace = TRUE)
+  e <- theta_bins(0.01, 5, n = 12, log = TRUE)
+  for (g in list("prune", TRUE)) {
+    gpu <- with_grid(g, pair_counts(x, y, bins = e, backend = "cuda",
+                                    patches = "p", progress = FALSE))
+    cpu <- with_grid(FALSE, pair_counts(x, y, bins = e, backend = "cpu",
+                                        threads = test_threads(),
+                                        patches = "p", progress = FALSE))
+    expect_identical(slots_of(gpu), slots_of(cpu))
+    expect_identical(gpu$patch_counts, cpu$patch_counts)
+    expect_gt(gpu$pairs_skipped, 0)
+    ga <- with_grid(g, pair_counts(x, bins = e, backend = "cuda",
+                                   self_pairs = TRUE, progress = FALSE))
+    ca <- with_grid(FALSE, pair_counts(x, bins = e, backend = "cpu",
+                                       self_pairs = TRUE,
+                                       threads = test_threads(),
+                                       progress = FALSE))
+    expect_identical(slots_of(ga), slots_of(ca))
+  }
+})
