@@ -8,7 +8,8 @@
 #    (PATCHES (PATCHES + 1) / 2 auto tasks, PATCHES^2 cross tasks),
 # each unweighted and weighted (weights uniform in [0.5, 1.5]).
 # Prints seconds (minimum and median of REPS runs of DD + DR + RR, the
-# configurations interleaved) and
+# configurations interleaved), elapsed and CPU (user + system, all
+# threads: steadier than elapsed on a shared machine), and
 # writes bench/cpu-tasks-results.csv. Also checks that the patch
 # histograms add up to the whole-catalog counts.
 library(wtheta)
@@ -81,6 +82,7 @@ cat(sprintf(paste0("machine: %s, %d cores; R %s; %d + %d points; %d bins; ",
 configs <- expand.grid(how = names(runs), w = c(FALSE, TRUE),
                        stringsAsFactors = FALSE)
 times <- matrix(NA_real_, reps, nrow(configs))
+cpu_s <- times
 sums <- list()
 for (i in seq_len(reps)) {
   for (k in seq_len(nrow(configs))) {
@@ -88,17 +90,22 @@ for (i in seq_len(reps)) {
     w <- configs$w[k]
     res <- NULL
     gc()
-    times[i, k] <- system.time(res <- runs[[how]](w))[["elapsed"]]
+    st <- system.time(res <- runs[[how]](w))
+    times[i, k] <- st[["elapsed"]]
+    cpu_s[i, k] <- st[["user.self"]] + st[["sys.self"]]
     sums[[paste(how, w)]] <- lapply(res, function(r) list(
       slots = rowSums(r$slots), wsum = if (w) rowSums(r$wsum)))
   }
 }
 rows <- lapply(seq_len(nrow(configs)), function(k) data.frame(
   tasks = configs$how[k], weighted = configs$w[k], threads = threads,
-  min_s = min(times[, k]), median_s = stats::median(times[, k])))
+  min_s = min(times[, k]), median_s = stats::median(times[, k]),
+  cpu_min_s = min(cpu_s[, k]), cpu_median_s = stats::median(cpu_s[, k])))
 res <- do.call(rbind, rows)
 base <- res$min_s[res$tasks == "one task" & !res$weighted]
 res$vs_one_task_unweighted <- res$min_s / base
+cpu_base <- res$cpu_min_s[res$tasks == "one task" & !res$weighted]
+res$cpu_vs_one_task_unweighted <- res$cpu_min_s / cpu_base
 print(res, row.names = FALSE, digits = 4)
 
 # the patch histograms add up to the whole-catalog ones
