@@ -7,7 +7,9 @@
 #    RA, every pair of patches a task with a histogram of its own
 #    (PATCHES (PATCHES + 1) / 2 auto tasks, PATCHES^2 cross tasks),
 # each unweighted and weighted (weights uniform in [0.5, 1.5]).
-# Prints seconds (minimum and median of REPS runs of DD + DR + RR) and
+# Prints seconds (minimum and median of REPS runs of DD + DR + RR, the
+# configurations interleaved), elapsed and CPU (user + system, all
+# threads: steadier than elapsed on a shared machine), and
 # writes bench/cpu-tasks-results.csv. Also checks that the patch
 # histograms add up to the whole-catalog counts.
 library(wtheta)
@@ -75,26 +77,35 @@ cat(sprintf(paste0("machine: %s, %d cores; R %s; %d + %d points; %d bins; ",
             length(edges) - 1L, threads, n_patch, nrow(t_dd), nrow(t_dr),
             nrow(t_rr), reps))
 
-rows <- list()
+# the four configurations take turns within each repetition, so that load
+# from other processes (a shared machine) drifts over all of them alike
+configs <- expand.grid(how = names(runs), w = c(FALSE, TRUE),
+                       stringsAsFactors = FALSE)
+times <- matrix(NA_real_, reps, nrow(configs))
+cpu_s <- times
 sums <- list()
-for (w in c(FALSE, TRUE)) {
-  for (how in names(runs)) {
+for (i in seq_len(reps)) {
+  for (k in seq_len(nrow(configs))) {
+    how <- configs$how[k]
+    w <- configs$w[k]
     res <- NULL
-    t <- vapply(seq_len(reps), function(i) {
-      res <<- NULL
-      gc()
-      system.time(res <<- runs[[how]](w))[["elapsed"]]
-    }, 0)
+    gc()
+    st <- system.time(res <- runs[[how]](w))
+    times[i, k] <- st[["elapsed"]]
+    cpu_s[i, k] <- st[["user.self"]] + st[["sys.self"]]
     sums[[paste(how, w)]] <- lapply(res, function(r) list(
       slots = rowSums(r$slots), wsum = if (w) rowSums(r$wsum)))
-    rows[[length(rows) + 1]] <- data.frame(
-      tasks = how, weighted = w, threads = threads, min_s = min(t),
-      median_s = stats::median(t))
   }
 }
+rows <- lapply(seq_len(nrow(configs)), function(k) data.frame(
+  tasks = configs$how[k], weighted = configs$w[k], threads = threads,
+  min_s = min(times[, k]), median_s = stats::median(times[, k]),
+  cpu_min_s = min(cpu_s[, k]), cpu_median_s = stats::median(cpu_s[, k])))
 res <- do.call(rbind, rows)
 base <- res$min_s[res$tasks == "one task" & !res$weighted]
 res$vs_one_task_unweighted <- res$min_s / base
+cpu_base <- res$cpu_min_s[res$tasks == "one task" & !res$weighted]
+res$cpu_vs_one_task_unweighted <- res$cpu_min_s / cpu_base
 print(res, row.names = FALSE, digits = 4)
 
 # the patch histograms add up to the whole-catalog ones
