@@ -110,3 +110,29 @@ choose_backend <- function(backend, devices) {
   }
   list(backend = "cuda", devices = as.integer(devices))
 }
+
+#' Free the GPU memory wtheta keeps between counts
+#'
+#' The CUDA engine keeps its device buffers, streams and events between
+#' calls so that repeated counts start fast (a few hundred MB per GPU after
+#' large counts). `wtheta_free_gpu()` frees those not in use now; the next
+#' GPU count allocates again. wtheta also calls it when R exits, so that
+#' tools such as `compute-sanitizer` see every device allocation freed.
+#' Without CUDA support it does nothing.
+#'
+#' @return The number of per-device contexts freed, invisibly.
+#' @examples
+#' wtheta_free_gpu()
+#' @export
+wtheta_free_gpu <- function() {
+  invisible(.Call(C_cuda_release))
+}
+
+# at exit, free the GPU buffers (no GPU work at load: the finalizer only
+# runs when R ends, and frees nothing if no GPU count ran)
+.onLoad <- function(libname, pkgname) {
+  holder <- new.env(parent = emptyenv())
+  reg.finalizer(holder, function(e) .Call(C_cuda_release), onexit = TRUE)
+  assign(".wtheta_exit", holder, envir = topenv())
+  invisible(NULL)
+}

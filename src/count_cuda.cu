@@ -1315,8 +1315,9 @@ __global__ void wt_pack_kernel(const double *__restrict__ x,
  * process-wide pool guarded by a mutex; a worker takes an idle one of its
  * device (or makes one) and gives it back when done. A context that saw
  * any error is destroyed, together with the idle contexts of its device,
- * so that nothing from a failed call is reused. The pool is never freed:
- * what it holds goes with the process. */
+ * so that nothing from a failed call is reused. wt_cuda_release() frees
+ * the idle contexts (R calls it at exit, so that tools such as
+ * compute-sanitizer see every device buffer freed). */
 
 struct Buf {
   void *p = nullptr;
@@ -2146,6 +2147,26 @@ int count_impl(wt_job *job)
 extern "C" {
 
 int wt_cuda_compiled(void) { return 1; }
+
+int wt_cuda_release(void)
+{
+  /* every idle context of every device, out of the pool and freed; busy
+   * ones (a count running in another thread) stay */
+  std::vector<Ctx *> idle;
+  {
+    Pool &P = pool();
+    std::lock_guard<std::mutex> g(P.mu);
+    std::vector<Ctx *> keep;
+    for (Ctx *c : P.all) (c->busy ? keep : idle).push_back(c);
+    P.all.swap(keep);
+  }
+  for (Ctx *c : idle) {
+    if (cudaSetDevice(c->dev) == cudaSuccess) ctx_destroy(c);
+    else delete c;
+  }
+  cudaGetLastError();
+  return (int)idle.size();
+}
 
 int wt_cuda_device_count(char *msg, size_t msg_len)
 {

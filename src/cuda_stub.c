@@ -5,6 +5,8 @@
 
 int wt_cuda_compiled(void) { return 0; }
 
+int wt_cuda_release(void) { return 0; }
+
 int wt_cuda_device_count(char *msg, size_t msg_len)
 {
   if (msg && msg_len) {

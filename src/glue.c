@@ -244,6 +244,8 @@ SEXP wt_r_cuda_device(SEXP device)
   return out;
 }
 
+SEXP wt_r_cuda_release(void) { return ScalarInteger(wt_cuda_release()); }
+
 SEXP wt_r_default_threads(void) { return ScalarInteger(wt_default_threads()); }
 
 SEXP wt_r_cpu_cores(void) { return ScalarInteger(wt_cpu_cores()); }

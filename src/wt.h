@@ -147,6 +147,9 @@ int wt_cuda_device_count(char *msg, size_t msg_len);
 int wt_cuda_device_info(int device, char *name, size_t name_len,
                         int *major, int *minor, double *mem_bytes);
 int wt_count_cuda(wt_job *job);
+/* frees the device buffers, streams and events kept between calls (those
+ * of counts still running stay); returns how many contexts it freed */
+int wt_cuda_release(void);
 
 #ifdef __cplusplus
 }

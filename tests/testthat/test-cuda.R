@@ -361,3 +361,15 @@ test_that("weighted GPU sums equal the CPU engine's within 1e-12", {
     expect_close(g$wsum, c$wsum)
   }
 })
+
+test_that("wtheta_free_gpu frees the cached buffers and counting goes on", {
+  if (!has_cuda()) expect_identical(wtheta_free_gpu(), 0L)
+  skip_if_no_cuda()
+  x <- random_sky(3000)
+  e <- seq(0, 180, by = 5)
+  a <- pair_counts(x, bins = e, backend = "cuda")
+  expect_gte(wtheta_free_gpu(), 1L)
+  expect_identical(wtheta_free_gpu(), 0L)
+  b <- pair_counts(x, bins = e, backend = "cuda")
+  expect_identical(a$counts, b$counts)
+})
