@@ -3,6 +3,7 @@
 #   Rscript bench/scale.R gpu [N] [DEVICES]      # N-point full-sky auto count
 #                                                  # DEVICES: "0", "0,1", or
 #                                                  # "0;0,1" for each in turn
+#   a 4th argument "prune" leaves out the bulk-counting runs
 # CPU: N (default 1e6) data points resampled from the classic galaxies
 # (with a 1-arcminute Gaussian jitter, so that no two coincide) and N
 # uniform randoms on the classic footprint (ra, dec in [0, 90]), 20 log
@@ -66,7 +67,9 @@ if (mode == "cpu") {
   X <- random_catalog(n, ra_range = c(0, 360), dec_range = c(-90, 90), seed = 3)
   cat(sprintf("catalog drawn in %.1f s\n", proc.time()[["elapsed"]] - t0))
   res <- list()
-  for (devices in sets) for (g in list("prune", TRUE)) {
+  grids <- if (length(args) >= 4 && args[4] == "prune") list("prune") else
+    list("prune", TRUE)
+  for (devices in sets) for (g in grids) {
     r <- timed(g, pair_counts(X, bins = bins, backend = "cuda",
                               devices = devices))
     p <- r$value
