@@ -33,11 +33,13 @@
 #' above rounding, so counts stay exactly those of brute force.
 #' `pairs_skipped` in a [pair_counts()] result says how many pairs were
 #' counted this way. The option `wtheta.grid` chooses: `"auto"` (the
-#' default: pruning when it pays as above), `"prune"` (always prune),
-#' `TRUE` (always prune, and count in bulk) or `FALSE` (never). Bulk
-#' counting is off by default because measured at survey densities it
-#' visits 20-30% fewer pairs but makes many small tasks that cost as much as
-#' they save; it pays for dense catalogs with wide bins.
+#' default: as above, with bulk counting on the CPU only), `"prune"`
+#' (always prune, never bulk count), `TRUE` (always prune and bulk count)
+#' or `FALSE` (never). Bulk counting makes many small tasks: on the CPU it
+#' pays at survey sizes (10^6 x 10^6 points, 20 log bins to 10 degrees,
+#' 2 threads: 86 s against 112 s with pruning alone), while the GPU engine
+#' pays more per task than the pairs saved (10^8 points: 168 s against 73
+#' s on an H200).
 #'
 #' @section Threads:
 #' The CPU engine uses [wtheta_threads()] threads unless told otherwise. The

@@ -78,11 +78,13 @@ static int count_pruned(wt_job *job, double pairs)
   if (h == 0.0) return run_engine(job);
   wt_grid gr;
   /* Measured (NEWS.md): bulk counting inside bins visits fewer pairs but
-   * makes many small tasks, which cost more than they save at survey
-   * densities (2e5 points, 4e10 pairs, on the CPU: even; 1e8 points on an
-   * H200: 168 s against 73 s), so only grid = 2 asks for it. The GPU
-   * engine pays per task on the host: its tasks stay large. */
-  const int bulk = job->grid == 2;
+   * makes many small tasks. On the CPU it pays at survey sizes (1e6 x 1e6,
+   * 20 log bins to 10 degrees, 2 threads: 86 s against 112 s); the GPU
+   * engine pays per task on the host (1e8 points on an H200: 168 s against
+   * 73 s), so there it runs only when asked (grid = 2), and its tasks stay
+   * large. */
+  const int bulk = job->grid == 2 ||
+                   (job->grid == 1 && job->backend == WT_BACKEND_CPU);
   const double min_split = job->backend == WT_BACKEND_CUDA
     ? (double)(1 << 27) : (double)(1 << 20);
   int status = wt_grid_plan(job, theta_max, h, bulk, min_split, &gr);
