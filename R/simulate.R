@@ -90,8 +90,10 @@ simulate_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
     uniform <- draw_footprint(n - n_cl, fp)
     density <- n_clusters / fp$box_area
     ext <- widen_box(fp, 5 * sigma)
+    # Poisson, but at least one parent when there are children to place
     n_parents <- stats::rpois(1L, density * box_area(ext$ra_lo, ext$ra_width,
                                                       ext$dec_range))
+    if (n_cl > 0) n_parents <- max(1L, n_parents)
     children <- draw_children(n_cl, n_parents, ext, fp, sigma)
     out <- data.frame(ra = c(uniform$ra, children$ra),
                       dec = c(uniform$dec, children$dec))
