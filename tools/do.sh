@@ -20,8 +20,8 @@ task=${1:-demo}
 # checkbashisms (devscripts) and qpdf let R CMD check --as-cran run complete
 debs="r-base-dev r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 pandoc devscripts qpdf"
 # valgrind for the memory check of `test`; tibble for a hostile-input test;
-# future.apply for counting through future plans
-debs="$debs valgrind r-cran-tibble r-cran-future.apply"
+# future.apply for counting through future plans; ggplot2 for autoplot()
+debs="$debs valgrind r-cran-tibble r-cran-future.apply r-cran-ggplot2"
 
 install_missing() {
   missing=""
