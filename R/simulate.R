@@ -23,6 +23,16 @@
 #' does not depend on the mean number of children per parent, so fixing the
 #' total does not change it.
 #'
+#' With `fixed_n = FALSE` the catalog is a stationary Thomas process
+#' instead: `n` is only the expected number of points. Uniform points are
+#' Poisson with mean `(1 - cluster_fraction) * n`, and each parent has a
+#' Poisson number of children of mean `cluster_fraction * n / (n_p A)`
+#' (`n_p` the parent density, `A` the footprint's area), all kept where
+#' they fall inside the footprint. Use it for realisations whose scatter
+#' resampling errors should match: with a fixed total, a realisation with
+#' fewer clusters has richer clusters everywhere, a global fluctuation of w
+#' that no patch of one catalog can see.
+#'
 #' @param n Number of points.
 #' @param ra_range,dec_range The box, in degrees. `ra_range` is
 #'   `c(from, to)` within `[0, 360]`, going east from `from` to `to`; a
@@ -36,6 +46,8 @@
 #' @param cluster_fraction Fraction of points in clusters, in `[0, 1]`.
 #' @param sigma Cluster width in degrees (standard deviation per axis of
 #'   the Gaussian offsets, at most 5).
+#' @param fixed_n `TRUE` (the default): exactly `n` points. `FALSE`: a
+#'   stationary Thomas process with `n` points expected (see Details).
 #' @param like A catalog whose footprint the randoms follow: a result of
 #'   `simulate_catalog()` gives its box and mask (the other arguments are
 #'   then ignored); any other catalog gives its bounding box.
@@ -65,8 +77,9 @@
 simulate_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
                              n_clusters = max(1, round(n / 100)),
                              cluster_fraction = 0.5, sigma = 0.2,
-                             mask = NULL, seed = NULL) {
+                             mask = NULL, fixed_n = TRUE, seed = NULL) {
   check_count(n, "n")
+  check_flag(fixed_n, "fixed_n")
   check_box(ra_range, dec_range)
   check_mask(mask)
   check_number(n_clusters, "n_clusters")
@@ -86,23 +99,32 @@ simulate_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
   }
   with_seed(seed, {
     fp <- make_footprint(ra_range, dec_range, mask)
-    n_cl <- round(n * cluster_fraction)
-    uniform <- draw_footprint(n - n_cl, fp)
     density <- n_clusters / fp$box_area
     ext <- widen_box(fp, 5 * sigma)
-    # Poisson, but at least one parent when there are children to place
     n_parents <- stats::rpois(1L, density * box_area(ext$ra_lo, ext$ra_width,
                                                       ext$dec_range))
-    if (n_cl > 0) n_parents <- max(1L, n_parents)
-    children <- draw_children(n_cl, n_parents, ext, fp, sigma)
+    if (fixed_n) {
+      n_cl <- round(n * cluster_fraction)
+      uniform <- draw_footprint(n - n_cl, fp)
+      # at least one parent when there are children to place
+      if (n_cl > 0) n_parents <- max(1L, n_parents)
+      children <- draw_children(n_cl, n_parents, ext, fp, sigma)
+      fraction <- n_cl / n
+    } else {
+      uniform <- draw_footprint(stats::rpois(1L, (1 - cluster_fraction) * n),
+                                fp)
+      mu <- cluster_fraction * n / (density * fp$area)
+      children <- draw_thomas_children(n_parents, mu, ext, fp, sigma)
+      fraction <- cluster_fraction
+    }
     out <- data.frame(ra = c(uniform$ra, children$ra),
                       dec = c(uniform$dec, children$dec))
     structure(out, footprint = fp,
               model = list(process = "thomas", sigma = sigma,
                            parent_density = density,
                            n_clusters = n_clusters,
-                           cluster_fraction = n_cl / n,
-                           n_parents = n_parents))
+                           cluster_fraction = fraction,
+                           n_parents = n_parents, fixed_n = fixed_n))
   })
 }
 
@@ -300,23 +322,38 @@ draw_children <- function(n, n_parents, ext, fp, sigma) {
     }
     k <- ceiling((n - length(ra)) / share * 1.1) + 10
     i <- sample.int(n_parents, k, replace = TRUE)
-    # offset of Gaussian width sigma per axis: distance rho (Rayleigh),
-    # bearing phi (uniform), laid out along a great circle
-    rho <- sigma * (pi / 180) * sqrt(-2 * log(stats::runif(k)))
-    phi <- stats::runif(k, 0, 2 * pi)
-    sd <- sin(pd[i])
-    cd <- cos(pd[i])
-    sin_dec <- pmin(1, pmax(-1, sd * cos(rho) + cd * sin(rho) * cos(phi)))
-    cdec <- asin(sin_dec)
-    cra <- pa[i] + atan2(sin(phi) * sin(rho) * cd, cos(rho) - sd * sin_dec)
-    cra <- (cra * (180 / pi)) %% 360
-    cdec <- cdec * (180 / pi)
-    keep <- in_footprint(cra, cdec, fp)
+    ch <- scatter_children(pa[i], pd[i], sigma)
+    keep <- in_footprint(ch$ra, ch$dec, fp)
     share <- max(mean(keep), 1e-3)
-    ra <- c(ra, cra[keep])
-    dec <- c(dec, cdec[keep])
+    ra <- c(ra, ch$ra[keep])
+    dec <- c(dec, ch$dec[keep])
   }
   list(ra = ra[seq_len(n)], dec = dec[seq_len(n)])
+}
+
+# a stationary Thomas process: Poisson(mu) children for every parent, kept
+# where they fall inside the footprint
+draw_thomas_children <- function(n_parents, mu, ext, fp, sigma) {
+  parents <- draw_box(n_parents, ext$ra_lo, ext$ra_width, ext$dec_range)
+  i <- rep(seq_len(n_parents), stats::rpois(n_parents, mu))
+  ch <- scatter_children(parents$ra[i] * (pi / 180),
+                         parents$dec[i] * (pi / 180), sigma)
+  keep <- in_footprint(ch$ra, ch$dec, fp)
+  list(ra = ch$ra[keep], dec = ch$dec[keep])
+}
+
+# children around parents at (pa, pd) radians: offsets of Gaussian width
+# sigma per axis, distance rho (Rayleigh) and bearing phi (uniform), laid
+# out along a great circle; degrees out
+scatter_children <- function(pa, pd, sigma) {
+  k <- length(pa)
+  rho <- sigma * (pi / 180) * sqrt(-2 * log(stats::runif(k)))
+  phi <- stats::runif(k, 0, 2 * pi)
+  sd <- sin(pd)
+  cd <- cos(pd)
+  sin_dec <- pmin(1, pmax(-1, sd * cos(rho) + cd * sin(rho) * cos(phi)))
+  cra <- pa + atan2(sin(phi) * sin(rho) * cd, cos(rho) - sd * sin_dec)
+  list(ra = (cra * (180 / pi)) %% 360, dec = asin(sin_dec) * (180 / pi))
 }
 
 check_box <- function(ra_range, dec_range) {

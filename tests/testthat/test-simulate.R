@@ -99,3 +99,19 @@ test_that("measured w(theta) of simulations agrees with model_wtheta", {
   # (half the amplitude) is far off
   expect_true(all(mean_w[near] > 1.5 * model[near] / 2))
 })
+
+test_that("fixed_n = FALSE draws a stationary Thomas process of n expected points", {
+  sizes <- vapply(1:20, function(i) {
+    s <- simulate_catalog(2000, n_clusters = 30, fixed_n = FALSE, seed = i)
+    expect_false(attr(s, "model")$fixed_n)
+    expect_identical(attr(s, "model")$cluster_fraction, 0.5)
+    nrow(s)
+  }, 0)
+  # Poisson uniform points plus Poisson-many clusters of ~33 children:
+  # the mean over 20 draws lies within a few hundred of 2000
+  expect_lt(abs(mean(sizes) - 2000), 4 * sd(sizes) / sqrt(20) + 50)
+  expect_gt(sd(sizes), 50)           # the size varies, unlike fixed_n
+  expect_error(simulate_catalog(10, fixed_n = NA), "`fixed_n` must be TRUE or FALSE")
+  a <- simulate_catalog(500, fixed_n = FALSE, seed = 3)
+  expect_identical(a, simulate_catalog(500, fixed_n = FALSE, seed = 3))
+})

@@ -1,6 +1,7 @@
-# Validation by simulation: many realisations of a Thomas process whose
-# w(theta) is known (model_wtheta()). The mean estimate must match the
-# model, and the jackknife errors the scatter between realisations.
+# Validation by simulation: many realisations of a stationary Thomas
+# process whose w(theta) is known (model_wtheta()). The mean estimate must
+# match the model, and the jackknife errors the scatter between
+# realisations.
 
 bin_model <- function(sim, lo, hi) {
   # the model averaged over the pairs of each bin (pairs ~ theta d theta)
@@ -17,7 +18,7 @@ test_that("jackknife errors match the scatter of realisations, mean w the model"
   res <- lapply(seq_len(n_real), function(i) {
     sim <- simulate_catalog(1500, ra_range = c(0, 30), dec_range = c(-15, 15),
                             n_clusters = 40, cluster_fraction = 0.5,
-                            sigma = 0.4, seed = 1000 + i)
+                            sigma = 0.4, fixed_n = FALSE, seed = 1000 + i)
     ran <- random_catalog(3000, like = sim, seed = 2000 + i)
     w <- wtheta(sim, ran, e, threads = test_threads(), backend = "cpu",
                 error = "jackknife", n_patches = 9, seed = i)

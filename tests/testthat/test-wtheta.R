@@ -57,7 +57,7 @@ test_that("the result is a data frame that says how it was made", {
   df <- as.data.frame(w)
   expect_identical(class(df), "data.frame")
   expect_identical(df$w, w$w)
-  expect_output(print(w), "Landy-Szalay w\\(theta\\), 5 bins from 0 to 5 deg")
+  expect_output(print(w), "auto-correlation, Landy-Szalay; 5 bins from 0 to 5 deg")
   expect_output(print(w), "unordered pairs, no self pairs")
   png(tf <- tempfile(fileext = ".png"))
   expect_identical(plot(w), w)
