@@ -148,7 +148,7 @@ print.wtheta <- function(x, n = 10L, ...) {
   if (length(out) && all(is.finite(out)) && any(out > 0)) {
     cat("  pairs outside the edges: ",
         paste0(if (!is.null(names(out))) paste0(names(out), " "),
-               format_n(out), collapse = ", "), "\n", sep = "")
+               vapply(out, format_n, ""), collapse = ", "), "\n", sep = "")
   }
   show <- min(nrow(x), n)
   df <- as.data.frame(x)[seq_len(show), , drop = FALSE]
