@@ -109,7 +109,8 @@ read_catalog <- function(file, units = c("deg", "arcmin", "rad"),
   header <- NULL
   if (first <= length(text) &&
       anyNA(suppressWarnings(as.numeric(head[[first]])))) {
-    header <- head[[first]]
+    # names as written, without the quotes a CSV writer puts around them
+    header <- sub('^"(.*)"$', "\\1", sub("^'(.*)'$", "\\1", head[[first]]))
     first <- first + 1L
   }
   body <- seq_len(length(text) - first + 1L) + (first - 1L)

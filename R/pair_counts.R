@@ -161,14 +161,14 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   n_out <- 1L
   if (!is.null(pa)) {
     # points grouped by patch; one task per pair of patches
-    oa <- order(pa)
+    oa <- sort.list(pa, method = "radix")
     a <- a[oa, , drop = FALSE]
     if (weighted) wa <- wa[oa]
     ra <- patch_ranges(pa, n_patches)
     if (is_auto) {
       rb <- ra
     } else {
-      ob <- order(pb)
+      ob <- sort.list(pb, method = "radix")
       b <- b[ob, , drop = FALSE]
       if (weighted) wb <- wb[ob]
       rb <- patch_ranges(pb, n_patches)
@@ -226,12 +226,13 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                    c(nb, n_patches, n_patches))
       arr <- aperm(arr, c(2L, 3L, 1L))  # [a, b, bin], a of x, b of y
       if (is_auto) {
-        # tasks filled the upper triangle a <= b: mirror it
-        for (k in seq_len(nb)) {
-          m <- arr[, , k]
-          m[lower.tri(m)] <- t(m)[lower.tri(m)]
-          arr[, , k] <- m
-        }
+        # tasks filled the upper triangle a <= b (the rest is zero): add
+        # the transpose, and the diagonal once
+        d <- arr[cbind(rep(seq_len(n_patches), nb), rep(seq_len(n_patches), nb),
+                       rep(seq_len(nb), each = n_patches))]
+        arr <- arr + aperm(arr, c(2L, 1L, 3L))
+        arr[cbind(rep(seq_len(n_patches), nb), rep(seq_len(n_patches), nb),
+                  rep(seq_len(nb), each = n_patches))] <- d
       }
       arr
     }

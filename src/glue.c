@@ -4,6 +4,7 @@
 #include <string.h>
 #include <limits.h>
 #include <time.h>
+#include <unistd.h>
 #include <R.h>
 #include <Rinternals.h>
 #include "wt.h"
@@ -16,9 +17,10 @@ static void check_interrupt(void *unused)
 }
 
 /* progress lines for long runs: off unless asked, silent for the first
- * two seconds, then at most one line every half second */
+ * two seconds, then one line every half second on a terminal (rewritten in
+ * place) or every five seconds elsewhere (logs) */
 typedef struct {
-  int show;
+  int show, tty;           /* tty: one line rewritten in place, else lines */
   double start, last;
   int printed;
 } wt_progress;
@@ -36,14 +38,16 @@ static int r_poll(void *ctx, double done, double total)
   wt_progress *p = (wt_progress *)ctx;
   if (p && p->show) {
     double t = now_seconds(), el = t - p->start;
-    if (el >= 2.0 && t - p->last >= 0.5) {
+    if (el >= 2.0 && t - p->last >= (p->tty ? 0.5 : 5.0)) {
       p->last = t;
       if (done > 0 && total > 0) {
         double f = done / total;
-        REprintf("\rwtheta: %5.1f%% of %.3g pairs, %.1f s elapsed, about %.0f s left   ",
-                 100.0 * f, total, el, el * (1.0 - f) / f);
+        REprintf("%swtheta: %5.1f%% of %.3g pairs, %.1f s elapsed, about %.0f s left%s",
+                 p->tty ? "\r" : "", 100.0 * f, total, el,
+                 el * (1.0 - f) / f, p->tty ? "   " : "\n");
       } else {
-        REprintf("\rwtheta: counting %.3g pairs, %.1f s elapsed   ", total, el);
+        REprintf("%swtheta: counting %.3g pairs, %.1f s elapsed%s",
+                 p->tty ? "\r" : "", total, el, p->tty ? "   " : "\n");
       }
       p->printed = 1;
     }
@@ -51,10 +55,12 @@ static int r_poll(void *ctx, double done, double total)
   return !R_ToplevelExec(check_interrupt, NULL);
 }
 
-static void progress_done(wt_progress *p)
+static void progress_done(wt_progress *p, int status)
 {
   if (p->printed)
-    REprintf("\rwtheta: counted in %.1f s%40s\n", now_seconds() - p->start, "");
+    REprintf("%swtheta: %s after %.1f s%40s\n", p->tty ? "\r" : "",
+             status == WT_OK ? "counted" : "stopped", now_seconds() - p->start,
+             "");
   p->printed = 0;
 }
 
@@ -172,6 +178,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   wt_progress prog;
   memset(&prog, 0, sizeof prog);
   prog.show = asLogical(progress) == TRUE;
+  prog.tty = isatty(2);
   prog.start = now_seconds();
   job.poll = r_poll;
   job.poll_ctx = &prog;
@@ -191,7 +198,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   job.wsum = weighted ? (double *)R_alloc(n_all, sizeof(double)) : NULL;
 
   int status = wt_count(&job);
-  progress_done(&prog);
+  progress_done(&prog, status);
   if (status != WT_OK) status_error(status, &job);
 
   SEXP slots = PROTECT(allocMatrix(REALSXP, n_edges + 1, job.n_out));
@@ -240,6 +247,20 @@ SEXP wt_r_cuda_device(SEXP device)
   SET_VECTOR_ELT(out, 1, ScalarInteger(major));
   SET_VECTOR_ELT(out, 2, ScalarInteger(minor));
   SET_VECTOR_ELT(out, 3, ScalarReal(mem));
+  UNPROTECT(1);
+  return out;
+}
+
+/* xyz: n x 3 unit vectors; centres: k x 3 */
+SEXP wt_r_nearest_centre(SEXP xyz, SEXP centres, SEXP threads)
+{
+  wt_points p, c;
+  points_of(xyz, &p);
+  points_of(centres, &c);
+  if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");
+  SEXP out = PROTECT(allocVector(INTSXP, (R_xlen_t)p.n));
+  wt_nearest_centre(p.x, p.y, p.z, p.n, c.x, c.y, c.z, (int)c.n,
+                    INTEGER(out), wt_cap_threads(asInteger(threads)));
   UNPROTECT(1);
   return out;
 }

@@ -10,6 +10,7 @@ SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
 SEXP wt_r_cuda_info(void);
 SEXP wt_r_cuda_device(SEXP);
 SEXP wt_r_cuda_release(void);
+SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
 SEXP wt_r_default_threads(void);
 SEXP wt_r_cpu_cores(void);
 
@@ -19,6 +20,7 @@ static const R_CallMethodDef call_methods[] = {
   {"cuda_info", (DL_FUNC)&wt_r_cuda_info, 0},
   {"cuda_device", (DL_FUNC)&wt_r_cuda_device, 1},
   {"cuda_release", (DL_FUNC)&wt_r_cuda_release, 0},
+  {"nearest_centre", (DL_FUNC)&wt_r_nearest_centre, 3},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 0},
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
   {NULL, NULL, 0}

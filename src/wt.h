@@ -125,6 +125,9 @@ int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
                  double *upper, uint16_t *table);
 int wt_bins_table_capacity(void);
 int wt_slot_of(const wt_bins *bins, double d2);
+void wt_nearest_centre(const double *x, const double *y, const double *z,
+                       int64_t n, const double *cx, const double *cy,
+                       const double *cz, int k, int *label, int n_threads);
 
 /* count.c: dispatch */
 int wt_count(wt_job *job);

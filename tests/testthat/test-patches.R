@@ -59,7 +59,9 @@ test_that("sky_patches makes compact, reproducible patches", {
   expect_true(min(p1$n) > 4000 / 6 / 2.5)
   # each point lies nearest its own centre
   u <- wtheta:::unit_vectors(ran, 1L)
-  dots <- u %*% t(attr(p1, "centres"))
+  cen <- attr(p1, "centres")
+  dots <- sapply(1:6, function(k) (u[, 1] * cen[k, 1] + u[, 2] * cen[k, 2]) +
+                   u[, 3] * cen[k, 3])
   expect_equal(lab, max.col(dots, ties.method = "first"))
   expect_error(sky_patches(ran, n_patches = 1), "at least 2")
   expect_error(sky_patches(ran[1:3, ], n_patches = 5), "exceeds the number")
