@@ -323,11 +323,16 @@ plot.wtheta <- function(x, model = NULL, log = NULL, errors = TRUE,
   if (!grepl("y", log, fixed = TRUE)) graphics::abline(h = 0, lty = 3,
                                                        col = "grey40")
   if (has_err) {
-    bar <- hi > lo
     lo_drawn <- lo
     if (grepl("y", log, fixed = TRUE)) {
       lo_drawn <- ifelse(lo > 0, lo, 10^graphics::par("usr")[3L])
     }
+    # bars shorter than a pixel or so would be zero-length arrows (warnings)
+    usr <- graphics::par("usr")[3:4]
+    tall <- if (grepl("y", log, fixed = TRUE)) {
+      abs(log10(pmax(hi, 1e-300)) - log10(pmax(lo_drawn, 1e-300)))
+    } else abs(hi - lo_drawn)
+    bar <- hi > lo & tall > 1e-3 * abs(diff(usr))
     graphics::arrows(th[bar], lo_drawn[bar], th[bar], hi[bar], angle = 90,
                      code = 3, length = 0.03,
                      col = if (is.null(args$col)) 1 else args$col)
