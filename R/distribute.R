@@ -58,27 +58,7 @@ count_pairs_future <- function(a, b, edges, self_pairs, backend, threads,
   out$type <- if (is_auto) "auto" else "cross"
   out$self_pairs <- self_pairs
   out$n_pairs <- pair_norm(n1, n2, is_auto, self_pairs)
-  if (!is.null(wa)) {
-    wb2 <- if (is_auto) wa else wb
-    out$sum_w1 <- sum(wa)
-    out$sum_w1_sq <- sum(wa^2)
-    out$sum_w2 <- sum(wb2)
-    out$sum_w2_sq <- sum(wb2^2)
-    out$weighted_pairs <- weight_norm(out$sum_w1, out$sum_w1_sq, out$sum_w2,
-                                      is_auto, self_pairs)
-  }
-  if (!is.null(pa)) {
-    out$patch_n1 <- tabulate(pa, n_patches)
-    out$patch_n2 <- if (is_auto) out$patch_n1 else tabulate(pb, n_patches)
-    if (!is.null(wa)) {
-      wb2 <- if (is_auto) wa else wb
-      pb2 <- if (is_auto) pa else pb
-      out$patch_w1 <- tapply_sum(wa, pa, n_patches)
-      out$patch_w1_sq <- tapply_sum(wa^2, pa, n_patches)
-      out$patch_w2 <- tapply_sum(wb2, pb2, n_patches)
-      out$patch_w2_sq <- tapply_sum(wb2^2, pb2, n_patches)
-    }
-  }
+  out <- count_totals(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs)
   backends <- unique(vapply(parts, `[[`, "", "backend"))
   out$backend <- paste(sort(backends), collapse = "+")
   out$devices <- sort(unique(unlist(lapply(parts, `[[`, "devices"))))

@@ -163,6 +163,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     # points grouped by patch; one task per pair of patches
     oa <- sort.list(pa, method = "radix")
     a <- a[oa, , drop = FALSE]
+    pa <- pa[oa]
     if (weighted) wa <- wa[oa]
     ra <- patch_ranges(pa, n_patches)
     if (is_auto) {
@@ -170,6 +171,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     } else {
       ob <- sort.list(pb, method = "radix")
       b <- b[ob, , drop = FALSE]
+      pb <- pb[ob]
       if (weighted) wb <- wb[ob]
       rb <- patch_ranges(pb, n_patches)
     }
@@ -209,17 +211,11 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   )
   if (weighted) {
     wtot <- if (n_out == 1L) res$wsum[, 1L] else rowSums(res$wsum)
-    wb2 <- if (is_auto) wa else wb
     out$weighted <- wtot[seq_len(nb) + 1L]
     out$weighted_below <- wtot[1L]
     out$weighted_above <- wtot[nb + 2L]
-    out$sum_w1 <- sum(wa)
-    out$sum_w1_sq <- sum(wa^2)
-    out$sum_w2 <- sum(wb2)
-    out$sum_w2_sq <- sum(wb2^2)
-    out$weighted_pairs <- weight_norm(out$sum_w1, out$sum_w1_sq, out$sum_w2,
-                                      is_auto, self_pairs)
   }
+  out <- count_totals(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs)
   if (!is.null(pa)) {
     bins_of <- function(m) {
       arr <- array(m[seq_len(nb) + 1L, , drop = FALSE],
@@ -236,19 +232,37 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
       }
       arr
     }
-    out$patch_n1 <- tabulate(pa, n_patches)
-    out$patch_n2 <- if (is_auto) out$patch_n1 else tabulate(pb, n_patches)
     out$patch_counts <- bins_of(slots)
-    if (weighted) {
-      out$patch_weighted <- bins_of(res$wsum)
-      pb_w <- if (is_auto) sort(pa) else sort(pb)
-      out$patch_w1 <- tapply_sum(wa, sort(pa), n_patches)
-      out$patch_w1_sq <- tapply_sum(wa^2, sort(pa), n_patches)
-      out$patch_w2 <- tapply_sum(wb2, pb_w, n_patches)
-      out$patch_w2_sq <- tapply_sum(wb2^2, pb_w, n_patches)
-    }
+    if (weighted) out$patch_weighted <- bins_of(res$wsum)
   }
   structure(out, class = "pair_counts")
+}
+
+# the totals a count is normalised by: sums of weights (and of squares)
+# and the weighted pair total, and per patch the points and weight sums;
+# wa, wb, pa, pb aligned with each other (NULL when absent)
+count_totals <- function(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs) {
+  wb2 <- if (is_auto) wa else wb
+  pb2 <- if (is_auto) pa else pb
+  if (!is.null(wa)) {
+    out$sum_w1 <- sum(wa)
+    out$sum_w1_sq <- sum(wa^2)
+    out$sum_w2 <- sum(wb2)
+    out$sum_w2_sq <- sum(wb2^2)
+    out$weighted_pairs <- weight_norm(out$sum_w1, out$sum_w1_sq, out$sum_w2,
+                                      is_auto, self_pairs)
+  }
+  if (!is.null(pa)) {
+    out$patch_n1 <- tabulate(pa, n_patches)
+    out$patch_n2 <- tabulate(pb2, n_patches)
+    if (!is.null(wa)) {
+      out$patch_w1 <- tapply_sum(wa, pa, n_patches)
+      out$patch_w1_sq <- tapply_sum(wa^2, pa, n_patches)
+      out$patch_w2 <- tapply_sum(wb2, pb2, n_patches)
+      out$patch_w2_sq <- tapply_sum(wb2^2, pb2, n_patches)
+    }
+  }
+  out
 }
 
 # pairs in a count: unordered i < j, ordered with self pairs, or cross
