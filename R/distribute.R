@@ -21,6 +21,35 @@ distribute_blocks <- function(distribute) {
   as.integer(distribute)
 }
 
+# Where a call counts: `run` from choose_backend(), or NULL when block pairs
+# go to future workers, which resolve `backend` and `threads` (as the user
+# gave them) themselves
+plan_counting <- function(backend, devices, threads, distribute) {
+  n_blocks <- distribute_blocks(distribute)
+  if (n_blocks == 0L) {
+    return(list(run = choose_backend(backend, devices), n_blocks = 0L))
+  }
+  if (!is.null(devices)) {
+    stop("`devices` cannot be combined with `distribute`: each worker ",
+         "uses its own GPUs.", call. = FALSE)
+  }
+  match_choice(backend, c("auto", "cpu", "cuda"), "backend")
+  list(run = NULL, n_blocks = n_blocks, backend = backend, threads = threads)
+}
+
+# counts unit vectors a, b (NULL for auto) as plan_counting() decided: here
+# with count_pairs(), or through the future plan
+count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
+                          wa, wb, pa, pb, n_patches) {
+  if (is.null(how$run)) {
+    return(count_pairs_future(a, b, edges, self_pairs, how$backend,
+                              how$threads, wa, wb, pa, pb, n_patches,
+                              how$n_blocks))
+  }
+  count_pairs(a, b, edges, self_pairs, how$run, threads, progress, wa, wb,
+              pa, pb, n_patches)
+}
+
 # like count_pairs(), with the block pairs run as futures; backend and
 # threads are the user's arguments, resolved on each worker
 count_pairs_future <- function(a, b, edges, self_pairs, backend, threads,

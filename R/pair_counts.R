@@ -112,31 +112,18 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   p <- object_values(patches, cats, "patches", numeric = FALSE)
   labels <- NULL
   if (!is.null(p)) {
-    labels <- patch_levels(p)
-    p <- lapply(p, function(v) match(as.character(v), labels))
+    pn <- patch_numbers(p)
+    labels <- pn$labels
+    p <- pn$numbers
   }
-  n_blocks <- distribute_blocks(distribute)
+  how <- plan_counting(backend, devices, threads, distribute)
   check_memory(nrow(a) + if (is.null(b)) 0 else nrow(b), !is.null(w),
                !is.null(p))
-  user_threads <- threads
   threads <- threads_or_default(threads)
-  if (n_blocks > 0L) {
-    if (!is.null(devices)) {
-      stop("`devices` cannot be combined with `distribute`: each worker ",
-           "uses its own GPUs.", call. = FALSE)
-    }
-    match_choice(backend, c("auto", "cpu", "cuda"), "backend")
-    pc <- count_pairs_future(unit_vectors(a, threads),
-                             if (!is.null(b)) unit_vectors(b, threads), edges,
-                             self_pairs, backend, user_threads, w$x, w$y,
-                             p$x, p$y, length(labels), n_blocks)
-  } else {
-    run <- choose_backend(backend, devices)
-    pc <- count_pairs(unit_vectors(a, threads),
+  pc <- count_planned(how, unit_vectors(a, threads),
                       if (!is.null(b)) unit_vectors(b, threads), edges,
-                      self_pairs, run, threads, progress, w$x, w$y, p$x,
-                      p$y, length(labels))
-  }
+                      self_pairs, threads, progress, w$x, w$y, p$x, p$y,
+                      length(labels))
   if (!is.null(labels)) pc$patches <- labels
   pc$elapsed <- proc.time()[["elapsed"]] - start
   pc

@@ -89,3 +89,11 @@ patch_levels <- function(p) {
   }
   lv
 }
+
+# patch labels of each catalog as numbers 1..n: list(labels, numbers), the
+# labels sorted as patch_levels() gives them
+patch_numbers <- function(p) {
+  labels <- patch_levels(p)
+  list(labels = labels,
+       numbers = lapply(p, function(v) match(as.character(v), labels)))
+}

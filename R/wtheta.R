@@ -150,20 +150,9 @@ wtheta <- function(data, random, bins,
   }
   if (resample) check_count(n_patches, "n_patches")
   if (error == "bootstrap") check_count(n_boot, "n_boot")
-  n_blocks <- distribute_blocks(distribute)
+  how <- plan_counting(backend, devices, threads, distribute)
   check_memory(sum(vapply(cats, nrow, 0L)), !is.null(w), resample)
-  user_threads <- threads
   threads <- threads_or_default(threads)
-  if (n_blocks > 0L) {
-    if (!is.null(devices)) {
-      stop("`devices` cannot be combined with `distribute`: each worker ",
-           "uses its own GPUs.", call. = FALSE)
-    }
-    match_choice(backend, c("auto", "cpu", "cuda"), "backend")
-    run <- NULL
-  } else {
-    run <- choose_backend(backend, devices)
-  }
 
   p <- NULL
   labels <- NULL
@@ -176,9 +165,10 @@ wtheta <- function(data, random, bins,
       p <- lapply(cats, function(cat) patch_labels(made, cat))
       labels <- as.character(seq_len(nrow(made)))
     } else {
-      p <- object_values(patches, users, "patches", numeric = FALSE)
-      labels <- patch_levels(p)
-      p <- lapply(p, function(v) match(as.character(v), labels))
+      pn <- patch_numbers(object_values(patches, users, "patches",
+                                        numeric = FALSE))
+      labels <- pn$labels
+      p <- pn$numbers
     }
     empty <- which(tabulate(p$random, length(labels)) == 0L)
     if (length(empty)) {
@@ -188,16 +178,9 @@ wtheta <- function(data, random, bins,
   }
   u <- lapply(cats, unit_vectors, threads = threads)
   count <- function(x, y, sp) {
-    if (n_blocks > 0L) {
-      return(count_pairs_future(u[[x]], if (!is.null(y)) u[[y]], edges, sp,
-                                backend, user_threads, w[[x]],
-                                if (!is.null(y)) w[[y]], p[[x]],
-                                if (!is.null(y)) p[[y]], length(labels),
-                                n_blocks))
-    }
-    count_pairs(u[[x]], if (!is.null(y)) u[[y]], edges, sp, run, threads,
-                progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
-                if (!is.null(y)) p[[y]], length(labels))
+    count_planned(how, u[[x]], if (!is.null(y)) u[[y]], edges, sp, threads,
+                  progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
+                  if (!is.null(y)) p[[y]], length(labels))
   }
   if (!is_cross) {
     pcs <- list(DD = count("data", NULL, self_pairs),
