@@ -54,7 +54,6 @@ typedef struct {                     /* one range of one catalog */
 } range_tree;
 
 typedef struct {                     /* what the walk writes */
-  const wt_job *job;
   const double *upper;               /* c2 bounds of the slots */
   int n_slots, bulk;
   double min_split;                  /* pairs below which a node pair is a
@@ -440,6 +439,14 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
                        const range_tree *tb, const int64_t *index_b,
                        double reach)
 {
+  /* points and weight of b in all, and (diagonal: b is a) in the cells
+   * before cell i, for the pairs no cell pair looked at */
+  double tot_n = 0, tot_w = 0, before_n = 0, before_w = 0;
+  for (int64_t j = 0; j < tb->n_cells; j++) {
+    const node *cb = &tb->nodes[tb->root_of[j]];
+    tot_n += (double)(cb->end - cb->start);
+    tot_w += cb->w;
+  }
   for (int64_t i = 0; i < ta->n_cells; i++) {
     const node *ca = &ta->nodes[ta->root_of[i]];
     double na = (double)(ca->end - ca->start);
@@ -480,15 +487,14 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
         kept_w += ca->w * cb->w;
       }
     }
-    /* the pairs of a's cell with cells never looked at: beyond reach */
-    double nb_rest = 0, wb_rest = 0;
-    for (int64_t j = diagonal ? i + 1 : 0; j < tb->n_cells; j++) {
-      const node *cb = &tb->nodes[tb->root_of[j]];
-      nb_rest += (double)(cb->end - cb->start);
-      wb_rest += cb->w;
-    }
+    /* the pairs of a's cell with cells never looked at: beyond reach;
+     * for the diagonal, with the cells after it (each cell pair once) */
+    double nb_rest = diagonal ? tot_n - before_n - na : tot_n;
+    double wb_rest = diagonal ? tot_w - before_w - ca->w : tot_w;
     add_bulk(wk, t->out, wk->n_slots - 1, na * nb_rest - kept_n,
              ca->w * wb_rest - kept_w);
+    before_n += na;
+    before_w += ca->w;
   }
   return WT_OK;
 }
@@ -603,7 +609,6 @@ int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
   }
   walk wk;
   memset(&wk, 0, sizeof wk);
-  wk.job = job;
   wk.n_slots = n_slots;
   wk.bulk = bulk;
   wk.min_split = min_split;
