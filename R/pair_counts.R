@@ -147,19 +147,24 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   tasks <- NULL
   n_out <- 1L
   if (!is.null(pa)) {
-    # points grouped by patch; one task per pair of patches
-    oa <- sort.list(pa, method = "radix")
-    a <- a[oa, , drop = FALSE]
-    pa <- pa[oa]
-    if (weighted) wa <- wa[oa]
+    # points grouped by patch (unless they come so); one task per pair of
+    # patches
+    if (is.unsorted(pa)) {
+      oa <- sort.list(pa, method = "radix")
+      a <- a[oa, , drop = FALSE]
+      pa <- pa[oa]
+      if (weighted) wa <- wa[oa]
+    }
     ra <- patch_ranges(pa, n_patches)
     if (is_auto) {
       rb <- ra
     } else {
-      ob <- sort.list(pb, method = "radix")
-      b <- b[ob, , drop = FALSE]
-      pb <- pb[ob]
-      if (weighted) wb <- wb[ob]
+      if (is.unsorted(pb)) {
+        ob <- sort.list(pb, method = "radix")
+        b <- b[ob, , drop = FALSE]
+        pb <- pb[ob]
+        if (weighted) wb <- wb[ob]
+      }
       rb <- patch_ranges(pb, n_patches)
     }
     tasks <- patch_tasks(ra, rb, is_auto)
@@ -169,11 +174,10 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                if (run$backend == "cuda") 2L else 1L, threads, run$devices,
                if (weighted) as.double(wa), if (weighted && !is_auto)
                  as.double(wb), tasks, as.integer(n_out), progress,
-               grid_mode())
+               grid_mode(), if (is.null(pa)) 0L else as.integer(n_patches))
   elapsed <- proc.time()[["elapsed"]] - start
   nb <- length(edges) - 1L
-  slots <- res$slots
-  total <- if (n_out == 1L) slots[, 1L] else rowSums(slots)
+  total <- res$total
   n1 <- as.double(nrow(a))          # double: n1 * n2 overflows integers
   n2 <- if (is_auto) n1 else as.double(nrow(b))
   out <- list(
@@ -197,38 +201,27 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     pairs_skipped = res$pairs_skipped
   )
   if (weighted) {
-    wtot <- if (n_out == 1L) res$wsum[, 1L] else rowSums(res$wsum)
+    wtot <- res$wtotal
     out$weighted <- wtot[seq_len(nb) + 1L]
     out$weighted_below <- wtot[1L]
     out$weighted_above <- wtot[nb + 2L]
   }
-  out <- count_totals(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs)
+  out <- count_totals(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs,
+                      if (!is.null(pa)) as.integer(ra[, 2L] - ra[, 1L]),
+                      if (!is.null(pa)) as.integer(rb[, 2L] - rb[, 1L]))
   if (!is.null(pa)) {
-    bins_of <- function(m) {
-      arr <- array(m[seq_len(nb) + 1L, , drop = FALSE],
-                   c(nb, n_patches, n_patches))
-      arr <- aperm(arr, c(2L, 3L, 1L))  # [a, b, bin], a of x, b of y
-      if (is_auto) {
-        # tasks filled the upper triangle a <= b (the rest is zero): add
-        # the transpose, and the diagonal once
-        d <- arr[cbind(rep(seq_len(n_patches), nb), rep(seq_len(n_patches), nb),
-                       rep(seq_len(nb), each = n_patches))]
-        arr <- arr + aperm(arr, c(2L, 1L, 3L))
-        arr[cbind(rep(seq_len(n_patches), nb), rep(seq_len(n_patches), nb),
-                  rep(seq_len(nb), each = n_patches))] <- d
-      }
-      arr
-    }
-    out$patch_counts <- bins_of(slots)
-    if (weighted) out$patch_weighted <- bins_of(res$wsum)
+    out$patch_counts <- res$patch_counts
+    if (weighted) out$patch_weighted <- res$patch_weighted
   }
   structure(out, class = "pair_counts")
 }
 
 # the totals a count is normalised by: sums of weights (and of squares)
 # and the weighted pair total, and per patch the points and weight sums;
-# wa, wb, pa, pb aligned with each other (NULL when absent)
-count_totals <- function(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs) {
+# wa, wb, pa, pb aligned with each other (NULL when absent); n1, n2: the
+# points per patch when known already
+count_totals <- function(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs,
+                         n1 = NULL, n2 = NULL) {
   wb2 <- if (is_auto) wa else wb
   pb2 <- if (is_auto) pa else pb
   if (!is.null(wa)) {
@@ -240,8 +233,8 @@ count_totals <- function(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs) {
                                       is_auto, self_pairs)
   }
   if (!is.null(pa)) {
-    out$patch_n1 <- tabulate(pa, n_patches)
-    out$patch_n2 <- tabulate(pb2, n_patches)
+    out$patch_n1 <- n1 %||% tabulate(pa, n_patches)
+    out$patch_n2 <- n2 %||% tabulate(pb2, n_patches)
     if (!is.null(wa)) {
       out$patch_w1 <- tapply_sum(wa, pa, n_patches)
       out$patch_w1_sq <- tapply_sum(wa^2, pa, n_patches)

@@ -15,7 +15,9 @@
 #'   state.
 #' @param iter Most k-means iterations.
 #' @param max_points The fit uses a random subset of at most this many
-#'   points (the division hardly changes, the time does).
+#'   points; the rest only get labels. On the classic 10^5-point random
+#'   catalog, fits to 10^4 and to all points give patches of the same spread
+#'   of sizes, in a tenth of the time (see NEWS).
 #' @param columns Names of the right ascension and declination columns.
 #' @param patches A result of `sky_patches()`.
 #' @return `sky_patches()`: a data frame of class `wtheta_patches` with the
@@ -29,7 +31,7 @@
 #' table(patch_labels(p, ran))
 #' @export
 sky_patches <- function(x, n_patches = 20, seed = NULL, iter = 50,
-                        max_points = 200000, columns = c("ra", "dec")) {
+                        max_points = 10000, columns = c("ra", "dec")) {
   cat <- as_catalog(x, "x", columns)
   check_count(n_patches, "n_patches")
   check_count(iter, "iter")
@@ -44,23 +46,12 @@ sky_patches <- function(x, n_patches = 20, seed = NULL, iter = 50,
   }
   with_seed(seed, {
     if (nrow(cat) > max_points) cat <- cat[sample.int(nrow(cat), max_points), ]
-    u <- unit_vectors(cat, 1L)
-    centres <- kmeanspp(u, n_patches)
-    for (it in seq_len(iter)) {
-      lab <- nearest_centre(u, centres)
-      moved <- centres
-      for (k in seq_len(n_patches)) {
-        s <- colSums(u[lab == k, , drop = FALSE])
-        len <- sqrt(sum(s^2))
-        # an emptied patch restarts at the point farthest from its centre
-        moved[k, ] <- if (len > 0) s / len else
-          u[which.min(rowSums(u * centres[lab, , drop = FALSE])), ]
-      }
-      done <- max(abs(moved - centres)) < 1e-12
-      centres <- moved
-      if (done) break
-    }
-    lab <- nearest_centre(u, centres)
+    # k-means++ seeding and Lloyd's iterations run in C, seeded by
+    # n_patches uniform draws from R's random stream
+    fit <- .Call(C_kmeans, unit_vectors(cat, wtheta_threads()),
+                 stats::runif(n_patches), as.integer(iter), wtheta_threads())
+    centres <- fit[[1L]]
+    lab <- fit[[2L]]
   })
   out <- data.frame(ra = (atan2(centres[, 2L], centres[, 1L]) * (180 / pi)) %% 360,
                     dec = asin(pmin(1, pmax(-1, centres[, 3L]))) * (180 / pi),
@@ -79,20 +70,6 @@ patch_labels <- function(patches, x, columns = c("ra", "dec")) {
   cat <- as_catalog(x, "x", columns)
   nearest_centre(unit_vectors(cat, wtheta_threads()),
                  attr(patches, "centres"))
-}
-
-# k-means++ seeding on unit vectors (rows of u)
-kmeanspp <- function(u, k) {
-  centres <- matrix(0, k, 3L)
-  centres[1L, ] <- u[sample.int(nrow(u), 1L), ]
-  d2 <- rowSums((u - rep(centres[1L, ], each = nrow(u)))^2)
-  for (j in seq_len(k)[-1L]) {
-    pick <- if (sum(d2) > 0) sample.int(nrow(u), 1L, prob = d2) else
-      sample.int(nrow(u), 1L)
-    centres[j, ] <- u[pick, ]
-    d2 <- pmin(d2, rowSums((u - rep(centres[j, ], each = nrow(u)))^2))
-  }
-  centres
 }
 
 # the centre of largest dot product (x cx + y cy) + z cz for each row of u,

@@ -154,6 +154,7 @@ wtheta <- function(data, random, bins,
   check_memory(sum(vapply(cats, nrow, 0L)), !is.null(w), resample)
   threads <- threads_or_default(threads)
 
+  u <- lapply(cats, unit_vectors, threads = threads)
   p <- NULL
   labels <- NULL
   made <- NULL
@@ -162,7 +163,7 @@ wtheta <- function(data, random, bins,
       made <- if (is.null(patches)) {
         sky_patches(cats$random, n_patches, seed = seed)
       } else patches
-      p <- lapply(cats, function(cat) patch_labels(made, cat))
+      p <- lapply(u, nearest_centre, centres = attr(made, "centres"))
       labels <- as.character(seq_len(nrow(made)))
     } else {
       pn <- patch_numbers(object_values(patches, users, "patches",
@@ -175,8 +176,14 @@ wtheta <- function(data, random, bins,
       stop("patch ", dQuote(labels[empty[1L]], FALSE), " holds no random ",
            "point; every patch needs randoms.", call. = FALSE)
     }
+    # each catalog grouped by patch once, not once per count it enters
+    for (nm in names(cats)) {
+      o <- sort.list(p[[nm]], method = "radix")
+      u[[nm]] <- u[[nm]][o, , drop = FALSE]
+      p[[nm]] <- p[[nm]][o]
+      if (!is.null(w)) w[[nm]] <- w[[nm]][o]
+    }
   }
-  u <- lapply(cats, unit_vectors, threads = threads)
   count <- function(x, y, sp) {
     count_planned(how, u[[x]], if (!is.null(y)) u[[y]], edges, sp, threads,
                   progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
@@ -323,9 +330,9 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
                         weighted) {
   P <- dim(pcs[[1L]]$patch_counts)[1L]
   m <- patch_multiplicities(error, P, n_boot, seed)
-  mm <- vapply(seq_len(ncol(m)), function(r) as.vector(outer(m[, r], m[, r])),
-               numeric(P * P))
-  if (!is.matrix(mm)) mm <- matrix(mm, P * P)
+  # mm[a + (b - 1) P, r] = m[a, r] m[b, r]
+  mm <- m[rep(seq_len(P), P), , drop = FALSE] *
+    m[rep(seq_len(P), each = P), , drop = FALSE]
   norm <- lapply(pcs, function(pc) {
     is_auto <- pc$type == "auto"
     arr <- if (weighted) pc$patch_weighted else pc$patch_counts
@@ -333,8 +340,7 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     flat <- matrix(arr, P * P, nb)
     counts <- crossprod(flat, mm)           # bins x replicates: m^T S m
     if (is_auto) {
-      diag_s <- vapply(seq_len(nb), function(k) diag(arr[, , k]), numeric(P))
-      if (!is.matrix(diag_s)) diag_s <- matrix(diag_s, P)
+      diag_s <- flat[(seq_len(P) - 1L) * (P + 1L) + 1L, , drop = FALSE]
       counts <- (counts + crossprod(diag_s, m^2)) / 2
     }
     s1 <- if (weighted) pc$patch_w1 else pc$patch_n1

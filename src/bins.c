@@ -125,27 +125,3 @@ int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
   bins->table_steps = best_steps;
   return WT_OK;
 }
-
-/* for each unit vector, the centre of largest dot product (x cx + y cy)
- * + z cz, the first one on ties; labels are 1-based */
-void wt_nearest_centre(const double *x, const double *y, const double *z,
-                       int64_t n, const double *cx, const double *cy,
-                       const double *cz, int k, int *label, int n_threads)
-{
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(static)
-#endif
-  for (int64_t i = 0; i < n; i++) {
-    double best = -INFINITY;
-    int at = 0;
-    for (int c = 0; c < k; c++) {
-      double d = (x[i] * cx[c] + y[i] * cy[c]) + z[i] * cz[c];
-      if (d > best) {
-        best = d;
-        at = c;
-      }
-    }
-    label[i] = at + 1;
-  }
-  (void)n_threads;
-}

@@ -146,10 +146,37 @@ static wt_task *tasks_of(SEXP tasks, int64_t *n_tasks)
   return t;
 }
 
+/* The counts of a patched count (task a + b P into histogram (a - 1) +
+ * (b - 1) P, 1-based patches) as an n_patches x n_patches x n_bins array
+ * [a, b, bin] of the in-range slots. In an auto count the tasks filled
+ * a <= b only: the transpose is added off the diagonal, so that [a, b] and
+ * [b, a] both hold the pairs between patches a and b. From counts (exact
+ * 64-bit) or from weight sums. */
+static SEXP patch_array(const uint64_t *counts, const double *wsums,
+                        int n_patches, int n_bins, int is_auto)
+{
+  const size_t P = (size_t)n_patches, n_row = (size_t)n_bins + 2;
+  SEXP out = PROTECT(alloc3DArray(REALSXP, n_patches, n_patches, n_bins));
+  double *o = REAL(out);
+  for (size_t b = 0; b < P; b++)
+    for (size_t a = 0; a < P; a++) {
+      const size_t h = a + b * P, t = b + a * P;
+      for (size_t k = 0; k < (size_t)n_bins; k++) {
+        const size_t s = k + 1;
+        double v = counts ? (double)counts[h * n_row + s] : wsums[h * n_row + s];
+        if (is_auto && a != b)
+          v += counts ? (double)counts[t * n_row + s] : wsums[t * n_row + s];
+        o[h + k * P * P] = v;
+      }
+    }
+  UNPROTECT(1);
+  return out;
+}
+
 SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
                       SEXP backend, SEXP threads, SEXP devices, SEXP w1,
                       SEXP w2, SEXP tasks, SEXP n_out, SEXP progress,
-                      SEXP grid)
+                      SEXP grid, SEXP patches)
 {
   int n_edges = (int)XLENGTH(edges);
   if (n_edges < 2) error("wtheta internal: fewer than two edges");
@@ -201,22 +228,62 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   progress_done(&prog, status);
   if (status != WT_OK) status_error(status, &job);
 
-  SEXP slots = PROTECT(allocMatrix(REALSXP, n_edges + 1, job.n_out));
-  for (size_t s = 0; s < n_all; s++) REAL(slots)[s] = (double)job.slots[s];
+  /* every histogram (n_edges + 1 slots each), unless patch arrays replace
+   * them */
+  SEXP slots = R_NilValue;
+  if (asInteger(patches) <= 0) {
+    slots = allocMatrix(REALSXP, n_edges + 1, job.n_out);
+    for (size_t s = 0; s < n_all; s++) REAL(slots)[s] = (double)job.slots[s];
+  }
+  PROTECT(slots);
   SEXP wsum = R_NilValue;
-  if (weighted) {
+  if (weighted && asInteger(patches) <= 0) {
     wsum = PROTECT(allocMatrix(REALSXP, n_edges + 1, job.n_out));
     memcpy(REAL(wsum), job.wsum, n_all * sizeof(double));
   } else {
     PROTECT(wsum);
   }
-  const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", ""};
+  /* the sum over histograms (exact in 64 bits), and of the weight sums */
+  const size_t n_row = (size_t)n_edges + 1;
+  SEXP total = PROTECT(allocVector(REALSXP, (R_xlen_t)n_row));
+  SEXP wtotal = weighted ? allocVector(REALSXP, (R_xlen_t)n_row) : R_NilValue;
+  PROTECT(wtotal);
+  for (size_t s = 0; s < n_row; s++) {
+    uint64_t c = 0;
+    double w = 0.0;
+    for (size_t h = 0; h < (size_t)job.n_out; h++) {
+      c += job.slots[h * n_row + s];
+      if (weighted) w += job.wsum[h * n_row + s];
+    }
+    REAL(total)[s] = (double)c;
+    if (weighted) REAL(wtotal)[s] = w;
+  }
+  /* per patch pair [a, b, bin] arrays (see patch_array) */
+  const int n_patches = asInteger(patches);
+  SEXP pcounts = R_NilValue, pweights = R_NilValue;
+  if (n_patches > 0) {
+    if ((int64_t)n_patches * n_patches != job.n_out)
+      error("wtheta internal: n_out is not n_patches^2");
+    pcounts = patch_array(job.slots, NULL, n_patches, n_edges - 1,
+                          job.is_auto);
+  }
+  PROTECT(pcounts);
+  if (n_patches > 0 && weighted)
+    pweights = patch_array(NULL, job.wsum, n_patches, n_edges - 1,
+                           job.is_auto);
+  PROTECT(pweights);
+  const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", "total",
+                         "wtotal", "patch_counts", "patch_weighted", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 6, pcounts);
+  SET_VECTOR_ELT(out, 7, pweights);
   SET_VECTOR_ELT(out, 0, slots);
   SET_VECTOR_ELT(out, 1, wsum);
   SET_VECTOR_ELT(out, 2, ScalarReal(job.gpu_ms));
   SET_VECTOR_ELT(out, 3, ScalarReal(job.pairs_skipped));
-  UNPROTECT(3);
+  SET_VECTOR_ELT(out, 4, total);
+  SET_VECTOR_ELT(out, 5, wtotal);
+  UNPROTECT(7);
   return out;
 }
 
@@ -262,6 +329,35 @@ SEXP wt_r_nearest_centre(SEXP xyz, SEXP centres, SEXP threads)
   wt_nearest_centre(p.x, p.y, p.z, p.n, c.x, c.y, c.z, (int)c.n,
                     INTEGER(out), wt_cap_threads(asInteger(threads)));
   UNPROTECT(1);
+  return out;
+}
+
+/* sky patches: k-means++ seeding from the k uniform draws, then spherical
+ * k-means; a list of the centres (k x 3), the 1-based label of every point
+ * and the rounds made */
+SEXP wt_r_kmeans(SEXP xyz, SEXP draws, SEXP iter, SEXP threads)
+{
+  wt_points p;
+  points_of(xyz, &p);
+  const int k = (int)XLENGTH(draws);
+  if (k < 1 || p.n < k) error("wtheta internal: k-means sizes");
+  const double *draw = real_or_die(draws, "draws");
+  const int n_threads = wt_cap_threads(asInteger(threads));
+  SEXP cen = PROTECT(allocMatrix(REALSXP, k, 3));
+  SEXP lab = PROTECT(allocVector(INTSXP, (R_xlen_t)p.n));
+  double *cv = REAL(cen);
+  double *d2 = (double *)R_alloc((size_t)p.n + (size_t)p.n / 4096 + 1,
+                                 sizeof(double));
+  wt_kmeanspp(p.x, p.y, p.z, p.n, k, draw, d2, cv, cv + k, cv + 2 * k,
+              n_threads);
+  int rounds = wt_kmeans(p.x, p.y, p.z, p.n, cv, cv + k, cv + 2 * k, k,
+                         asInteger(iter), INTEGER(lab), n_threads);
+  if (rounds < 0) error("wtheta: out of memory in the k-means of sky_patches()");
+  SEXP out = PROTECT(allocVector(VECSXP, 3));
+  SET_VECTOR_ELT(out, 0, cen);
+  SET_VECTOR_ELT(out, 1, lab);
+  SET_VECTOR_ELT(out, 2, ScalarInteger(rounds));
+  UNPROTECT(3);
   return out;
 }
 

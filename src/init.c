@@ -5,22 +5,24 @@
 #include "threads.h"
 
 SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                      SEXP, SEXP, SEXP, SEXP);
+                      SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
 SEXP wt_r_cuda_info(void);
 SEXP wt_r_cuda_device(SEXP);
 SEXP wt_r_cuda_release(void);
 SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
+SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_default_threads(void);
 SEXP wt_r_cpu_cores(void);
 
 static const R_CallMethodDef call_methods[] = {
-  {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 13},
+  {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
   {"unit_vectors", (DL_FUNC)&wt_r_unit_vectors, 3},
   {"cuda_info", (DL_FUNC)&wt_r_cuda_info, 0},
   {"cuda_device", (DL_FUNC)&wt_r_cuda_device, 1},
   {"cuda_release", (DL_FUNC)&wt_r_cuda_release, 0},
   {"nearest_centre", (DL_FUNC)&wt_r_nearest_centre, 3},
+  {"kmeans", (DL_FUNC)&wt_r_kmeans, 4},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 0},
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
   {NULL, NULL, 0}

@@ -125,9 +125,16 @@ int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
                  double *upper, uint16_t *table);
 int wt_bins_table_capacity(void);
 int wt_slot_of(const wt_bins *bins, double d2);
+/* patches.c */
 void wt_nearest_centre(const double *x, const double *y, const double *z,
                        int64_t n, const double *cx, const double *cy,
                        const double *cz, int k, int *label, int n_threads);
+void wt_kmeanspp(const double *x, const double *y, const double *z,
+                 int64_t n, int k, const double *draw, double *d2,
+                 double *cx, double *cy, double *cz, int n_threads);
+int wt_kmeans(const double *x, const double *y, const double *z, int64_t n,
+              double *cx, double *cy, double *cz, int k, int max_iter,
+              int *label, int n_threads);
 
 /* count.c: dispatch */
 int wt_count(wt_job *job);

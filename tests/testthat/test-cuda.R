@@ -99,7 +99,7 @@ core_counts <- function(a, b, edges, backend, w1 = NULL, w2 = NULL,
         if (is.null(tasks)) NULL else {
           storage.mode(tasks) <- "double"
           tasks
-        }, as.integer(n_out), FALSE, 0L)
+        }, as.integer(n_out), FALSE, 0L, 0L)
 }
 
 # a catalog sorted by patch (RA slices), with the patch ranges

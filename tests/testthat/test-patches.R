@@ -68,3 +68,34 @@ test_that("sky_patches makes compact, reproducible patches", {
   expect_error(patch_labels(data.frame(ra = 1, dec = 2), ran),
                "must come from sky_patches")
 })
+
+test_that("the k-means of sky_patches converges to centres that are the mean of their points, on any number of threads", {
+  ran <- random_catalog(6000, ra_range = c(0, 60), dec_range = c(-20, 20),
+                        seed = 7)
+  old <- options(wtheta.threads = 1L)
+  on.exit(options(old))
+  p1 <- sky_patches(ran, n_patches = 6, seed = 3, iter = 1000)
+  options(wtheta.threads = 2L)
+  p2 <- sky_patches(ran, n_patches = 6, seed = 3, iter = 1000)
+  expect_identical(p1, p2)
+  # converged: each centre is the normalised sum of the points nearest it
+  u <- wtheta:::unit_vectors(ran, 1L)
+  lab <- patch_labels(p1, ran)
+  cen <- attr(p1, "centres")
+  for (k in 1:6) {
+    s <- colSums(u[lab == k, , drop = FALSE])
+    expect_equal(cen[k, ], s / sqrt(sum(s^2)), tolerance = 1e-10)
+  }
+  # fewer rounds than it needs: a different (unconverged) division
+  p3 <- sky_patches(ran, n_patches = 6, seed = 3, iter = 1)
+  expect_false(isTRUE(all.equal(attr(p3, "centres"), cen)))
+})
+
+test_that("sky_patches fits at most max_points points and labels the rest", {
+  ran <- random_catalog(3000, ra_range = c(0, 60), dec_range = c(-20, 20),
+                        seed = 8)
+  p <- sky_patches(ran, n_patches = 5, seed = 1, max_points = 1000)
+  expect_equal(sum(p$n), 1000)
+  expect_length(patch_labels(p, ran), 3000)
+  expect_true(all(tabulate(patch_labels(p, ran), 5) > 0))
+})

@@ -1,0 +1,177 @@
+/* Patches on the sphere for jackknife and bootstrap errors: the nearest
+ * centre of each point, and spherical k-means (Lloyd's iterations) that
+ * finds the centres. No R API. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "wt.h"
+
+/* for each unit vector, the centre of largest dot product (x cx + y cy)
+ * + z cz, the first one on ties; labels are 1-based */
+void wt_nearest_centre(const double *x, const double *y, const double *z,
+                       int64_t n, const double *cx, const double *cy,
+                       const double *cz, int k, int *label, int n_threads)
+{
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
+  for (int64_t i = 0; i < n; i++) {
+    double best = -INFINITY;
+    int at = 0;
+    for (int c = 0; c < k; c++) {
+      double d = (x[i] * cx[c] + y[i] * cy[c]) + z[i] * cz[c];
+      if (d > best) {
+        best = d;
+        at = c;
+      }
+    }
+    label[i] = at + 1;
+  }
+  (void)n_threads;
+}
+
+/* points per block of the centre sums: each block's sums are made in point
+ * order and the blocks are added in block order, so the centres (and the
+ * patches) do not depend on the number of threads */
+#define KM_BLOCK 4096
+
+/* k-means++ seeding: the first centre is point floor(draw[0] n), each next
+ * one the point at which the running sum of d2 (squared distance to the
+ * nearest centre so far) first exceeds draw[j] times the total; draw[]
+ * holds k uniform numbers in [0, 1) from the caller's random stream. d2
+ * is scratch of n + n / KM_BLOCK + 1 doubles. */
+void wt_kmeanspp(const double *x, const double *y, const double *z,
+                 int64_t n, int k, const double *draw, double *d2,
+                 double *cx, double *cy, double *cz, int n_threads)
+{
+  const int64_t n_blocks = (n + KM_BLOCK - 1) / KM_BLOCK;
+  double *bsum = d2 + n;
+  int64_t pick = (int64_t)(draw[0] * (double)n);
+  if (pick >= n) pick = n - 1;
+  for (int j = 0; j < k; j++) {
+    if (j > 0) {
+      /* the running sum goes block by block: block sums (in parallel, each
+       * in point order), then a scan inside the block where it crosses */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
+      for (int64_t b = 0; b < n_blocks; b++) {
+        int64_t i1 = (b + 1) * KM_BLOCK < n ? (b + 1) * KM_BLOCK : n;
+        double s = 0.0;
+        for (int64_t i = b * KM_BLOCK; i < i1; i++) s += d2[i];
+        bsum[b] = s;
+      }
+      double total = 0.0;
+      for (int64_t b = 0; b < n_blocks; b++) total += bsum[b];
+      pick = -1;
+      if (total > 0.0) {
+        double target = draw[j] * total, run = 0.0;
+        int64_t b = 0;
+        while (b + 1 < n_blocks && run + bsum[b] <= target) run += bsum[b++];
+        for (int64_t i = b * KM_BLOCK; i < n && pick < 0; i++) {
+          run += d2[i];
+          if (run > target && d2[i] > 0.0) pick = i;
+        }
+      }
+      if (pick < 0) pick = (int64_t)(draw[j] * (double)n) % n;
+    }
+    cx[j] = x[pick];
+    cy[j] = y[pick];
+    cz[j] = z[pick];
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
+    for (int64_t i = 0; i < n; i++) {
+      double dx = x[i] - cx[j], dy = y[i] - cy[j], dz = z[i] - cz[j];
+      double d = dx * dx + dy * dy + dz * dz;
+      if (j == 0 || d < d2[i]) d2[i] = d;
+    }
+  }
+  (void)n_threads;
+}
+
+
+/* Spherical k-means from the k starting centres c (overwritten with the
+ * result): each point goes to the centre of largest dot product, each
+ * centre moves to the normalised sum of its points, until no centre moves
+ * by 1e-12 in any coordinate or after max_iter rounds. A centre left with
+ * no points restarts at the point farthest from its own centre (least dot
+ * product, the first on ties). label: the final patch (1-based) of every
+ * point. Returns the rounds made, or -1 when memory ran out. */
+int wt_kmeans(const double *x, const double *y, const double *z, int64_t n,
+              double *cx, double *cy, double *cz, int k, int max_iter,
+              int *label, int n_threads)
+{
+  int64_t n_blocks = (n + KM_BLOCK - 1) / KM_BLOCK;
+  double *part = malloc((size_t)n_blocks * (size_t)k * 3 * sizeof(double));
+  double *nx = malloc((size_t)k * 3 * sizeof(double));
+  if (part == NULL || nx == NULL) {
+    free(part);
+    free(nx);
+    return -1;
+  }
+  double *ny = nx + k, *nz = nx + 2 * k;
+  int rounds = 0;
+  for (int it = 0; it < max_iter; it++) {
+    rounds++;
+    wt_nearest_centre(x, y, z, n, cx, cy, cz, k, label, n_threads);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
+    for (int64_t b = 0; b < n_blocks; b++) {
+      double *s = part + (size_t)b * (size_t)k * 3;
+      memset(s, 0, (size_t)k * 3 * sizeof(double));
+      int64_t i1 = (b + 1) * KM_BLOCK < n ? (b + 1) * KM_BLOCK : n;
+      for (int64_t i = b * KM_BLOCK; i < i1; i++) {
+        double *t = s + 3 * (label[i] - 1);
+        t[0] += x[i];
+        t[1] += y[i];
+        t[2] += z[i];
+      }
+    }
+    for (int c = 0; c < k; c++) {
+      double sx = 0.0, sy = 0.0, sz = 0.0;
+      for (int64_t b = 0; b < n_blocks; b++) {
+        const double *t = part + ((size_t)b * (size_t)k + (size_t)c) * 3;
+        sx += t[0];
+        sy += t[1];
+        sz += t[2];
+      }
+      double len = sqrt(sx * sx + sy * sy + sz * sz);
+      if (len > 0.0) {
+        nx[c] = sx / len;
+        ny[c] = sy / len;
+        nz[c] = sz / len;
+      } else {
+        int64_t far = 0;
+        double least = INFINITY;
+        for (int64_t i = 0; i < n; i++) {
+          int l = label[i] - 1;
+          double d = (x[i] * cx[l] + y[i] * cy[l]) + z[i] * cz[l];
+          if (d < least) {
+            least = d;
+            far = i;
+          }
+        }
+        nx[c] = x[far];
+        ny[c] = y[far];
+        nz[c] = z[far];
+      }
+    }
+    double moved = 0.0;
+    for (int c = 0; c < k; c++) {
+      double d = fmax(fabs(nx[c] - cx[c]),
+                      fmax(fabs(ny[c] - cy[c]), fabs(nz[c] - cz[c])));
+      if (d > moved) moved = d;
+      cx[c] = nx[c];
+      cy[c] = ny[c];
+      cz[c] = nz[c];
+    }
+    if (moved < 1e-12) break;
+  }
+  wt_nearest_centre(x, y, z, n, cx, cy, cz, k, label, n_threads);
+  free(part);
+  free(nx);
+  return rounds;
+}
