@@ -291,23 +291,24 @@ as_catalog <- function(x, arg, columns = c("ra", "dec")) {
 check_catalog <- function(cat, arg, columns = c("ra", "dec")) {
   n <- length(cat$ra)
   if (!n) stop("`", arg, "` is empty: it has no rows.", call. = FALSE)
+  # one pass in C: first non-finite ra, dec; first dec out of range; any ra
+  # outside [0, 360)
+  bad <- .Call(C_check_coords, cat$ra, cat$dec)
   for (k in 1:2) {
-    v <- cat[[k]]
-    if (!all(is.finite(v))) {
-      bad <- which(!is.finite(v))[1L]
+    if (bad[k] > 0) {
       stop("`", arg, "` column ", dQuote(columns[k], FALSE), " has a ",
-           "non-finite value (", format(v[bad]), ") in row ", bad, ".",
-           call. = FALSE)
+           "non-finite value (", format(cat[[k]][bad[k]]), ") in row ",
+           sprintf("%.0f", bad[k]), ".", call. = FALSE)
     }
   }
-  if (any(cat$dec < -90 | cat$dec > 90)) {
-    bad <- which(cat$dec < -90 | cat$dec > 90)[1L]
+  if (bad[3L] > 0) {
     stop("`", arg, "` column ", dQuote(columns[2L], FALSE), " (declination) ",
-         "must lie in [-90, 90] degrees; row ", bad, " has ",
-         format(cat$dec[bad], digits = 15), ".", call. = FALSE)
+         "must lie in [-90, 90] degrees; row ", sprintf("%.0f", bad[3L]),
+         " has ",
+         format(cat$dec[bad[3L]], digits = 15), ".", call. = FALSE)
   }
   ra <- cat$ra
-  if (any(ra < 0 | ra >= 360)) {
+  if (bad[4L] > 0) {
     ra <- ra %% 360
     ra[ra >= 360] <- 0              # a tiny negative angle may round to 360
   }

@@ -137,6 +137,7 @@ merge_counts <- function(parts, is_auto, self_pairs) {
     out$gpu_ms <- NA_real_
   }
   out$pairs_skipped <- sum(vapply(parts, `[[`, 0, "pairs_skipped"))
+  out$grid_plan_s <- sum(vapply(parts, `[[`, 0, "grid_plan_s"))
   out
 }
 

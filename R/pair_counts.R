@@ -77,7 +77,8 @@
 #'   (points per patch), `patch_counts` (see Patches) and, when weighted,
 #'   `patch_weighted`, `patch_w1`, `patch_w1_sq`, `patch_w2`, `patch_w2_sq`.
 #'   `pairs_skipped` counts the pairs that pruning by the last edge proved
-#'   to lie beyond it and counted without visiting (see [wtheta-package]).
+#'   to lie beyond it and counted without visiting (see [wtheta-package]),
+#'   and `grid_plan_s` the seconds spent planning that grid (0 without it).
 #'   With `distribute`, `distributed` gives the number of tasks, of
 #'   distinct worker processes and the plan's class; `backend` then lists
 #'   the backends the workers used.
@@ -198,7 +199,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     threads = if (run$backend == "cpu") threads else NA_integer_,
     elapsed = elapsed,
     gpu_ms = if (run$backend == "cuda") res$gpu_ms else NA_real_,
-    pairs_skipped = res$pairs_skipped
+    pairs_skipped = res$pairs_skipped,
+    grid_plan_s = res$plan_s
   )
   if (weighted) {
     wtot <- res$wtotal

@@ -55,7 +55,7 @@ t_dr <- cross_tasks(pd, pr)
 
 count <- function(a, b, wa, wb, tasks) {
   .Call(wtheta:::C_pair_counts, a, b, edges, FALSE, 1L, threads, 0L, wa, wb,
-        tasks, if (is.null(tasks)) 1L else nrow(tasks), FALSE)
+        tasks, if (is.null(tasks)) 1L else nrow(tasks), FALSE, 0L, 0L)
 }
 runs <- list(
   "one task" = function(w) list(

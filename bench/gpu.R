@@ -58,7 +58,7 @@ core_ms <- function(a, b, edges, w1 = NULL, w2 = NULL, tasks = NULL,
                     n_out = 1L) {
   .Call(wtheta:::C_pair_counts, a, b, edges, FALSE, 2L, 1L,
         as.integer(gpu$device[1]), w1, w2, tasks, as.integer(n_out),
-        FALSE, 0L)
+        FALSE, 0L, 0L)
 }
 
 # Patches as the R layer will make them: a label per point (here 4 x 5

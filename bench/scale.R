@@ -12,7 +12,9 @@
 # the auto count in the same bins, on the devices given (default all, e.g.
 # "0" or "0,1"). Each case runs with the grid off only where that is quick,
 # pruning only, and pruning with bulk counting; times are wall clock of the
-# whole call. Writes bench/scale-<mode>.csv.
+# whole call; on the GPU also the kernel time per device (CUDA events,
+# summed over devices and divided by their number) and the seconds spent
+# planning the grid on the host. Writes bench/scale-<mode>.csv.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 mode <- if (length(args) >= 1) args[1] else "cpu"
@@ -75,7 +77,8 @@ if (mode == "cpu") {
     p <- r$value
     res[[length(res) + 1]] <- data.frame(
       case = "auto", grid = format(g), devices = length(devices),
-      seconds = r$s, gpu_s = p$gpu_ms / 1000, pairs = p$n_pairs,
+      seconds = r$s, gpu_s = p$gpu_ms / 1000 / length(devices),
+      grid_plan_s = p$grid_plan_s, pairs = p$n_pairs,
       visited = p$n_pairs - p$pairs_skipped)
     print(res[[length(res)]], row.names = FALSE, digits = 4)
     if (length(res) == 1) ref <- p$counts else stopifnot(identical(ref, p$counts))

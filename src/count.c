@@ -3,8 +3,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#include <time.h>
 #include "wt.h"
 #include "grid.h"
+
+/* a monotonic clock, in seconds */
+double wt_seconds(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 
 double wt_task_pairs(const wt_job *job, const wt_task *t)
 {
@@ -87,7 +96,9 @@ static int count_pruned(wt_job *job, double pairs)
                    (job->grid == 1 && job->backend == WT_BACKEND_CPU);
   const double min_split = job->backend == WT_BACKEND_CUDA
     ? (double)(1 << 27) : (double)(1 << 20);
+  const double t0 = wt_seconds();
   int status = wt_grid_plan(job, theta_max, h, bulk, min_split, &gr);
+  job->plan_s = wt_seconds() - t0;
   if (status == WT_ERR_ARG) return run_engine(job);   /* ranges overlap */
   if (status != WT_OK) return status;
   wt_job sub = *job;
@@ -140,6 +151,7 @@ int wt_count(wt_job *job)
   memset(job->slots, 0, n_all * sizeof *job->slots);
   if (job->wsum) memset(job->wsum, 0, n_all * sizeof *job->wsum);
   job->gpu_ms = 0.0;
+  job->plan_s = 0.0;
   job->message[0] = '\0';
   job->fault = wt_fault_from_env();
 

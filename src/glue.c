@@ -25,19 +25,13 @@ typedef struct {
   int printed;
 } wt_progress;
 
-static double now_seconds(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* called by the core from the main thread between chunks */
 static int r_poll(void *ctx, double done, double total)
 {
   wt_progress *p = (wt_progress *)ctx;
   if (p && p->show) {
-    double t = now_seconds(), el = t - p->start;
+    double t = wt_seconds(), el = t - p->start;
     if (el >= 2.0 && t - p->last >= (p->tty ? 0.5 : 5.0)) {
       p->last = t;
       if (done > 0 && total > 0) {
@@ -59,7 +53,7 @@ static void progress_done(wt_progress *p, int status)
 {
   if (p->printed)
     REprintf("%swtheta: %s after %.1f s%40s\n", p->tty ? "\r" : "",
-             status == WT_OK ? "counted" : "stopped", now_seconds() - p->start,
+             status == WT_OK ? "counted" : "stopped", wt_seconds() - p->start,
              "");
   p->printed = 0;
 }
@@ -206,7 +200,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   memset(&prog, 0, sizeof prog);
   prog.show = asLogical(progress) == TRUE;
   prog.tty = isatty(2);
-  prog.start = now_seconds();
+  prog.start = wt_seconds();
   job.poll = r_poll;
   job.poll_ctx = &prog;
   job.grid = asInteger(grid);
@@ -273,10 +267,12 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
                            job.is_auto);
   PROTECT(pweights);
   const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", "total",
-                         "wtotal", "patch_counts", "patch_weighted", ""};
+                         "wtotal", "patch_counts", "patch_weighted",
+                         "plan_s", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 6, pcounts);
   SET_VECTOR_ELT(out, 7, pweights);
+  SET_VECTOR_ELT(out, 8, ScalarReal(job.plan_s));
   SET_VECTOR_ELT(out, 0, slots);
   SET_VECTOR_ELT(out, 1, wsum);
   SET_VECTOR_ELT(out, 2, ScalarReal(job.gpu_ms));
@@ -328,6 +324,30 @@ SEXP wt_r_nearest_centre(SEXP xyz, SEXP centres, SEXP threads)
   SEXP out = PROTECT(allocVector(INTSXP, (R_xlen_t)p.n));
   wt_nearest_centre(p.x, p.y, p.z, p.n, c.x, c.y, c.z, (int)c.n,
                     INTEGER(out), wt_cap_threads(asInteger(threads)));
+  UNPROTECT(1);
+  return out;
+}
+
+/* one pass over the coordinates of a catalog (degrees): the first row
+ * (1-based, 0 for none) with a non-finite ra, a non-finite dec, a dec
+ * outside [-90, 90], and whether any ra lies outside [0, 360) */
+SEXP wt_r_check_coords(SEXP ra, SEXP dec)
+{
+  const R_xlen_t n = XLENGTH(ra);
+  if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
+  const double *r = real_or_die(ra, "ra"), *d = real_or_die(dec, "dec");
+  double bad_ra = 0, bad_dec = 0, bad_range = 0, wrap = 0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    if (!bad_ra && !R_FINITE(r[i])) bad_ra = (double)i + 1;
+    if (!bad_dec && !R_FINITE(d[i])) bad_dec = (double)i + 1;
+    if (!bad_range && (d[i] < -90.0 || d[i] > 90.0)) bad_range = (double)i + 1;
+    if (r[i] < 0.0 || r[i] >= 360.0) wrap = 1;
+  }
+  SEXP out = PROTECT(allocVector(REALSXP, 4));
+  REAL(out)[0] = bad_ra;
+  REAL(out)[1] = bad_dec;
+  REAL(out)[2] = bad_range;
+  REAL(out)[3] = wrap;
   UNPROTECT(1);
   return out;
 }

@@ -197,29 +197,64 @@ static int64_t build(range_tree *t, const uint64_t *key, int64_t koff,
   return id;
 }
 
-/* radix sort of (key, index) by key, 16 bits a pass */
-static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits)
+/* Radix sort of (key, index) by key, 11 bits a pass, stable (LSD). Each
+ * pass counts digits per stripe of points, in parallel, then every stripe
+ * scatters its points from its own offsets: the order is the same on any
+ * number of threads. */
+#define RADIX_BITS 11
+#define RADIX (1 << RADIX_BITS)
+static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
+                     int n_threads)
 {
+  int stripes = n_threads < 1 ? 1 : n_threads;
+  if (n < (int64_t)stripes * 65536) stripes = 1;   /* not worth it */
   uint64_t *k2 = malloc((size_t)n * sizeof *k2);
   int64_t *o2 = malloc((size_t)n * sizeof *o2);
-  int64_t *cnt = malloc(65537 * sizeof *cnt);
+  int64_t *cnt = malloc((size_t)stripes * RADIX * sizeof *cnt);
   if (!k2 || !o2 || !cnt) {
     free(k2);
     free(o2);
     free(cnt);
     return WT_ERR_NOMEM;
   }
-  for (int sh = 0; sh < bits; sh += 16) {
-    memset(cnt, 0, 65537 * sizeof *cnt);
-    for (int64_t i = 0; i < n; i++) cnt[((key[i] >> sh) & 0xFFFF) + 1]++;
-    for (int k = 0; k < 65536; k++) cnt[k + 1] += cnt[k];
-    for (int64_t i = 0; i < n; i++) {
-      int64_t at = cnt[(key[i] >> sh) & 0xFFFF]++;
-      k2[at] = key[i];
-      o2[at] = order[i];
+  uint64_t *src_k = key, *dst_k = k2;
+  int64_t *src_o = order, *dst_o = o2;
+  for (int sh = 0; sh < bits; sh += RADIX_BITS) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(stripes) schedule(static, 1)
+#endif
+    for (int t = 0; t < stripes; t++) {
+      int64_t *c = cnt + (size_t)t * RADIX;
+      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
+      memset(c, 0, RADIX * sizeof *c);
+      for (int64_t i = i0; i < i1; i++) c[(src_k[i] >> sh) & (RADIX - 1)]++;
     }
-    memcpy(key, k2, (size_t)n * sizeof *key);
-    memcpy(order, o2, (size_t)n * sizeof *order);
+    /* offsets: digit-major, stripe-minor */
+    int64_t run = 0;
+    for (int d = 0; d < RADIX; d++)
+      for (int t = 0; t < stripes; t++) {
+        int64_t v = cnt[(size_t)t * RADIX + d];
+        cnt[(size_t)t * RADIX + d] = run;
+        run += v;
+      }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(stripes) schedule(static, 1)
+#endif
+    for (int t = 0; t < stripes; t++) {
+      int64_t *c = cnt + (size_t)t * RADIX;
+      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
+      for (int64_t i = i0; i < i1; i++) {
+        int64_t at = c[(src_k[i] >> sh) & (RADIX - 1)]++;
+        dst_k[at] = src_k[i];
+        dst_o[at] = src_o[i];
+      }
+    }
+    uint64_t *tk = src_k; src_k = dst_k; dst_k = tk;
+    int64_t *to = src_o; src_o = dst_o; dst_o = to;
+  }
+  if (src_k != key) {
+    memcpy(key, src_k, (size_t)n * sizeof *key);
+    memcpy(order, src_o, (size_t)n * sizeof *order);
   }
   free(k2);
   free(o2);
@@ -253,7 +288,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
   int bits = 2 * MORTON_BITS;
   while (bits < 64 && ((uint64_t)g->n_cells >> (bits - 2 * MORTON_BITS)) > 0)
     bits++;
-  int status = sort_keys(key, order, n, bits);
+  int status = sort_keys(key, order, n, bits, n_threads);
   if (status == WT_OK) {
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(n_threads) schedule(static)
@@ -265,6 +300,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
       qz[r0 + i] = p->z[s];
       if (qw) qw[r0 + i] = p->w[s];
     }
+    /* the cells: runs of one cell id in the sorted keys */
     int64_t n_cells = 0;
     for (int64_t i = 0; i < n; i++)
       if (i == 0 || (key[i] >> (2 * MORTON_BITS)) !=
@@ -272,30 +308,65 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
         n_cells++;
     t->root_of = malloc((size_t)n_cells * sizeof *t->root_of);
     t->cell_id = malloc((size_t)n_cells * sizeof *t->cell_id);
-    if (!t->root_of || !t->cell_id) status = WT_ERR_NOMEM;
-    /* keys of the sorted points, indexed like the points */
-    uint64_t *skey = status == WT_OK ? malloc((size_t)n * sizeof *skey) : NULL;
-    if (status == WT_OK && !skey) status = WT_ERR_NOMEM;
+    int64_t *cell_start = malloc((size_t)(n_cells + 1) * sizeof *cell_start);
+    range_tree *part = calloc((size_t)n_cells, sizeof *part);
+    if (!t->root_of || !t->cell_id || !cell_start || !part)
+      status = WT_ERR_NOMEM;
     if (status == WT_OK) {
-      memcpy(skey, key, (size_t)n * sizeof *skey);
-      int64_t c = 0, s = 0;
-      while (s < n && status == WT_OK) {
-        uint64_t cell = skey[s] >> (2 * MORTON_BITS);
-        int64_t e = s;
-        while (e < n && (skey[e] >> (2 * MORTON_BITS)) == cell) e++;
-        int64_t root = build(t, skey, r0, r0 + s, r0 + e, 2 * MORTON_BITS,
-                             qx, qy, qz, qw);
-        if (root < 0) status = WT_ERR_NOMEM;
-        else {
-          t->root_of[c] = root;
-          t->cell_id[c] = (int64_t)cell;
+      int64_t c = 0;
+      for (int64_t i = 0; i < n; i++)
+        if (i == 0 || (key[i] >> (2 * MORTON_BITS)) !=
+            (key[i - 1] >> (2 * MORTON_BITS))) {
+          cell_start[c] = i;
+          t->cell_id[c] = (int64_t)(key[i] >> (2 * MORTON_BITS));
           c++;
         }
-        s = e;
+      cell_start[n_cells] = n;
+      /* each cell's tree in its own node array, in parallel; then all of
+       * them in cell order into one array (child indices shifted): the
+       * same tree as a serial build */
+      int failed = 0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 4) \
+    reduction(| : failed)
+#endif
+      for (int64_t cc = 0; cc < n_cells; cc++) {
+        if (build(&part[cc], key, r0, r0 + cell_start[cc],
+                  r0 + cell_start[cc + 1], 2 * MORTON_BITS, qx, qy, qz,
+                  qw) < 0)
+          failed = 1;
       }
-      t->n_cells = c;
+      if (failed) status = WT_ERR_NOMEM;
+      int64_t total = 0;
+      for (int64_t cc = 0; cc < n_cells && status == WT_OK; cc++) {
+        t->root_of[cc] = total;
+        total += part[cc].n_nodes;
+      }
+      if (status == WT_OK && total > INT32_MAX) status = WT_ERR_NOMEM;
+      if (status == WT_OK) {
+        t->nodes = malloc((size_t)total * sizeof *t->nodes);
+        if (!t->nodes) status = WT_ERR_NOMEM;
+      }
+      if (status == WT_OK) {
+        t->n_nodes = t->cap_nodes = total;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
+        for (int64_t cc = 0; cc < n_cells; cc++) {
+          node *dst = t->nodes + t->root_of[cc];
+          const int32_t off = (int32_t)t->root_of[cc];
+          memcpy(dst, part[cc].nodes, (size_t)part[cc].n_nodes * sizeof *dst);
+          for (int64_t q = 0; q < part[cc].n_nodes; q++)
+            for (int k = 0; k < 4; k++)
+              if (dst[q].child[k] >= 0) dst[q].child[k] += off;
+        }
+        t->n_cells = n_cells;
+      }
     }
-    free(skey);
+    if (part)
+      for (int64_t cc = 0; cc < n_cells; cc++) free(part[cc].nodes);
+    free(part);
+    free(cell_start);
   }
   free(key);
   free(order);
@@ -593,10 +664,16 @@ int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
       double *qx = m, *qy = m + n, *qz = m + 2 * n,
              *qw = weighted ? m + 3 * n : NULL;
       m += (size_t)n * (weighted ? 4 : 3);
-      memcpy(qx, src[s]->x, (size_t)n * sizeof *qx);
-      memcpy(qy, src[s]->y, (size_t)n * sizeof *qy);
-      memcpy(qz, src[s]->z, (size_t)n * sizeof *qz);
-      if (qw) memcpy(qw, src[s]->w, (size_t)n * sizeof *qw);
+      /* points outside every task range keep their place (sort_range
+       * writes the others) */
+      int64_t covered = 0;
+      for (int k = 0; k < n_rs[s]; k++) covered += rs[s][k].r1 - rs[s][k].r0;
+      if (covered < n) {
+        memcpy(qx, src[s]->x, (size_t)n * sizeof *qx);
+        memcpy(qy, src[s]->y, (size_t)n * sizeof *qy);
+        memcpy(qz, src[s]->z, (size_t)n * sizeof *qz);
+        if (qw) memcpy(qw, src[s]->w, (size_t)n * sizeof *qw);
+      }
       for (int k = 0; k < n_rs[s] && status == WT_OK; k++)
         status = sort_range(&g, src[s], qx, qy, qz, qw, rs[s][k].r0,
                             rs[s][k].r1, &rs[s][k], job->n_threads);

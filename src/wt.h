@@ -112,6 +112,7 @@ typedef struct {
    * same layout as slots; NULL for an unweighted job */
   double *wsum;
   double gpu_ms;           /* out: summed GPU kernel time (CUDA events) */
+  double plan_s;           /* out: seconds spent planning the grid */
   char message[256];       /* out: detail for WT_ERR_CUDA and friends */
 } wt_job;
 
@@ -143,6 +144,7 @@ double wt_task_pairs(const wt_job *job, const wt_task *t);
 /* WT_FAULT_* bits from the environment variable WTHETA_TEST_FAULT, a comma
  * separated list of alloc, launch, copy, thread (tests only) */
 int wt_fault_from_env(void);
+double wt_seconds(void);
 
 /* count_cpu.c */
 int wt_count_cpu(wt_job *job);

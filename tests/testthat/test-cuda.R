@@ -306,7 +306,7 @@ test_that("progress polling does not change the counts", {
   x <- wtheta:::unit_vectors(random_sky(20000), 1L)
   edges <- seq(0, 180, by = 1)
   a <- .Call(wtheta:::C_pair_counts, x, NULL, edges, FALSE, 2L, 1L, 0L,
-             NULL, NULL, NULL, 1L, TRUE, 0L)
+             NULL, NULL, NULL, 1L, TRUE, 0L, 0L)
   expect_identical(a$slots, core_counts(x, NULL, edges, 1)$slots)
 })
 
@@ -321,7 +321,7 @@ test_that("several GPUs split task lists and weights like one", {
   edges <- seq(0, 180, by = 0.5)
   run <- function(d, w = NULL) {
     .Call(wtheta:::C_pair_counts, p$xyz, NULL, edges, FALSE, 2L, 1L,
-          as.integer(d), w, NULL, ta, nrow(ta), FALSE, 0L)
+          as.integer(d), w, NULL, ta, nrow(ta), FALSE, 0L, 0L)
   }
   expect_identical(run(devs)$slots, run(devs[1])$slots)
   expect_identical(run(devs)$slots,

@@ -11,7 +11,7 @@ cpu_counts <- function(x, y = NULL, edges, tasks = NULL, n_out = 1L,
   .Call(wtheta:::C_pair_counts, xyz1, xyz2, as.double(edges), self_pairs,
         1L, as.integer(threads), 0L, wx, wy,
         if (!is.null(tasks)) matrix(as.double(tasks), ncol = 5L),
-        as.integer(n_out), FALSE, 0L)
+        as.integer(n_out), FALSE, 0L, 0L)
 }
 
 # brute force, in double as the exactness contract says: each pair's slot

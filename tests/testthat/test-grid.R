@@ -111,3 +111,23 @@ test_that("the grid's task lists count the same on the GPU", {
     expect_identical(slots_of(ga), slots_of(ca))
   }
 })
+
+test_that("the grid's parallel sort and tree build count the same on any number of threads", {
+  # enough points that the sort splits into stripes (65536 per thread)
+  set.seed(33)
+  x <- random_sky(2.7e5)
+  e <- c(0, 0.05, 0.2, 0.5)
+  one <- with_grid("prune", pair_counts(x, bins = e, backend = "cpu",
+                                        threads = 1, progress = FALSE))
+  two <- with_grid("prune", pair_counts(x, bins = e, backend = "cpu",
+                                        threads = 2, progress = FALSE))
+  shuffled <- with_grid(TRUE, pair_counts(x[sample.int(nrow(x)), ], bins = e,
+                                          backend = "cpu", threads = 2,
+                                          progress = FALSE))
+  expect_identical(slots_of(one), slots_of(two))
+  expect_identical(slots_of(one), slots_of(shuffled))
+  expect_equal(sum(slots_of(one)), nrow(x) * (nrow(x) - 1) / 2)
+  expect_gt(one$pairs_skipped, 0.999 * one$n_pairs)
+  expect_gt(sum(one$counts), 0)
+  expect_gt(one$grid_plan_s, 0)
+})
