@@ -1,5 +1,6 @@
 /* The only file that sees SEXP: checks what R hands over, builds a wt_job,
  * calls the core, and turns status codes into R errors after freeing. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
@@ -337,11 +338,17 @@ SEXP wt_r_check_coords(SEXP ra, SEXP dec)
   if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
   const double *r = real_or_die(ra, "ra"), *d = real_or_die(dec, "dec");
   double bad_ra = 0, bad_dec = 0, bad_range = 0, wrap = 0;
+  /* a branch-free pass for the usual case, all well */
+  int ok = 1, out_ra = 0;
   for (R_xlen_t i = 0; i < n; i++) {
-    if (!bad_ra && !R_FINITE(r[i])) bad_ra = (double)i + 1;
-    if (!bad_dec && !R_FINITE(d[i])) bad_dec = (double)i + 1;
+    ok &= isfinite(r[i]) & isfinite(d[i]) & (d[i] >= -90.0) & (d[i] <= 90.0);
+    out_ra |= (r[i] < 0.0) | (r[i] >= 360.0);
+  }
+  wrap = out_ra;
+  for (R_xlen_t i = 0; !ok && i < n; i++) {
+    if (!bad_ra && !isfinite(r[i])) bad_ra = (double)i + 1;
+    if (!bad_dec && !isfinite(d[i])) bad_dec = (double)i + 1;
     if (!bad_range && (d[i] < -90.0 || d[i] > 90.0)) bad_range = (double)i + 1;
-    if (r[i] < 0.0 || r[i] >= 360.0) wrap = 1;
   }
   SEXP out = PROTECT(allocVector(REALSXP, 4));
   REAL(out)[0] = bad_ra;
