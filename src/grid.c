@@ -60,7 +60,9 @@ typedef struct {                     /* what the walk writes */
                                         task, unless bulk counting beckons */
   wt_task *t;
   int64_t n_tasks, cap_tasks;
-  double *bulk_n, *bulk_w;           /* n_out x n_slots */
+  double *bulk_n, *bulk_w;           /* histograms out0, out0 + 1, ... of
+                                        n_slots each */
+  int32_t out0;
 } walk;
 
 static double clamp1(double v) { return v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v; }
@@ -429,7 +431,7 @@ static void slot_range(const walk *wk, double lo2, double hi2, int *slo,
 
 static void add_bulk(walk *wk, int32_t out, int slot, double n, double w)
 {
-  size_t at = (size_t)out * (size_t)wk->n_slots + (size_t)slot;
+  size_t at = (size_t)(out - wk->out0) * (size_t)wk->n_slots + (size_t)slot;
   wk->bulk_n[at] += n;
   wk->bulk_w[at] += w;
 }
@@ -505,69 +507,138 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
 
 /* the cells of b near cell ca of a, by band and a window in right
  * ascension; the rest of b lies beyond the last edge */
+/* the pairs of cell i of ta with the cells of tb within reach; before_n,
+ * before_w: points and weight of the cells of ta before cell i (used when
+ * diagonal, tb being ta) */
+static int walk_cell(const grid_shape *g, walk *wk, const wt_task *t,
+                     int diagonal, const range_tree *ta, const range_tree *tb,
+                     const int64_t *index_b, double reach, int64_t i,
+                     double tot_n, double tot_w, double before_n,
+                     double before_w)
+{
+  const node *ca = &ta->nodes[ta->root_of[i]];
+  double na = (double)(ca->end - ca->start);
+  double kept_n = 0, kept_w = 0;
+  double dec_a = asin(clamp1(ca->c[2]));
+  double ra_a = atan2(ca->c[1], ca->c[0]);
+  double far = reach + ca->ang;
+  for (int band = 0; band < g->n_bands; band++) {
+    double d0 = (-90.0 + band * g->h) * DEG, d1 = d0 + g->h * DEG;
+    if (d1 > M_PI / 2) d1 = M_PI / 2;
+    if (dec_a - far > d1 || dec_a + far < d0) continue;
+    double dmax = fmax(fabs(d0), fabs(d1));
+    int nr = g->n_ra[band];
+    int64_t lo = 0, hi = nr - 1;
+    double s = cos(dmax) > 0 ? sin(fmin(far, M_PI / 2)) / cos(dmax) : 2.0;
+    if (far < M_PI / 2 && s < 1.0) {
+      /* a point within far of a's centre differs from it in right
+       * ascension by at most asin(sin(far) / cos(dec)) */
+      double half = asin(s), cw = 2.0 * M_PI / nr;
+      lo = (int64_t)floor((ra_a - half) / cw) - 1;
+      hi = (int64_t)floor((ra_a + half) / cw) + 1;
+      if (hi - lo + 1 >= nr) {
+        lo = 0;
+        hi = nr - 1;
+      }
+    }
+    for (int64_t k = lo; k <= hi; k++) {
+      int64_t kk = ((k % nr) + nr) % nr;
+      int64_t j = index_b[g->first[band] + kk];
+      if (j < 0 || (diagonal && j < i)) continue;   /* each pair once */
+      const node *cb = &tb->nodes[tb->root_of[j]];
+      int st = pair_nodes(wk, ta, ta->root_of[i], tb, tb->root_of[j],
+                          diagonal && j == i, t->out);
+      if (st != WT_OK) return st;
+      double nb = (double)(cb->end - cb->start);
+      if (diagonal && j == i) continue;
+      kept_n += na * nb;
+      kept_w += ca->w * cb->w;
+    }
+  }
+  /* the pairs of a's cell with cells never looked at: beyond reach; for
+   * the diagonal, with the cells after it (each cell pair once) */
+  double nb_rest = diagonal ? tot_n - before_n - na : tot_n;
+  double wb_rest = diagonal ? tot_w - before_w - ca->w : tot_w;
+  add_bulk(wk, t->out, wk->n_slots - 1, na * nb_rest - kept_n,
+           ca->w * wb_rest - kept_w);
+  return WT_OK;
+}
+
+/* cells of A per unit of parallel work in refine_task: the units are the
+ * same on any number of threads, so are the task list and the sums */
+#define WALK_CHUNK 8
+
+/* A task as tasks of node pairs and bulk counts. Runs of WALK_CHUNK cells
+ * of A walk in parallel, each into its own task list and slot sums, which
+ * are then joined in cell order: the same task list as one walk over all
+ * cells. */
 static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
                        int diagonal, const range_tree *ta,
                        const range_tree *tb, const int64_t *index_b,
-                       double reach)
+                       double reach, int n_threads)
 {
   /* points and weight of b in all, and (diagonal: b is a) in the cells
-   * before cell i, for the pairs no cell pair looked at */
-  double tot_n = 0, tot_w = 0, before_n = 0, before_w = 0;
+   * before each cell, for the pairs no cell pair looked at */
+  double tot_n = 0, tot_w = 0;
   for (int64_t j = 0; j < tb->n_cells; j++) {
     const node *cb = &tb->nodes[tb->root_of[j]];
     tot_n += (double)(cb->end - cb->start);
     tot_w += cb->w;
   }
-  for (int64_t i = 0; i < ta->n_cells; i++) {
-    const node *ca = &ta->nodes[ta->root_of[i]];
-    double na = (double)(ca->end - ca->start);
-    double kept_n = 0, kept_w = 0;
-    double dec_a = asin(clamp1(ca->c[2]));
-    double ra_a = atan2(ca->c[1], ca->c[0]);
-    double far = reach + ca->ang;
-    for (int band = 0; band < g->n_bands; band++) {
-      double d0 = (-90.0 + band * g->h) * DEG, d1 = d0 + g->h * DEG;
-      if (d1 > M_PI / 2) d1 = M_PI / 2;
-      if (dec_a - far > d1 || dec_a + far < d0) continue;
-      double dmax = fmax(fabs(d0), fabs(d1));
-      int nr = g->n_ra[band];
-      int64_t lo = 0, hi = nr - 1;
-      double s = cos(dmax) > 0 ? sin(fmin(far, M_PI / 2)) / cos(dmax) : 2.0;
-      if (far < M_PI / 2 && s < 1.0) {
-        /* a point within far of a's centre differs from it in right
-         * ascension by at most asin(sin(far) / cos(dec)) */
-        double half = asin(s), cw = 2.0 * M_PI / nr;
-        lo = (int64_t)floor((ra_a - half) / cw) - 1;
-        hi = (int64_t)floor((ra_a + half) / cw) + 1;
-        if (hi - lo + 1 >= nr) {
-          lo = 0;
-          hi = nr - 1;
-        }
-      }
-      for (int64_t k = lo; k <= hi; k++) {
-        int64_t kk = ((k % nr) + nr) % nr;
-        int64_t j = index_b[g->first[band] + kk];
-        if (j < 0 || (diagonal && j < i)) continue;   /* each pair once */
-        const node *cb = &tb->nodes[tb->root_of[j]];
-        int st = pair_nodes(wk, ta, ta->root_of[i], tb, tb->root_of[j],
-                            diagonal && j == i, t->out);
-        if (st != WT_OK) return st;
-        double nb = (double)(cb->end - cb->start);
-        if (diagonal && j == i) continue;
-        kept_n += na * nb;
-        kept_w += ca->w * cb->w;
-      }
+  const int64_t n_cells = ta->n_cells;
+  const int64_t n_chunks = (n_cells + WALK_CHUNK - 1) / WALK_CHUNK;
+  const int n_slots = wk->n_slots;
+  double *before = malloc((size_t)(2 * n_cells + 1) * sizeof *before);
+  walk *parts = calloc((size_t)(n_chunks + 1), sizeof *parts);
+  double *sums = calloc((size_t)(n_chunks + 1) * 2 * (size_t)n_slots,
+                        sizeof *sums);
+  int *st = malloc((size_t)(n_chunks + 1) * sizeof *st);
+  int status = before && parts && sums && st ? WT_OK : WT_ERR_NOMEM;
+  if (status == WT_OK) {
+    double bn = 0, bw = 0;
+    for (int64_t i = 0; i < n_cells; i++) {
+      const node *ca = &ta->nodes[ta->root_of[i]];
+      before[2 * i] = bn;
+      before[2 * i + 1] = bw;
+      bn += (double)(ca->end - ca->start);
+      bw += ca->w;
     }
-    /* the pairs of a's cell with cells never looked at: beyond reach;
-     * for the diagonal, with the cells after it (each cell pair once) */
-    double nb_rest = diagonal ? tot_n - before_n - na : tot_n;
-    double wb_rest = diagonal ? tot_w - before_w - ca->w : tot_w;
-    add_bulk(wk, t->out, wk->n_slots - 1, na * nb_rest - kept_n,
-             ca->w * wb_rest - kept_w);
-    before_n += na;
-    before_w += ca->w;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
+#endif
+    for (int64_t c = 0; c < n_chunks; c++) {
+      walk *w = &parts[c];
+      w->upper = wk->upper;
+      w->n_slots = n_slots;
+      w->bulk = wk->bulk;
+      w->min_split = wk->min_split;
+      w->bulk_n = sums + (size_t)c * 2 * (size_t)n_slots;
+      w->bulk_w = w->bulk_n + n_slots;
+      w->out0 = t->out;
+      st[c] = WT_OK;
+      int64_t i1 = (c + 1) * WALK_CHUNK < n_cells ? (c + 1) * WALK_CHUNK
+                                                   : n_cells;
+      for (int64_t i = c * WALK_CHUNK; i < i1 && st[c] == WT_OK; i++)
+        st[c] = walk_cell(g, w, t, diagonal, ta, tb, index_b, reach, i,
+                          tot_n, tot_w, before[2 * i], before[2 * i + 1]);
+    }
+    for (int64_t c = 0; c < n_chunks && status == WT_OK; c++) {
+      status = st[c];
+      const walk *w = &parts[c];
+      for (int64_t q = 0; q < w->n_tasks && status == WT_OK; q++)
+        status = push(wk, w->t[q].a0, w->t[q].a1, w->t[q].b0, w->t[q].b1,
+                      w->t[q].out);
+      for (int k = 0; k < n_slots; k++)
+        add_bulk(wk, t->out, k, w->bulk_n[k], w->bulk_w[k]);
+    }
   }
-  return WT_OK;
+  if (parts)
+    for (int64_t c = 0; c < n_chunks; c++) free(parts[c].t);
+  free(parts);
+  free(sums);
+  free(st);
+  free(before);
+  return status;
 }
 
 void wt_grid_free(wt_grid *gr)
@@ -721,7 +792,7 @@ int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
       indexed = tb;
     }
     status = refine_task(&g, &wk, t, job->is_auto && t->a0 == t->b0, ta, tb,
-                         index, reach);
+                         index, reach, job->n_threads);
   }
   for (int s = 0; s < 2; s++) {
     for (int k = 0; k < n_rs[s]; k++) tree_free(&rs[s][k]);
