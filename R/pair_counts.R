@@ -151,20 +151,20 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     # points grouped by patch (unless they come so); one task per pair of
     # patches
     if (is.unsorted(pa)) {
-      oa <- sort.list(pa, method = "radix")
-      a <- a[oa, , drop = FALSE]
-      pa <- pa[oa]
-      if (weighted) wa <- wa[oa]
+      g <- group_patches(a, pa, n_patches, if (weighted) wa)
+      a <- g$xyz
+      pa <- g$labels
+      if (weighted) wa <- g$weights
     }
     ra <- patch_ranges(pa, n_patches)
     if (is_auto) {
       rb <- ra
     } else {
       if (is.unsorted(pb)) {
-        ob <- sort.list(pb, method = "radix")
-        b <- b[ob, , drop = FALSE]
-        pb <- pb[ob]
-        if (weighted) wb <- wb[ob]
+        g <- group_patches(b, pb, n_patches, if (weighted) wb)
+        b <- g$xyz
+        pb <- g$labels
+        if (weighted) wb <- g$weights
       }
       rb <- patch_ranges(pb, n_patches)
     }
@@ -274,10 +274,21 @@ patch_ranges <- function(p, n) {
 # histogram (a - 1) + (b - 1) * n, the column-major [a, b] of an n x n array
 patch_tasks <- function(ra, rb, is_auto) {
   n <- nrow(ra)
-  ab <- expand.grid(a = seq_len(n), b = seq_len(n))
-  if (is_auto) ab <- ab[ab$a <= ab$b, ]
-  cbind(ra[ab$a, 1L], ra[ab$a, 2L], rb[ab$b, 1L], rb[ab$b, 2L],
-        (ab$a - 1) + (ab$b - 1) * n)
+  a <- rep(seq_len(n), n)
+  b <- rep(seq_len(n), each = n)
+  if (is_auto) {
+    keep <- a <= b
+    a <- a[keep]
+    b <- b[keep]
+  }
+  cbind(ra[a, 1L], ra[a, 2L], rb[b, 1L], rb[b, 2L], (a - 1) + (b - 1) * n)
+}
+
+# a catalog's unit vectors, patch numbers (1..n) and weights (or NULL),
+# grouped by patch in C (a stable counting sort)
+group_patches <- function(xyz, p, n, w = NULL) {
+  .Call(C_group_patches, xyz, as.integer(p), as.integer(n),
+        if (!is.null(w)) as.double(w))
 }
 
 # pruning by the last edge and bulk counting (see ?wtheta-package): option

@@ -178,10 +178,10 @@ wtheta <- function(data, random, bins,
     }
     # each catalog grouped by patch once, not once per count it enters
     for (nm in names(cats)) {
-      o <- sort.list(p[[nm]], method = "radix")
-      u[[nm]] <- u[[nm]][o, , drop = FALSE]
-      p[[nm]] <- p[[nm]][o]
-      if (!is.null(w)) w[[nm]] <- w[[nm]][o]
+      g <- group_patches(u[[nm]], p[[nm]], length(labels), w[[nm]])
+      u[[nm]] <- g$xyz
+      p[[nm]] <- g$labels
+      if (!is.null(w)) w[[nm]] <- g$weights
     }
   }
   count <- function(x, y, sp) {
@@ -230,7 +230,10 @@ wtheta <- function(data, random, bins,
     }
     out$w_err <- sqrt(diag(cov))
   }
-  if (!is.null(cov)) dimnames(cov) <- list(format(out$theta), format(out$theta))
+  if (!is.null(cov)) {
+    nm <- format(out$theta)
+    dimnames(cov) <- list(nm, nm)
+  }
   structure(out, class = c("wtheta", "data.frame"),
             type = if (is_cross) "cross" else "auto",
             n_data = nrow(cats$data), n_random = nrow(cats$random),

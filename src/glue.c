@@ -329,6 +329,56 @@ SEXP wt_r_nearest_centre(SEXP xyz, SEXP centres, SEXP threads)
   return out;
 }
 
+/* A catalog grouped by patch (a stable counting sort): the unit vectors
+ * (n x 3), the labels (1..n_patches), the weights (or NULL) in the new
+ * order, and the points per patch */
+SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
+{
+  wt_points p;
+  points_of(xyz, &p);
+  const R_xlen_t n = (R_xlen_t)p.n;
+  const int P = asInteger(n_patches);
+  if (XLENGTH(labels) != n || TYPEOF(labels) != INTSXP || P < 1)
+    error("wtheta internal: patch labels");
+  const int *lab = INTEGER(labels);
+  const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
+  SEXP counts = PROTECT(allocVector(INTSXP, P));
+  int *cnt = INTEGER(counts);
+  memset(cnt, 0, (size_t)P * sizeof *cnt);
+  for (R_xlen_t i = 0; i < n; i++) {
+    if (lab[i] < 1 || lab[i] > P) error("wtheta internal: patch label range");
+    cnt[lab[i] - 1]++;
+  }
+  R_xlen_t *at = (R_xlen_t *)R_alloc((size_t)P, sizeof *at);
+  R_xlen_t run = 0;
+  for (int k = 0; k < P; k++) {
+    at[k] = run;
+    run += cnt[k];
+  }
+  SEXP gx = PROTECT(allocMatrix(REALSXP, (int)n, 3));
+  SEXP gl = PROTECT(allocVector(INTSXP, n));
+  SEXP gw = wv ? allocVector(REALSXP, n) : R_NilValue;
+  PROTECT(gw);
+  double *ox = REAL(gx), *oy = ox + n, *oz = ox + 2 * n;
+  int *ol = INTEGER(gl);
+  for (R_xlen_t i = 0; i < n; i++) {
+    R_xlen_t j = at[lab[i] - 1]++;
+    ox[j] = p.x[i];
+    oy[j] = p.y[i];
+    oz[j] = p.z[i];
+    ol[j] = lab[i];
+    if (wv) REAL(gw)[j] = wv[i];
+  }
+  const char *names[] = {"xyz", "labels", "weights", "counts", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, gx);
+  SET_VECTOR_ELT(out, 1, gl);
+  SET_VECTOR_ELT(out, 2, gw);
+  SET_VECTOR_ELT(out, 3, counts);
+  UNPROTECT(5);
+  return out;
+}
+
 /* one pass over the coordinates of a catalog (degrees): the first row
  * (1-based, 0 for none) with a non-finite ra, a non-finite dec, a dec
  * outside [-90, 90], and whether any ra lies outside [0, 360) */

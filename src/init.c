@@ -13,6 +13,7 @@ SEXP wt_r_cuda_release(void);
 SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
 SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_check_coords(SEXP, SEXP);
+SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_default_threads(void);
 SEXP wt_r_cpu_cores(void);
 
@@ -25,6 +26,7 @@ static const R_CallMethodDef call_methods[] = {
   {"nearest_centre", (DL_FUNC)&wt_r_nearest_centre, 3},
   {"kmeans", (DL_FUNC)&wt_r_kmeans, 4},
   {"check_coords", (DL_FUNC)&wt_r_check_coords, 2},
+  {"group_patches", (DL_FUNC)&wt_r_group_patches, 4},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 0},
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
   {NULL, NULL, 0}
