@@ -148,25 +148,27 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   tasks <- NULL
   n_out <- 1L
   if (!is.null(pa)) {
-    # points grouped by patch (unless they come so); one task per pair of
-    # patches
-    if (is.unsorted(pa)) {
+    # points grouped by patch (unless they come so, from group_patches());
+    # one task per pair of patches
+    ra <- attr(pa, "ranges")
+    if (is.null(ra)) {
       g <- group_patches(a, pa, n_patches, if (weighted) wa)
       a <- g$xyz
       pa <- g$labels
+      ra <- attr(pa, "ranges")
       if (weighted) wa <- g$weights
     }
-    ra <- patch_ranges(pa, n_patches)
     if (is_auto) {
       rb <- ra
     } else {
-      if (is.unsorted(pb)) {
+      rb <- attr(pb, "ranges")
+      if (is.null(rb)) {
         g <- group_patches(b, pb, n_patches, if (weighted) wb)
         b <- g$xyz
         pb <- g$labels
+        rb <- attr(pb, "ranges")
         if (weighted) wb <- g$weights
       }
-      rb <- patch_ranges(pb, n_patches)
     }
     tasks <- patch_tasks(ra, rb, is_auto)
     n_out <- n_patches * n_patches
@@ -264,12 +266,6 @@ tapply_sum <- function(v, g, n) {
   out
 }
 
-# zero-based [start, end) of each patch 1..n in points sorted by patch
-patch_ranges <- function(p, n) {
-  end <- cumsum(tabulate(p, n))
-  cbind(start = c(0, end[-n]), end = end)
-}
-
 # one task per pair of patches: all (a, b) for cross, a <= b for auto;
 # histogram (a - 1) + (b - 1) * n, the column-major [a, b] of an n x n array
 patch_tasks <- function(ra, rb, is_auto) {
@@ -285,10 +281,15 @@ patch_tasks <- function(ra, rb, is_auto) {
 }
 
 # a catalog's unit vectors, patch numbers (1..n) and weights (or NULL),
-# grouped by patch in C (a stable counting sort)
+# grouped by patch in C (a stable counting sort); the labels carry the
+# [start, end) ranges of the patches as attribute "ranges", which
+# count_pairs() trusts (subsetting drops it)
 group_patches <- function(xyz, p, n, w = NULL) {
-  .Call(C_group_patches, xyz, as.integer(p), as.integer(n),
-        if (!is.null(w)) as.double(w))
+  g <- .Call(C_group_patches, xyz, as.integer(p), as.integer(n),
+             if (!is.null(w)) as.double(w))
+  end <- cumsum(g$counts)
+  attr(g$labels, "ranges") <- cbind(start = c(0, end[-n]), end = end)
+  g
 }
 
 # pruning by the last edge and bulk counting (see ?wtheta-package): option

@@ -340,21 +340,20 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     is_auto <- pc$type == "auto"
     arr <- if (weighted) pc$patch_weighted else pc$patch_counts
     nb <- dim(arr)[3L]
-    flat <- matrix(arr, P * P, nb)
-    diag_s <- flat[(seq_len(P) - 1L) * (P + 1L) + 1L, , drop = FALSE]
     if (error == "jackknife") {
       # leaving patch r out: all pairs, less row r and column r of S, plus
-      # S[r, r] that both took away (the same as m^T S m, in O(P^2) a bin)
-      rows <- colSums(aperm(arr, c(2L, 1L, 3L)))     # [r, k]: sum over b
-      cols <- colSums(arr)                           # [r, k]: sum over a
-      counts <- t(rep(colSums(flat), each = P) - rows - cols + diag_s)
+      # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C)
+      storage.mode(arr) <- "double"
+      counts <- .Call(C_jackknife_counts, arr, is_auto)
     } else {
+      flat <- matrix(arr, P * P, nb)
       counts <- crossprod(flat, mm)         # bins x replicates: m^T S m
-    }
-    if (is_auto) {
-      # S holds each pair between two patches at [a, b] and [b, a], the
-      # pairs inside a patch once: add the diagonal again and halve
-      counts <- (counts + crossprod(diag_s, m^2)) / 2
+      if (is_auto) {
+        # S holds each pair between two patches at [a, b] and [b, a], the
+        # pairs inside a patch once: add the diagonal again and halve
+        diag_s <- flat[(seq_len(P) - 1L) * (P + 1L) + 1L, , drop = FALSE]
+        counts <- (counts + crossprod(diag_s, m^2)) / 2
+      }
     }
     s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
     s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1

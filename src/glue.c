@@ -379,6 +379,48 @@ SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
   return out;
 }
 
+/* Jackknife replicate counts from a patch array S (P x P x n_bins, the
+ * layout of patch_array): leaving patch r out keeps all pairs less row r
+ * and column r of each bin, plus S[r, r] that both removed. For an auto
+ * count (pairs between two patches at [a, b] and [b, a], pairs inside a
+ * patch once) the diagonal is added again and the sum halved. An n_bins x P
+ * matrix. */
+SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto)
+{
+  SEXP dim = getAttrib(arr, R_DimSymbol);
+  if (TYPEOF(arr) != REALSXP || XLENGTH(dim) != 3)
+    error("wtheta internal: patch array");
+  const int P = INTEGER(dim)[0], nb = INTEGER(dim)[2];
+  if (INTEGER(dim)[1] != P) error("wtheta internal: patch array shape");
+  const int autoc = asLogical(is_auto);
+  const double *S = REAL(arr);
+  SEXP out = PROTECT(allocMatrix(REALSXP, nb, P));
+  double *o = REAL(out);
+  double *rows = (double *)R_alloc((size_t)P * 2, sizeof(double));
+  double *cols = rows + P;
+  for (int k = 0; k < nb; k++) {
+    const double *s = S + (size_t)k * P * P;
+    double total = 0.0, diag = 0.0;
+    for (int r = 0; r < P; r++) rows[r] = cols[r] = 0.0;
+    for (int b = 0; b < P; b++)
+      for (int a = 0; a < P; a++) {
+        double v = s[a + (size_t)b * P];
+        rows[a] += v;
+        cols[b] += v;
+        total += v;
+      }
+    for (int r = 0; r < P; r++) diag += s[r + (size_t)r * P];
+    for (int r = 0; r < P; r++) {
+      double srr = s[r + (size_t)r * P];
+      double c = total - rows[r] - cols[r] + srr;
+      if (autoc) c = (c + diag - srr) / 2.0;
+      o[k + (size_t)r * nb] = c;
+    }
+  }
+  UNPROTECT(1);
+  return out;
+}
+
 /* one pass over the coordinates of a catalog (degrees): the first row
  * (1-based, 0 for none) with a non-finite ra, a non-finite dec, a dec
  * outside [-90, 90], and whether any ra lies outside [0, 360) */

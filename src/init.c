@@ -14,6 +14,7 @@ SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
 SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_check_coords(SEXP, SEXP);
 SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_jackknife_counts(SEXP, SEXP);
 SEXP wt_r_default_threads(void);
 SEXP wt_r_cpu_cores(void);
 
@@ -27,6 +28,7 @@ static const R_CallMethodDef call_methods[] = {
   {"kmeans", (DL_FUNC)&wt_r_kmeans, 4},
   {"check_coords", (DL_FUNC)&wt_r_check_coords, 2},
   {"group_patches", (DL_FUNC)&wt_r_group_patches, 4},
+  {"jackknife_counts", (DL_FUNC)&wt_r_jackknife_counts, 2},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 0},
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
   {NULL, NULL, 0}
