@@ -85,7 +85,8 @@ SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
   SEXP xyz = PROTECT(allocMatrix(REALSXP, (int)n, 3));
   double *v = REAL(xyz);
   wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n,
-                  wt_cap_threads(asInteger(threads)));
+                  wt_threads_for(asInteger(threads), (int64_t)n,
+                                 WT_LIGHT_GRAIN));
   UNPROTECT(1);
   return xyz;
 }
@@ -324,7 +325,8 @@ SEXP wt_r_nearest_centre(SEXP xyz, SEXP centres, SEXP threads)
   if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");
   SEXP out = PROTECT(allocVector(INTSXP, (R_xlen_t)p.n));
   wt_nearest_centre(p.x, p.y, p.z, p.n, c.x, c.y, c.z, (int)c.n,
-                    INTEGER(out), wt_cap_threads(asInteger(threads)));
+                    INTEGER(out),
+                    wt_threads_for(asInteger(threads), p.n, WT_LIGHT_GRAIN));
   UNPROTECT(1);
   return out;
 }
@@ -461,7 +463,8 @@ SEXP wt_r_kmeans(SEXP xyz, SEXP draws, SEXP iter, SEXP threads)
   const int k = (int)XLENGTH(draws);
   if (k < 1 || p.n < k) error("wtheta internal: k-means sizes");
   const double *draw = real_or_die(draws, "draws");
-  const int n_threads = wt_cap_threads(asInteger(threads));
+  const int n_threads = wt_threads_for(asInteger(threads), p.n,
+                                      WT_LIGHT_GRAIN);
   SEXP cen = PROTECT(allocMatrix(REALSXP, k, 3));
   SEXP lab = PROTECT(allocVector(INTSXP, (R_xlen_t)p.n));
   double *cv = REAL(cen);
