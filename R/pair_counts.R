@@ -285,9 +285,21 @@ patch_tasks <- function(ra, rb, is_auto) {
 # [start, end) ranges of the patches as attribute "ranges", which
 # count_pairs() trusts (subsetting drops it)
 group_patches <- function(xyz, p, n, w = NULL) {
-  g <- .Call(C_group_patches, xyz, as.integer(p), as.integer(n),
-             if (!is.null(w)) as.double(w))
+  with_ranges(.Call(C_group_patches, xyz, as.integer(p), as.integer(n),
+                    if (!is.null(w)) as.double(w)))
+}
+
+# the same from a checked catalog and patch centres (a k x 3 matrix of unit
+# vectors): unit vectors, nearest centres and grouping in one C call
+patch_vectors <- function(cat, centres, w, threads) {
+  storage.mode(centres) <- "double"
+  with_ranges(.Call(C_patch_vectors, cat$ra, cat$dec, centres,
+                    if (!is.null(w)) as.double(w), threads))
+}
+
+with_ranges <- function(g) {
   end <- cumsum(g$counts)
+  n <- length(end)
   attr(g$labels, "ranges") <- cbind(start = c(0, end[-n]), end = end)
   g
 }

@@ -154,35 +154,40 @@ wtheta <- function(data, random, bins,
   check_memory(sum(vapply(cats, nrow, 0L)), !is.null(w), resample)
   threads <- threads_or_default(threads)
 
-  u <- lapply(cats, unit_vectors, threads = threads)
   p <- NULL
   labels <- NULL
   made <- NULL
   if (resample) {
+    # each catalog grouped by patch once, not once per count it enters
     if (is.null(patches) || inherits(patches, "wtheta_patches")) {
       made <- if (is.null(patches)) {
         sky_patches(cats$random, n_patches, seed = seed)
       } else patches
-      p <- lapply(u, nearest_centre, centres = attr(made, "centres"))
       labels <- as.character(seq_len(nrow(made)))
+      g <- lapply(names(cats), function(nm) {
+        patch_vectors(cats[[nm]], attr(made, "centres"), w[[nm]], threads)
+      })
     } else {
       pn <- patch_numbers(object_values(patches, users, "patches",
                                         numeric = FALSE))
       labels <- pn$labels
-      p <- pn$numbers
+      g <- lapply(names(cats), function(nm) {
+        group_patches(unit_vectors(cats[[nm]], threads), pn$numbers[[nm]],
+                      length(labels), w[[nm]])
+      })
     }
-    empty <- which(tabulate(p$random, length(labels)) == 0L)
+    names(g) <- names(cats)
+    empty <- which(g$random$counts == 0L)
     if (length(empty)) {
       stop("patch ", dQuote(labels[empty[1L]], FALSE), " holds no random ",
            "point; every patch needs randoms.", call. = FALSE)
     }
-    # each catalog grouped by patch once, not once per count it enters
-    for (nm in names(cats)) {
-      g <- group_patches(u[[nm]], p[[nm]], length(labels), w[[nm]])
-      u[[nm]] <- g$xyz
-      p[[nm]] <- g$labels
-      if (!is.null(w)) w[[nm]] <- g$weights
-    }
+    u <- lapply(g, `[[`, "xyz")
+    p <- lapply(g, `[[`, "labels")
+    if (!is.null(w)) w <- lapply(g, `[[`, "weights")
+    rm(g)
+  } else {
+    u <- lapply(cats, unit_vectors, threads = threads)
   }
   count <- function(x, y, sp) {
     count_planned(how, u[[x]], if (!is.null(y)) u[[y]], edges, sp, threads,

@@ -331,9 +331,50 @@ SEXP wt_r_nearest_centre(SEXP xyz, SEXP centres, SEXP threads)
   return out;
 }
 
-/* A catalog grouped by patch (a stable counting sort): the unit vectors
- * (n x 3), the labels (1..n_patches), the weights (or NULL) in the new
- * order, and the points per patch */
+/* A catalog grouped by patch (a stable counting sort) is a list of the
+ * unit vectors (n x 3), the labels (1..P), the weights (or NULL) in the
+ * new order, and the points per patch. group_alloc makes the list
+ * (unprotected); group_fill fills it from plain arrays with labels already
+ * checked to lie in 1..P, using `at` (P values) as scratch; it calls
+ * nothing that can raise an R error. */
+static SEXP group_alloc(R_xlen_t n, int P, int weighted)
+{
+  const char *names[] = {"xyz", "labels", "weights", "counts", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, allocMatrix(REALSXP, (int)n, 3));
+  SET_VECTOR_ELT(out, 1, allocVector(INTSXP, n));
+  if (weighted) SET_VECTOR_ELT(out, 2, allocVector(REALSXP, n));
+  SET_VECTOR_ELT(out, 3, allocVector(INTSXP, P));
+  UNPROTECT(1);
+  return out;
+}
+
+static void group_fill(SEXP out, const double *x, const double *y,
+                       const double *z, const int *lab, const double *wv,
+                       R_xlen_t n, int P, R_xlen_t *at)
+{
+  int *cnt = INTEGER(VECTOR_ELT(out, 3));
+  memset(cnt, 0, (size_t)P * sizeof *cnt);
+  for (R_xlen_t i = 0; i < n; i++) cnt[lab[i] - 1]++;
+  R_xlen_t run = 0;
+  for (int k = 0; k < P; k++) {
+    at[k] = run;
+    run += cnt[k];
+  }
+  double *ox = REAL(VECTOR_ELT(out, 0)), *oy = ox + n, *oz = ox + 2 * n;
+  int *ol = INTEGER(VECTOR_ELT(out, 1));
+  double *ow = wv ? REAL(VECTOR_ELT(out, 2)) : NULL;
+  for (R_xlen_t i = 0; i < n; i++) {
+    R_xlen_t j = at[lab[i] - 1]++;
+    ox[j] = x[i];
+    oy[j] = y[i];
+    oz[j] = z[i];
+    ol[j] = lab[i];
+    if (ow) ow[j] = wv[i];
+  }
+}
+
+/* a catalog's unit vectors grouped by the given patch labels (1..n_patches) */
 SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
 {
   wt_points p;
@@ -343,41 +384,48 @@ SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
   if (XLENGTH(labels) != n || TYPEOF(labels) != INTSXP || P < 1)
     error("wtheta internal: patch labels");
   const int *lab = INTEGER(labels);
-  const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
-  SEXP counts = PROTECT(allocVector(INTSXP, P));
-  int *cnt = INTEGER(counts);
-  memset(cnt, 0, (size_t)P * sizeof *cnt);
-  for (R_xlen_t i = 0; i < n; i++) {
+  for (R_xlen_t i = 0; i < n; i++)
     if (lab[i] < 1 || lab[i] > P) error("wtheta internal: patch label range");
-    cnt[lab[i] - 1]++;
-  }
+  const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
+  SEXP out = PROTECT(group_alloc(n, P, wv != NULL));
   R_xlen_t *at = (R_xlen_t *)R_alloc((size_t)P, sizeof *at);
-  R_xlen_t run = 0;
-  for (int k = 0; k < P; k++) {
-    at[k] = run;
-    run += cnt[k];
+  group_fill(out, p.x, p.y, p.z, lab, wv, n, P, at);
+  UNPROTECT(1);
+  return out;
+}
+
+/* unit vectors of ra, dec (degrees), labelled by their nearest centre and
+ * grouped by it, in one call: the ungrouped vectors and labels live in C
+ * scratch memory, not on R's heap (less for R to collect after a jackknife
+ * call). The result of group_patches. */
+SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
+                        SEXP threads)
+{
+  const R_xlen_t n = XLENGTH(ra);
+  if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
+  wt_points c;
+  points_of(centres, &c);
+  if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");
+  const double *r = real_or_die(ra, "ra"), *d = real_or_die(dec, "dec");
+  const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
+  const int t = wt_threads_for(asInteger(threads), (int64_t)n, WT_LIGHT_GRAIN);
+  SEXP out = PROTECT(group_alloc(n, (int)c.n, wv != NULL));
+  /* no R call from here to free() */
+  double *v = malloc((size_t)n * 3 * sizeof(double));
+  int *lab = malloc((size_t)n * sizeof(int));
+  R_xlen_t *at = malloc((size_t)c.n * sizeof(R_xlen_t));
+  if (v && lab && at) {
+    wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n, t);
+    wt_nearest_centre(v, v + n, v + 2 * n, (int64_t)n, c.x, c.y, c.z,
+                      (int)c.n, lab, t);
+    group_fill(out, v, v + n, v + 2 * n, lab, wv, n, (int)c.n, at);
   }
-  SEXP gx = PROTECT(allocMatrix(REALSXP, (int)n, 3));
-  SEXP gl = PROTECT(allocVector(INTSXP, n));
-  SEXP gw = wv ? allocVector(REALSXP, n) : R_NilValue;
-  PROTECT(gw);
-  double *ox = REAL(gx), *oy = ox + n, *oz = ox + 2 * n;
-  int *ol = INTEGER(gl);
-  for (R_xlen_t i = 0; i < n; i++) {
-    R_xlen_t j = at[lab[i] - 1]++;
-    ox[j] = p.x[i];
-    oy[j] = p.y[i];
-    oz[j] = p.z[i];
-    ol[j] = lab[i];
-    if (wv) REAL(gw)[j] = wv[i];
-  }
-  const char *names[] = {"xyz", "labels", "weights", "counts", ""};
-  SEXP out = PROTECT(mkNamed(VECSXP, names));
-  SET_VECTOR_ELT(out, 0, gx);
-  SET_VECTOR_ELT(out, 1, gl);
-  SET_VECTOR_ELT(out, 2, gw);
-  SET_VECTOR_ELT(out, 3, counts);
-  UNPROTECT(5);
+  int ok = v && lab && at;
+  free(v);
+  free(lab);
+  free(at);
+  if (!ok) error("wtheta: out of memory grouping a catalog by patch");
+  UNPROTECT(1);
   return out;
 }
 

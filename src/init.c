@@ -15,6 +15,7 @@ SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_check_coords(SEXP, SEXP);
 SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_jackknife_counts(SEXP, SEXP);
+SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_default_threads(void);
 SEXP wt_r_cpu_cores(void);
 
@@ -29,6 +30,7 @@ static const R_CallMethodDef call_methods[] = {
   {"check_coords", (DL_FUNC)&wt_r_check_coords, 2},
   {"group_patches", (DL_FUNC)&wt_r_group_patches, 4},
   {"jackknife_counts", (DL_FUNC)&wt_r_jackknife_counts, 2},
+  {"patch_vectors", (DL_FUNC)&wt_r_patch_vectors, 5},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 0},
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
   {NULL, NULL, 0}

@@ -99,3 +99,26 @@ test_that("sky_patches fits at most max_points points and labels the rest", {
   expect_length(patch_labels(p, ran), 3000)
   expect_true(all(tabulate(patch_labels(p, ran), 5) > 0))
 })
+
+test_that("unit vectors grouped by nearest centre in one C call equal the step-by-step result", {
+  ran <- random_catalog(3000, ra_range = c(0, 60), dec_range = c(-20, 20),
+                        seed = 9)
+  p <- sky_patches(ran, n_patches = 7, seed = 2)
+  cat <- wtheta:::as_catalog(ran, "x")
+  cen <- attr(p, "centres")
+  w <- runif(nrow(ran))
+  one <- wtheta:::patch_vectors(cat, cen, w, 2L)
+  u <- wtheta:::unit_vectors(cat, 1L)
+  lab <- wtheta:::nearest_centre(u, cen)
+  steps <- wtheta:::group_patches(u, lab, 7L, w)
+  expect_identical(one, steps)
+  # grouped: labels non-decreasing, ranges match the counts
+  expect_false(is.unsorted(one$labels))
+  expect_identical(one$counts, tabulate(lab, 7))
+  r <- attr(one$labels, "ranges")
+  expect_equal(r[, "end"] - r[, "start"], tabulate(lab, 7))
+  # a stable sort: within a patch the catalog order is kept
+  k <- which(lab == 3)
+  expect_identical(one$xyz[one$labels == 3, ], u[k, ])
+  expect_identical(one$weights[one$labels == 3], w[k])
+})
