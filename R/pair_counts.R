@@ -150,25 +150,24 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   if (!is.null(pa)) {
     # points grouped by patch (unless they come so, from group_patches());
     # one task per pair of patches
-    ra <- attr(pa, "ranges")
-    if (is.null(ra)) {
-      g <- group_patches(a, pa, n_patches, if (weighted) wa)
-      a <- g$xyz
-      pa <- g$labels
-      ra <- attr(pa, "ranges")
-      if (weighted) wa <- g$weights
-    }
-    if (is_auto) {
-      rb <- ra
-    } else {
-      rb <- attr(pb, "ranges")
-      if (is.null(rb)) {
-        g <- group_patches(b, pb, n_patches, if (weighted) wb)
-        b <- g$xyz
-        pb <- g$labels
-        rb <- attr(pb, "ranges")
-        if (weighted) wb <- g$weights
+    grouped <- function(xyz, p, w) {
+      if (!is.null(attr(p, "ranges"))) {
+        return(list(xyz = xyz, labels = p, weights = w))
       }
+      group_patches(xyz, p, n_patches, w)
+    }
+    g <- grouped(a, pa, wa)
+    a <- g$xyz
+    pa <- g$labels
+    wa <- g$weights
+    ra <- attr(pa, "ranges")
+    rb <- ra
+    if (!is_auto) {
+      g <- grouped(b, pb, wb)
+      b <- g$xyz
+      pb <- g$labels
+      wb <- g$weights
+      rb <- attr(pb, "ranges")
     }
     tasks <- patch_tasks(ra, rb, is_auto)
     n_out <- n_patches * n_patches
