@@ -20,10 +20,10 @@ double wt_edge_c2(double theta_deg)
   return 4.0 * s * s;
 }
 
+/* n_threads: the caller's choice for a light pass (wt_threads_for) */
 void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
                      double *x, double *y, double *z, int n_threads)
 {
-  if (n < 100000) n_threads = 1;   /* not worth starting threads */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(n_threads) schedule(static)
 #else
