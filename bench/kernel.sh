@@ -1,0 +1,76 @@
+#!/bin/sh
+# Builds bench/kernel.c against one or more builds of a CUDA engine source
+# and runs each: for comparing kernel variants on a GPU machine without R.
+#
+#   sh bench/kernel.sh DATA_DIR REPS VARIANT...
+#
+# A VARIANT is NAME=SOURCE or NAME=SOURCE:NVCC_FLAGS, for example
+#   base=src/count_cuda.cu  ni8=src/count_cuda.cu:-DWT_CUDA_NI=8
+# Builds run in parallel; each run prints kernel.c's table (writes
+# $OUT/NAME.txt and the build log with ptxas's resource report there too,
+# when OUT is set). Environment: NVCC (default nvcc), WTHETA_CUDA_ARCH
+# (default 90), NCU=1 also profiles the first classic fast-kernel launch of
+# each variant with Nsight Compute, and SASS=1 writes the fast kernels'
+# machine code to $OUT/NAME.sass (cuobjdump).
+set -u
+cd "$(dirname "$0")/.."
+data=${1:?usage: sh bench/kernel.sh DATA_DIR REPS VARIANT...}
+reps=${2:?usage: sh bench/kernel.sh DATA_DIR REPS VARIANT...}
+shift 2
+out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
+nvcc=${NVCC:-nvcc}
+arch=${WTHETA_CUDA_ARCH:-90}
+cudalib=$(dirname "$(dirname "$(command -v "$nvcc")")")/lib64
+b=$(mktemp -d)
+trap 'rm -rf "$b"' EXIT
+cobj=""
+for f in bins count count_cpu grid patches threads; do
+  gcc -O2 -fopenmp -ffp-contract=off -fPIC -Isrc -c "src/$f.c" -o "$b/$f.o" &
+  cobj="$cobj $b/$f.o"
+done
+gcc -O2 -Isrc -c bench/kernel.c -o "$b/main.o" &
+cobj="$cobj $b/main.o"
+wait
+names=""
+for v in "$@"; do
+  name=${v%%=*}
+  spec=${v#*=}
+  src=${spec%%:*}
+  flags=""
+  case "$spec" in *:*) flags=${spec#*:} ;; esac
+  names="$names $name"
+  (
+    # shellcheck disable=SC2086
+    "$nvcc" -O3 -std=c++17 -gencode "arch=compute_$arch,code=sm_$arch" \
+      -Xcompiler -fPIC -Xcompiler -O2 -Xptxas -v $flags -Isrc \
+      -c "$src" -o "$b/$name.o" > "$out/$name.build.log" 2>&1 &&
+    # shellcheck disable=SC2086
+    g++ -fopenmp $cobj "$b/$name.o" -L"$cudalib" -lcudart_static -ldl -lrt \
+      -lpthread -o "$b/$name" >> "$out/$name.build.log" 2>&1 ||
+      echo "build of $name failed: $out/$name.build.log"
+  ) &
+done
+wait
+status=0
+for name in $names; do
+  [ -x "$b/$name" ] || { status=1; continue; }
+  echo "== $name"
+  # registers and spills of the fast kernels (all shapes)
+  grep -A3 "Function properties for .*wt_fast_kernel" "$out/$name.build.log" |
+    grep -o -E "[0-9]+ bytes spill stores|Used [0-9]+ registers" | sort | uniq -c
+  "$b/$name" "$data" "$reps" | tee "$out/$name.txt" || status=1
+  if [ "${SASS:-0}" = 1 ]; then
+    cuobjdump -sass "$b/$name.o" > "$out/$name.sass" 2>&1
+    # local-memory traffic (register spills) per kernel
+    awk '/Function :/{f=$3} /STL|LDL/{c[f]++} END{for (k in c) print "  spill instructions:", c[k], k}' \
+      "$out/$name.sass" | cut -c1-140
+  fi
+  if [ "${NCU:-0}" = 1 ]; then
+    ncu --kernel-name regex:wt_fast_kernel --launch-skip 3 --launch-count 1 \
+      --metrics smsp__inst_executed.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed,sm__cycles_elapsed.avg,gpu__time_duration.sum \
+      "$b/$name" "$data" 1 100 > "$out/$name.ncu.txt" 2>&1
+    grep -E "smsp__|l1tex__|sm__cyc|gpu__time|Section|wt_fast" "$out/$name.ncu.txt" | head -20
+  fi
+done
+exit $status
