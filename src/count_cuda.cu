@@ -108,10 +108,20 @@ constexpr int EBLOCK = 256;              /* exact kernel: one i per thread */
 constexpr int EBJ = 512;                 /* exact kernel: j staged per tile */
 constexpr int64_t CHUNK = (int64_t)1 << 21;  /* points per device chunk */
 
-/* table shapes: MB mantissa bits per octave, OCT octaves below 4.0 */
+/* table shapes: MB mantissa bits per octave, OCT octaves below 4.0, from
+ * the smallest table up. Coarser cells spread a warp's lanes over fewer
+ * cells (fewer bank conflicts) but hold several edges more often (more
+ * pairs on the exact path). Measured on an H200 with the classic catalogs
+ * (bench/kernel.sh): {7, 16} took 20 log bins from 0.01 to 10 degrees
+ * from 9.82 to 9.42 ms and 50 log bins from 0.001 to 1 from 9.90 to 9.66
+ * ms, but 2000 log bins from 15.5 to 15.7 ms and 360 linear bins from 11.0
+ * to 16.6 ms; coarser shapes still ({7, 8}, {8, 8}) were slower for both
+ * kinds of bins, as were counters merged across the edge of a cell,
+ * copies of the counters per warp and a queue for the exact path
+ * (bench/kernel-notes.md). */
 struct TabCfg { int mb, oct; };
-constexpr TabCfg kCfgs[] = {{8, 16}, {9, 16}, {10, 16}, {11, 8}};
-constexpr int kNumCfgs = 4;
+constexpr TabCfg kCfgs[] = {{7, 16}, {8, 16}, {9, 16}, {10, 16}, {11, 8}};
+constexpr int kNumCfgs = 5;
 
 /* one unit of a launch: i points [i0, i1) of the I chunk (i1 - i0 at most
  * one block's share) against j points [j0, j1) of the J chunk, pairs j > i
@@ -935,7 +945,9 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
       if (smem > smem_block || smem + 1024 > smem_sm) continue;
       if (!build_fast_table(bins, an, cfg, tables[cfg])) continue;
       double occ = bps == 2 ? 1.0 : 0.8;
-      double dirty = 1.0 / (1.0 + 10.0 * tables[cfg].multi);
+      /* the q width of cells with several edges: even 1e-4 of it costs
+       * more than a finer table (see kCfgs), so it weighs heavily */
+      double dirty = 1.0 / (1.0 + 1000.0 * tables[cfg].multi);
       double size = 1.0 - 0.02 * cfg;  /* smaller tables load faster */
       double score = occ * dirty * size;
       if (score > best) {
@@ -987,16 +999,18 @@ const void *fast_kernel_ptr(int cfg, bool split)
 {
   if (split) {
     switch (cfg) {
-      case 0: return (const void *)wt_fast_kernel<8, 16, true>;
-      case 1: return (const void *)wt_fast_kernel<9, 16, true>;
-      case 2: return (const void *)wt_fast_kernel<10, 16, true>;
+      case 0: return (const void *)wt_fast_kernel<7, 16, true>;
+      case 1: return (const void *)wt_fast_kernel<8, 16, true>;
+      case 2: return (const void *)wt_fast_kernel<9, 16, true>;
+      case 3: return (const void *)wt_fast_kernel<10, 16, true>;
       default: return (const void *)wt_fast_kernel<11, 8, true>;
     }
   }
   switch (cfg) {
-    case 0: return (const void *)wt_fast_kernel<8, 16, false>;
-    case 1: return (const void *)wt_fast_kernel<9, 16, false>;
-    case 2: return (const void *)wt_fast_kernel<10, 16, false>;
+    case 0: return (const void *)wt_fast_kernel<7, 16, false>;
+    case 1: return (const void *)wt_fast_kernel<8, 16, false>;
+    case 2: return (const void *)wt_fast_kernel<9, 16, false>;
+    case 3: return (const void *)wt_fast_kernel<10, 16, false>;
     default: return (const void *)wt_fast_kernel<11, 8, false>;
   }
 }
