@@ -9,9 +9,10 @@
 # Builds run in parallel; each run prints kernel.c's table (writes
 # $OUT/NAME.txt and the build log with ptxas's resource report there too,
 # when OUT is set). Environment: NVCC (default nvcc), WTHETA_CUDA_ARCH
-# (default 90), NCU=1 also profiles the first classic fast-kernel launch of
-# each variant with Nsight Compute, and SASS=1 writes the fast kernels'
-# machine code to $OUT/NAME.sass (cuobjdump).
+# (one architecture, default 90); NCU=1 also profiles one fast-kernel
+# launch (the fourth, about 5 x 10^9 pairs) of each variant with Nsight
+# Compute, and SASS=1 writes the machine code to $OUT/NAME.sass and counts
+# its register spills (cuobjdump).
 set -u
 cd "$(dirname "$0")/.."
 data=${1:?usage: sh bench/kernel.sh DATA_DIR REPS VARIANT...}
