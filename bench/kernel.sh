@@ -73,5 +73,14 @@ for name in $names; do
       "$b/$name" "$data" 1 100 > "$out/$name.ncu.txt" 2>&1
     grep -E "smsp__|l1tex__|sm__cyc|gpu__time|Section|wt_fast" "$out/$name.ncu.txt" | head -20
   fi
+  if [ "${NCU_STALLS:-0}" = 1 ]; then
+    # why warps wait: warps stalled per issued instruction, by reason
+    ncu --kernel-name regex:wt_fast_kernel --launch-skip 3 --launch-count 1 \
+      --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
+      "$b/$name" "$data" 1 100 > "$out/$name.stalls.txt" 2>&1
+    grep "stalled" "$out/$name.stalls.txt" |
+      awk '{v=$NF; gsub(",", "", v); if (v + 0 >= 0.05) print "  ", $1, v}' |
+      sed 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//'
+  fi
 done
 exit $status
