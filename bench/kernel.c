@@ -82,9 +82,9 @@ static bins_t make_bins(int n_bins, double lo, double hi, int logb)
   return b;
 }
 
-/* one count; returns gpu_ms (CUDA) and fills slots */
 static int use_grid = 0;   /* wt_job.grid of the counts */
 
+/* one count; returns gpu_ms (CUDA) and fills slots */
 static double count(const cat_t *a, const cat_t *b, const bins_t *bn,
                     int backend, uint64_t *slots)
 {

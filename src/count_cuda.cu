@@ -914,6 +914,7 @@ struct Plan {
   bool fast;
   int cfg;             /* fast: table shape */
   bool fix_shared;     /* fast: per-slot counters in shared memory */
+  bool split;          /* fast: the SPLIT kernel (many bins) */
   bool weighted;       /* sums of w_i w_j too (exact kernel only) */
   int rcols;           /* exact: R (0: counts straight into global memory) */
   size_t smem;         /* dynamic shared memory per block */
@@ -934,6 +935,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
 {
   const int n_slots = an.n_slots;
   plan.fast = false;
+  plan.split = n_slots - 2 >= kSplitBins;
   plan.weighted = weighted;
   plan.woff = 0;
   /* weights: the exact kernel, which adds w_i w_j in double per slot */
@@ -950,7 +952,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
       /* {7, 16} pays only where cells hold one edge each, so never with
        * the many bins of the split kernels (which it has no build of,
        * keeping the library under 5 MB) */
-      if (cfg == 0 && n_slots - 2 >= kSplitBins) continue;
+      if (cfg == 0 && plan.split) continue;
       if (!build_fast_table(bins, an, cfg, tables[cfg])) continue;
       double occ = bps == 2 ? 1.0 : 0.8;
       /* the q width of cells with several edges: even 1e-4 of it costs
@@ -1736,8 +1738,7 @@ class Worker {
     if (inject(WT_FAULT_ALLOC, cudaErrorMemoryAllocation, "cudaMalloc"))
       return;
 
-    const void *kfn = plan.fast ? fast_kernel_ptr(plan.cfg,
-                                                  n_slots - 2 >= kSplitBins)
+    const void *kfn = plan.fast ? fast_kernel_ptr(plan.cfg, plan.split)
                       : weighted ? (const void *)wt_exact_kernel<true>
                                  : (const void *)wt_exact_kernel<false>;
     if (!ck(cudaFuncSetAttribute(kfn,
