@@ -15,7 +15,11 @@
  * own rounding; NaN included) the pair is re-examined with the exact double
  * d2 of wt.h (no FMA: __dsub_rn/__dmul_rn/__dadd_rn) and, if the exact slot
  * differs, its count is moved to a per-slot counter. Counts are therefore
- * exactly those of the double decision.
+ * exactly those of the double decision. Such pairs do not make the warp
+ * diverge: the steps holding one are queued per warp and re-examined by
+ * all its lanes together (drain_queue). A warp's lanes form G groups, each
+ * on its own j point, so that an instruction covers RL i points x G j
+ * points (fewer distinct cells, fewer bank conflicts).
  *
  * Inputs the margin proof does not cover (non-finite coordinates, vectors
  * not of unit length, edges that are not non-decreasing), or edge sets so
@@ -55,11 +59,12 @@
  * call costs little more than its copies and kernels.
  * No R API, no printing, no exit.
  *
- * Measured on an H200 (ncu): the fast kernel is bound jointly by
- * shared-memory wavefronts (threshold load, counter atomic, j broadcast;
- * L1/shared pipe 85%) and instruction issue (83%), at about 14 warp
- * instructions per 32 pairs (12 in the float step, the rest in the exact
- * path and the tile loop). */
+ * Measured on an H100 (ncu, bench/kernel-notes.md): with lane groups and
+ * the queue the fast kernel is bound by instruction issue (84% of cycles)
+ * more than by shared-memory wavefronts (71-75% of the pipe), at about 11
+ * instructions per pair in the float step (3 FMAs, the cell key, the
+ * threshold load, the side, the counter atomic, the margin check) and 1-2
+ * per pair of step overhead and exact path. */
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
 
@@ -85,8 +90,9 @@
 namespace {
 
 /* ---- compile-time shape of the fast kernel ----
- * (tuning knobs, measured on an H200; WT_CUDA_FORCE_EXACT and
- * WT_CUDA_NOSORT exist for tests and comparisons only) */
+ * (tuning knobs, measured with bench/kernel.sh on an H100 and an H200;
+ * WT_CUDA_FORCE_EXACT and WT_CUDA_NOSORT exist for tests and comparisons
+ * only) */
 #ifndef WT_CUDA_NI
 #define WT_CUDA_NI 4          /* i points held per thread */
 #endif
@@ -94,7 +100,7 @@ namespace {
 #define WT_CUDA_MINB 2        /* blocks per SM the register budget allows */
 #endif
 #ifndef WT_CUDA_NJ
-#define WT_CUDA_NJ 2          /* j points per unrolled step */
+#define WT_CUDA_NJ 3          /* j points per thread and step */
 #endif
 constexpr int NI = WT_CUDA_NI;
 constexpr int NJ = WT_CUDA_NJ;
@@ -102,7 +108,28 @@ constexpr int NJ = WT_CUDA_NJ;
 #define WT_CUDA_BLOCK 512     /* threads of the fast kernel */
 #endif
 constexpr int BLOCK = WT_CUDA_BLOCK;
-constexpr int BI = BLOCK * NI;           /* i points per item */
+#ifndef WT_CUDA_G
+#define WT_CUDA_G 4           /* lane groups: j points a warp takes at once */
+#endif
+#ifndef WT_CUDA_UNROLL
+#define WT_CUDA_UNROLL 2      /* steps unrolled in the tile loop */
+#endif
+/* A warp's 32 lanes form G groups of RL lanes. The lanes of a group hold
+ * RL consecutive i points and each group takes its own j, so one
+ * instruction spans RL i points x G j points, which land in fewer distinct
+ * cells than 32 i points x 1 j: on the classic catalogs G = 4 cut the
+ * shared-memory wavefronts of the fast kernel by 17% (bank conflicts of the
+ * threshold load and the counter atomic; bench/kernel-notes.md). A
+ * thread's NI points lie KS apart. */
+constexpr int G = WT_CUDA_G;
+constexpr int RL = 32 / G;
+constexpr int KS = BLOCK / G;
+constexpr int BI = KS * NI;              /* i points per item */
+constexpr int UNROLL = WT_CUDA_UNROLL;
+constexpr int QCAP = 128;                /* exact-path queue entries per warp */
+constexpr unsigned QBYTES = (BLOCK / 32) * QCAP * 4;
+static_assert(32 % G == 0 && BLOCK % (32 * G) == 0, "lane groups");
+static_assert(NJ <= 16, "queue entries hold NJ flag bits above bit 15");
 constexpr int BJ = 1024;                 /* j points staged per tile */
 constexpr int EBLOCK = 256;              /* exact kernel: one i per thread */
 constexpr int EBJ = 512;                 /* exact kernel: j staged per tile */
@@ -154,6 +181,7 @@ struct FastArgs {
   unsigned fixoff;             /* byte offset of the per-slot counters */
   int fix_shared;              /* 0: per-slot counts go straight to ghist */
   unsigned joff;               /* byte offset of the j tile in smem */
+  unsigned qoff;               /* byte offset of the warps' queues */
   unsigned itemoff;            /* byte offset of the item slot in smem */
   float onec;                  /* 1 + c */
   float margin;                /* M */
@@ -361,10 +389,9 @@ __device__ inline void flush_counts(unsigned char *smem, const FastArgs &a,
   }
 }
 
-/* one j point against the thread's NI points; false when a pair may need
- * the exact path (dv keeps each pair's q - threshold for that test) */
-/* NK <= NI: the i points of the thread that the item uses (an item of
- * fewer than BI points leaves the others out) */
+/* one j point against the thread's first NK points (NK <= NI: an item of
+ * fewer than BI points leaves the others out); false when a pair may need
+ * the exact path */
 template <int MB, int OCT, bool MASK, int NK>
 __device__ __forceinline__ bool fast_point(unsigned char *smem,
                                            unsigned char *cntb,
@@ -372,16 +399,16 @@ __device__ __forceinline__ bool fast_point(unsigned char *smem,
                                            const float (&ny)[NI],
                                            const float (&nz)[NI], float4 pj,
                                            float onec, float M, int gi0,
-                                           int gj, float (&dv)[NK])
+                                           int gj)
 {
   bool ok = true;
 #pragma unroll
   for (int k = 0; k < NK; k++) {
-    float &d = dv[k];
+    float d;
     float q = pair_q(nx[k], ny[k], nz[k], pj, onec);
     unsigned rel = fast_rel<MB, OCT>(smem, q, d);
     if (MASK)
-      atomicAdd(cnt_word(cntb, rel), gj > gi0 + k * BLOCK ? 1u : 0u);
+      atomicAdd(cnt_word(cntb, rel), gj > gi0 + k * KS ? 1u : 0u);
     else
       atomicAdd(cnt_word(cntb, rel), 1u);
     ok &= fabsf(d) >= M;
@@ -389,33 +416,68 @@ __device__ __forceinline__ bool fast_point(unsigned char *smem,
   return ok;
 }
 
+/* The exact path. A step in which some lane had a pair near an edge is
+ * queued in the warp's part of shared memory: one entry per such lane,
+ * (step jj << 5) | lane | (its flagged j points << 15), its place from a
+ * ballot (no atomics). When the queue is nearly full, and at the end of
+ * each tile, the warp's lanes re-examine the entries together, the flagged
+ * pairs of each entry only: the hot loop never diverges for the exact
+ * path. The pair's float q is recomputed from the same floats (the same
+ * bits), so resolve_pair undoes exactly the count the fast step made. */
 template <int MB, int OCT, bool MASK, int NK>
-__device__ __forceinline__ void slow_point(unsigned char *smem,
-                                           const FastArgs &a,
-                                           const float (&nx)[NI],
-                                           const float (&ny)[NI],
-                                           const float (&nz)[NI], float4 pj,
-                                           int gi0, int gj,
-                                           const float (&dv)[NK])
+__device__ __forceinline__ void drain_queue(unsigned char *smem,
+                                            const FastArgs &a,
+                                            const unsigned *queue, int qn,
+                                            int gi0, int tj)
 {
-  /* the end of the item's i range: in the item slot (see the kernel) */
+  const float4 *sj = reinterpret_cast<const float4 *>(smem + a.joff);
   const int i_end = reinterpret_cast<const int *>(smem + a.itemoff)[2];
+  const int lane = (int)(threadIdx.x & 31u);
+  const int base = gi0 - lane % RL;   /* the warp's first i point */
+  __syncwarp();
+  for (int e = lane; e < qn; e += 32) {
+    const unsigned v = queue[e];
+    const int l = (int)(v & 31u);
+    const int jl = (int)((v >> 5) & (BJ - 1)) + l / RL;
+    const unsigned bits = v >> 15;
+#pragma unroll 1
+    for (int k = 0; k < NK; k++) {
+      const int gi = base + l % RL + k * KS;
+      if (gi >= i_end) continue;
+      const float4 p = __ldg(a.fI + gi);
+      const float x = -p.x, y = -p.y, z = -p.z;
 #pragma unroll
-  for (int k = 0; k < NK; k++) {
-    int gi = gi0 + k * BLOCK;
-    /* with one j per step the d values stay in registers; with more, the
-     * exact path re-derives them (registers are short) */
-    if ((NJ > 1 || !(fabsf(dv[k]) >= a.margin)) && gi < i_end &&
-        (!MASK || gj > gi))
-      resolve_pair<MB, OCT>(smem, a,
-                            pair_q(nx[k], ny[k], nz[k], pj, a.onec), gi, gj);
+      for (int u = 0; u < NJ; u++) {
+        if (!((bits >> u) & 1u)) continue;
+        const int gj = tj + jl + G * u;
+        if (MASK && gj <= gi) continue;
+        resolve_pair<MB, OCT>(smem, a, pair_q(x, y, z, sj[jl + G * u], a.onec),
+                              gi, gj);
+      }
+    }
   }
+  __syncwarp();
 }
 
-/* one staged tile of j points against the thread's first NK points.
- * SPLIT: the exact path re-examines only the j points of a step that had
- * a pair near an edge (pays where such pairs are common: many bins) */
-template <int MB, int OCT, bool MASK, int NK, bool SPLIT>
+/* queue the lanes whose step (NJ j points from jj + the lane's group, G
+ * apart) had a flagged pair: flags bit u for j point u; qn stays the same
+ * in all lanes */
+__device__ __forceinline__ void queue_step(unsigned *queue, int &qn, int jj,
+                                           unsigned flags)
+{
+  const unsigned m = __ballot_sync(0xffffffffu, flags != 0u);
+  if (flags) {
+    unsigned lt;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(lt));
+    queue[qn + __popc(m & lt)] =
+        ((unsigned)jj << 5) | (threadIdx.x & 31u) | (flags << 15);
+  }
+  qn += __popc(m);
+}
+
+/* one staged tile of cnt j points (from tj) against the thread's first NK
+ * points. Group g of the warp takes j = jj + g + G u in the step at jj. */
+template <int MB, int OCT, bool MASK, int NK>
 __device__ __forceinline__ void fast_tile(unsigned char *smem,
                                           const FastArgs &a,
                                           const float (&nx)[NI],
@@ -423,42 +485,62 @@ __device__ __forceinline__ void fast_tile(unsigned char *smem,
                                           const float (&nz)[NI], int gi0,
                                           int tj, int cnt)
 {
-  const float4 *sj = reinterpret_cast<const float4 *>(smem + a.joff);
+  const int grp = G > 1 ? (int)(threadIdx.x & 31u) / RL : 0;
+  const float4 *sj = reinterpret_cast<const float4 *>(smem + a.joff) + grp;
+  const int tjg = tj + grp;
   unsigned char *cntb = smem + cnt_off<MB, OCT>();
   const float onec = a.onec, M = a.margin;
+  unsigned *queue = reinterpret_cast<unsigned *>(smem + a.qoff) +
+                    (threadIdx.x >> 5) * QCAP;
+  int qn = 0;
   int jj = 0;
-  for (; jj + NJ <= cnt; jj += NJ) {
-    float4 pj[NJ];
+  for (;;) {
+#pragma unroll UNROLL
+    for (; jj + G * NJ <= cnt; jj += G * NJ) {
+      float4 pj[NJ];
 #pragma unroll
-    for (int u = 0; u < NJ; u++) pj[u] = sj[jj + u];
-    bool okv[NJ], ok = true;
-    float dv[NJ][NK];
+      for (int u = 0; u < NJ; u++) pj[u] = sj[jj + G * u];
+      bool okv[NJ], ok = true;
 #pragma unroll
-    for (int u = 0; u < NJ; u++) {
-      okv[u] = fast_point<MB, OCT, MASK, NK>(smem, cntb, nx, ny, nz, pj[u],
-                                             onec, M, gi0, tj + jj + u, dv[u]);
-      ok &= okv[u];
+      for (int u = 0; u < NJ; u++) {
+        okv[u] = fast_point<MB, OCT, MASK, NK>(smem, cntb, nx, ny, nz, pj[u],
+                                               onec, M, gi0, tjg + jj + G * u);
+        ok &= okv[u];
+      }
+      if (__any_sync(0xffffffffu, !ok)) {
+        unsigned flags = 0u;
+#pragma unroll
+        for (int u = 0; u < NJ; u++) flags |= okv[u] ? 0u : 1u << u;
+        queue_step(queue, qn, jj, flags);
+        if (qn > QCAP - 32) {   /* no room for another step: drain */
+          jj += G * NJ;
+          break;
+        }
+      }
     }
-    if (!ok) {
-#pragma unroll
-      for (int u = 0; u < NJ; u++)
-        if (!SPLIT || !okv[u])
-          slow_point<MB, OCT, MASK, NK>(smem, a, nx, ny, nz, pj[u], gi0,
-                                        tj + jj + u, dv[u]);
+    const bool full = qn > QCAP - 32;
+    if (!full && jj < cnt) {
+      /* one of the tile's last steps (jj + G NJ > cnt): one j per group,
+       * lanes past the end idle */
+      bool ok = true;
+      if (jj + grp < cnt)
+        ok = fast_point<MB, OCT, MASK, NK>(smem, cntb, nx, ny, nz, sj[jj],
+                                           onec, M, gi0, tjg + jj);
+      if (__any_sync(0xffffffffu, !ok)) queue_step(queue, qn, jj, ok ? 0u : 1u);
+      jj += G;
     }
-  }
-  for (; jj < cnt; jj++) {
-    float4 pj = sj[jj];
-    float dv[NK];
-    if (!fast_point<MB, OCT, MASK, NK>(smem, cntb, nx, ny, nz, pj, onec, M, gi0,
-                                       tj + jj, dv))
-      slow_point<MB, OCT, MASK, NK>(smem, a, nx, ny, nz, pj, gi0, tj + jj,
-                                    dv);
+    /* a full queue is drained before the next step; every entry is
+     * re-examined before the tile's j points are replaced */
+    if (full || (jj >= cnt && qn > 0)) {
+      drain_queue<MB, OCT, MASK, NK>(smem, a, queue, qn, gi0, tj);
+      qn = 0;
+    }
+    if (jj >= cnt && qn == 0) break;
   }
 }
 
 /* fast_tile with the smallest NK >= nk (a block-uniform choice) */
-template <int MB, int OCT, bool MASK, int K, bool SPLIT>
+template <int MB, int OCT, bool MASK, int K>
 __device__ __forceinline__ void fast_tile_nk(unsigned char *smem,
                                              const FastArgs &a,
                                              const float (&nx)[NI],
@@ -468,15 +550,14 @@ __device__ __forceinline__ void fast_tile_nk(unsigned char *smem,
 {
   if constexpr (K > 1) {
     if (nk < K) {
-      fast_tile_nk<MB, OCT, MASK, K - 1, SPLIT>(smem, a, nx, ny, nz, gi0, tj, cnt,
-                                         nk);
+      fast_tile_nk<MB, OCT, MASK, K - 1>(smem, a, nx, ny, nz, gi0, tj, cnt, nk);
       return;
     }
   }
-  fast_tile<MB, OCT, MASK, K, SPLIT>(smem, a, nx, ny, nz, gi0, tj, cnt);
+  fast_tile<MB, OCT, MASK, K>(smem, a, nx, ny, nz, gi0, tj, cnt);
 }
 
-template <int MB, int OCT, bool SPLIT>
+template <int MB, int OCT>
 __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
     wt_fast_kernel(const FastArgs a)
 {
@@ -529,11 +610,11 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
       s_item[2] = i_end;
     }
 
-    const int gi0 = item.i0 + tid;
+    const int gi0 = item.i0 + (tid >> 5) * RL + (tid & 31) % RL;
     float nx[NI], ny[NI], nz[NI];
 #pragma unroll
     for (int k = 0; k < NI; k++) {
-      int gi = gi0 + k * BLOCK;
+      int gi = gi0 + k * KS;
       if (gi < i_end) {
         float4 p = __ldg(a.fI + gi);
         nx[k] = -p.x; ny[k] = -p.y; nz[k] = -p.z;
@@ -542,8 +623,10 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
       }
     }
     /* i points per thread this item needs (short items: task ends) */
-    const int nk = (i_end - item.i0 + BLOCK - 1) / BLOCK;
-    const unsigned n_missing = (unsigned)(item.i0 + nk * BLOCK - i_end);
+    const int nk = (i_end - item.i0 + KS - 1) / KS;
+    /* each missing point meets every j of a tile once (in one of the G
+     * lanes that hold it) */
+    const unsigned n_missing = (unsigned)(item.i0 + nk * KS - i_end);
     unsigned excess = 0;  /* pairs of missing i points counted (mod 2^32) */
     for (int tj = item.j0; tj < item.j1; tj += BJ) {
       const int cnt = min(BJ, item.j1 - tj);
@@ -555,10 +638,10 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
       __syncthreads();
       const bool masked = item.diag && tj <= i_end - 1;
       if (masked) {
-        fast_tile_nk<MB, OCT, true, NI, SPLIT>(smem, a, nx, ny, nz, gi0, tj, cnt,
+        fast_tile_nk<MB, OCT, true, NI>(smem, a, nx, ny, nz, gi0, tj, cnt,
                                         nk);
       } else {
-        fast_tile_nk<MB, OCT, false, NI, SPLIT>(smem, a, nx, ny, nz, gi0, tj, cnt,
+        fast_tile_nk<MB, OCT, false, NI>(smem, a, nx, ny, nz, gi0, tj, cnt,
                                          nk);
         excess += n_missing * (unsigned)cnt;
       }
@@ -914,19 +997,14 @@ struct Plan {
   bool fast;
   int cfg;             /* fast: table shape */
   bool fix_shared;     /* fast: per-slot counters in shared memory */
-  bool split;          /* fast: the SPLIT kernel (many bins) */
   bool weighted;       /* sums of w_i w_j too (exact kernel only) */
   int rcols;           /* exact: R (0: counts straight into global memory) */
   size_t smem;         /* dynamic shared memory per block */
-  unsigned hoff, fixoff, joff, itemoff, woff;
+  unsigned hoff, fixoff, joff, itemoff, woff, qoff;
   FastTable ft;
 };
 
 size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
-
-/* SPLIT for many bins: with 360 bins of 0.25 degree it saved 1.5% of the
- * classic kernel time, with 20 log bins it cost 1.5% (H200) */
-constexpr int kSplitBins = 100;
 
 /* choose the kernel and table shape for the device with the least shared
  * memory among those used */
@@ -935,7 +1013,6 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
 {
   const int n_slots = an.n_slots;
   plan.fast = false;
-  plan.split = n_slots - 2 >= kSplitBins;
   plan.weighted = weighted;
   plan.woff = 0;
   /* weights: the exact kernel, which adds w_i w_j in double per slot */
@@ -946,13 +1023,10 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
     const bool fix_shared = fixb <= 48 * 1024;
     for (int cfg = 0; cfg < kNumCfgs; cfg++) {
       size_t nt = (size_t)kCfgs[cfg].oct << kCfgs[cfg].mb;
-      size_t smem = nt * 12 + 64 + (fix_shared ? fixb : 0) + (size_t)BJ * 16 + 16;
+      size_t smem = nt * 12 + 64 + (fix_shared ? fixb : 0) + (size_t)BJ * 16 +
+                    16 + QBYTES;
       int bps = (smem + 1024) * 2 <= smem_sm ? 2 : 1;
       if (smem > smem_block || smem + 1024 > smem_sm) continue;
-      /* {7, 16} pays only where cells hold one edge each, so never with
-       * the many bins of the split kernels (which it has no build of,
-       * keeping the library under 5 MB) */
-      if (cfg == 0 && plan.split) continue;
       if (!build_fast_table(bins, an, cfg, tables[cfg])) continue;
       double occ = bps == 2 ? 1.0 : 0.8;
       /* the q width of cells with several edges: even 1e-4 of it costs
@@ -969,6 +1043,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
         plan.fixoff = (unsigned)(nt * 12 + 64);
         plan.joff = plan.fixoff + (unsigned)(fix_shared ? fixb : 0);
         plan.itemoff = (unsigned)(plan.joff + BJ * 16);
+        plan.qoff = plan.itemoff + 16;
       }
     }
     /* nearly every pair would take the exact path anyway */
@@ -1001,23 +1076,14 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
   return true;
 }
 
-const void *fast_kernel_ptr(int cfg, bool split)
+const void *fast_kernel_ptr(int cfg)
 {
-  if (split) {   /* not {7, 16}: make_plan keeps it for fewer bins */
-    switch (cfg) {
-      case 1: return (const void *)wt_fast_kernel<8, 16, true>;
-      case 2: return (const void *)wt_fast_kernel<9, 16, true>;
-      case 3: return (const void *)wt_fast_kernel<10, 16, true>;
-      case 4: return (const void *)wt_fast_kernel<11, 8, true>;
-      default: return nullptr;   /* the launch fails with a CUDA error */
-    }
-  }
   switch (cfg) {
-    case 0: return (const void *)wt_fast_kernel<7, 16, false>;
-    case 1: return (const void *)wt_fast_kernel<8, 16, false>;
-    case 2: return (const void *)wt_fast_kernel<9, 16, false>;
-    case 3: return (const void *)wt_fast_kernel<10, 16, false>;
-    default: return (const void *)wt_fast_kernel<11, 8, false>;
+    case 0: return (const void *)wt_fast_kernel<7, 16>;
+    case 1: return (const void *)wt_fast_kernel<8, 16>;
+    case 2: return (const void *)wt_fast_kernel<9, 16>;
+    case 3: return (const void *)wt_fast_kernel<10, 16>;
+    default: return (const void *)wt_fast_kernel<11, 8>;
   }
 }
 
@@ -1738,7 +1804,7 @@ class Worker {
     if (inject(WT_FAULT_ALLOC, cudaErrorMemoryAllocation, "cudaMalloc"))
       return;
 
-    const void *kfn = plan.fast ? fast_kernel_ptr(plan.cfg, plan.split)
+    const void *kfn = plan.fast ? fast_kernel_ptr(plan.cfg)
                       : weighted ? (const void *)wt_exact_kernel<true>
                                  : (const void *)wt_exact_kernel<false>;
     if (!ck(cudaFuncSetAttribute(kfn,
@@ -1906,7 +1972,7 @@ class Worker {
         a.upper = d_upper; a.n_slots = n_slots;
         a.ghist = ghist;
         a.fixoff = plan.fixoff; a.fix_shared = plan.fix_shared ? 1 : 0;
-        a.joff = plan.joff; a.itemoff = plan.itemoff;
+        a.joff = plan.joff; a.itemoff = plan.itemoff; a.qoff = plan.qoff;
         a.onec = plan.ft.onec; a.margin = plan.ft.margin;
         void *args[] = {&a};
         if (!ck(cudaLaunchKernel(kfn, dim3(nblocks), dim3(BLOCK), args,
