@@ -15,6 +15,9 @@
 # whole call; on the GPU also the kernel time per device (CUDA events,
 # summed over devices and divided by their number) and the seconds spent
 # planning the grid on the host. Writes bench/scale-<mode>.csv.
+# With WTHETA_CORRFUNC_DIR set, the CPU mode also writes its catalogs (ra dec
+# in degrees), the bin edges (Corrfunc's "lower upper" lines) and its
+# counts there, for bench/corrfunc.sh.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 mode <- if (length(args) >= 1) args[1] else "cpu"
@@ -40,6 +43,17 @@ if (mode == "cpu") {
   D <- data.frame(ra = (D0$ra[pick] + rnorm(n, sd = 1 / 60)) %% 360,
                   dec = pmin(90, pmax(-90, D0$dec[pick] + rnorm(n, sd = 1 / 60))))
   R <- random_catalog(n, ra_range = c(0, 90), dec_range = c(0, 90), seed = 2)
+  cfdir <- Sys.getenv("WTHETA_CORRFUNC_DIR")
+  if (nzchar(cfdir)) {
+    dir.create(cfdir, showWarnings = FALSE, recursive = TRUE)
+    put <- function(x, f) writeLines(sprintf("%.17g %.17g", x$ra, x$dec),
+                                     file.path(cfdir, f))
+    put(D, "D.txt")
+    put(R, "R.txt")
+    b <- as.numeric(bins)
+    writeLines(sprintf("%.17g %.17g", head(b, -1), tail(b, -1)),
+               file.path(cfdir, "bins.txt"))
+  }
   cat(sprintf("CPU: %s, %d threads; %s data x %s randoms, 20 log bins 0.01-10 deg\n",
               host(), wtheta_threads(), format(n, big.mark = ","),
               format(n, big.mark = ",")))
@@ -54,6 +68,12 @@ if (mode == "cpu") {
     if (length(res) == 1) ref <- r$value
     else stopifnot(identical(ref$DD, r$value$DD), identical(ref$DR, r$value$DR),
                    identical(ref$RR, r$value$RR))
+  }
+  if (nzchar(cfdir)) {
+    pcs <- attr(ref, "pair_counts")
+    utils::write.csv(data.frame(DD = pcs$DD$counts, DR = pcs$DR$counts,
+                                RR = pcs$RR$counts),
+                     file.path(cfdir, "wtheta-counts.csv"), row.names = FALSE)
   }
 } else {
   be <- wtheta_backends()
