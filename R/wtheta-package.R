@@ -22,7 +22,12 @@
 #'
 #' @section Pruning and bulk counting:
 #' When the last edge is below 60 degrees and a count holds more than 10^8
-#' pairs, the points are sorted into cells on the sphere (declination bands
+#' pairs (10^11 on the GPU, where brute force is fast enough that planning
+#' the grid costs more below that: on an H200, 100,000-point catalogs on
+#' the classic footprint with 20 log bins to 10 degrees take 17 ms without
+#' the grid and 70 ms with it, 10^6-point ones 912 ms without and 387 ms
+#' with it), the
+#' points are sorted into cells on the sphere (declination bands
 #' cut in right ascension, a quarter of the last edge wide, each cell a tree
 #' of smaller nodes), and pairs of cells whose bounding caps stay beyond the
 #' last edge are not visited: their pairs are added to those beyond the
