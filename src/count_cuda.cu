@@ -143,9 +143,9 @@ constexpr int64_t CHUNK = (int64_t)1 << 21;  /* points per device chunk */
  * from 9.82 to 9.42 ms and 50 log bins from 0.001 to 1 from 9.90 to 9.66
  * ms, but 2000 log bins from 15.5 to 15.7 ms and 360 linear bins from 11.0
  * to 16.6 ms; coarser shapes still ({7, 8}, {8, 8}) were slower for both
- * kinds of bins, as were counters merged across the edge of a cell,
- * copies of the counters per warp and a queue for the exact path
- * (bench/kernel-notes.md). */
+ * kinds of bins, as were counters merged across the edge of a cell and
+ * copies of the counters per warp (bench/kernel-notes.md; all measured
+ * before the lane groups, with 32 i points x 1 j per instruction). */
 struct TabCfg { int mb, oct; };
 constexpr TabCfg kCfgs[] = {{7, 16}, {8, 16}, {9, 16}, {10, 16}, {11, 8}};
 constexpr int kNumCfgs = 5;
