@@ -46,12 +46,19 @@
 #' @param weights Per-object weights: `NULL` (none), the name of a column
 #'   present in each catalog, or a list with elements `x` and `y` (`y` for
 #'   cross pairs only), each a numeric vector as long as its catalog or a
-#'   column name. Weights must be finite.
+#'   column name. Weights must be finite, and small enough that no sum of
+#'   their products can overflow: the largest `|w|` squared times the
+#'   square of the points counted must stay below `.Machine$double.xmax`
+#'   (multiply a catalog's weights by one factor to rescale them: w(theta)
+#'   does not change).
 #' @param patches Patch labels for jackknife and bootstrap errors: `NULL`
 #'   (none), the name of a column present in each catalog, or a list with
-#'   elements `x` and `y`, each a vector of labels (integer, character or
-#'   factor) as long as its catalog or a column name. Labels are matched
-#'   across catalogs by value; `NA` is not allowed.
+#'   elements `x` and `y`, each a vector of labels (integer, double,
+#'   character or factor) as long as its catalog or a column name. Labels
+#'   are matched across catalogs by value, numbers as numbers (1e15 and
+#'   1e15 + 1 are two patches), so the labels of all catalogs must be
+#'   numbers or all strings (factors count as strings); `NA` is not allowed,
+#'   and there may be at most 46,340 distinct labels.
 #' @param distribute `FALSE` (the default) counts in this R process. `TRUE`
 #'   or a number of blocks `k` cuts each catalog into `k` blocks and counts
 #'   every pair of blocks as a separate task through the future framework
@@ -110,6 +117,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   }
   cats <- if (is.null(y)) list(x = x) else list(x = x, y = y)
   w <- object_values(weights, cats, "weights", numeric = TRUE)
+  check_weight_products(w)
   p <- object_values(patches, cats, "patches", numeric = FALSE)
   labels <- NULL
   if (!is.null(p)) {
@@ -177,6 +185,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                if (weighted) as.double(wa), if (weighted && !is_auto)
                  as.double(wb), tasks, as.integer(n_out), progress,
                grid_mode(), if (is.null(pa)) 0L else as.integer(n_patches))
+  if (is.null(res)) signal_interrupt()
   elapsed <- proc.time()[["elapsed"]] - start
   nb <- length(edges) - 1L
   total <- res$total
@@ -217,6 +226,24 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     if (weighted) out$patch_weighted <- res$patch_weighted
   }
   structure(out, class = "pair_counts")
+}
+
+# Ctrl-C during a count: the engine stopped between chunks and freed
+# everything, and C returned NULL. R_CheckUserInterrupt() ran inside
+# R_ToplevelExec(), which keeps the interrupt from the caller's handlers,
+# and error() would turn it into an error that try() swallows. So raise it
+# here as R does for Ctrl-C anywhere else: signal an "interrupt"
+# condition (tryCatch(interrupt = ) and withCallingHandlers() see it), run
+# options(interrupt), then return to the top level (an Rscript halts).
+signal_interrupt <- function() {
+  cond <- structure(class = c("interrupt", "condition"),
+                    list(message = paste0("wtheta: counting was ",
+                                          "interrupted; no result was ",
+                                          "returned"), call = NULL))
+  signalCondition(cond)
+  h <- getOption("interrupt")
+  if (is.function(h)) h()
+  invokeRestart("abort")
 }
 
 # the totals a count is normalised by: sums of weights (and of squares)

@@ -379,7 +379,7 @@ check_mask <- function(mask) {
 
 with_seed <- function(seed, code) {
   if (is.null(seed)) return(code)
-  check_number(seed, "seed")
+  check_seed(seed)
   env <- globalenv()
   had <- exists(".Random.seed", envir = env, inherits = FALSE)
   old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
@@ -387,4 +387,17 @@ with_seed <- function(seed, code) {
     rm(".Random.seed", envir = env))
   set.seed(seed)
   code
+}
+
+# NULL or a whole number set.seed() takes as it is: an R integer other than
+# NA (set.seed(1.5) would silently use 1, set.seed(3e9) fail)
+check_seed <- function(seed) {
+  if (is.null(seed)) return(invisible(NULL))
+  check_number(seed, "seed")
+  if (seed != round(seed) || abs(seed) > .Machine$integer.max) {
+    stop("`seed` must be NULL or a whole number from -",
+         .Machine$integer.max, " to ", .Machine$integer.max, ", not ",
+         describe(seed), ".", call. = FALSE)
+  }
+  invisible(as.integer(seed))
 }
