@@ -110,7 +110,8 @@ check_weight_totals <- function(w, is_cross, self_pairs) {
     nm <- names(totals)[bad[1L]]
     stop("`weights` make the weighted total of all ", nm, " pairs 0, so ",
          nm, " cannot be normalised (weight sums: ",
-         paste0(names(s), " ", format(s, digits = 6), collapse = ", "),
+         paste0(names(s), " ", vapply(s, format, "", digits = 6),
+                collapse = ", "),
          "); give some of the weights other values.", call. = FALSE)
   }
   invisible()
