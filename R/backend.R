@@ -8,7 +8,8 @@
 #' @return A data frame with one row per engine or device and columns
 #'   `backend` (`"cpu"` or `"cuda"`), `available`, `device` (CUDA device
 #'   index, `NA` for the CPU), `name`, `compute_capability`, `memory_gb` and
-#'   `threads` (CPU threads wtheta uses by default). Its attribute
+#'   `threads` (CPU threads wtheta uses by default: see [wtheta_threads()],
+#'   from the cores `parallelly::availableCores()` finds). Its attribute
 #'   `cuda_compiled` says whether CUDA support was compiled in; when a
 #'   `"cuda"` row is unavailable, `name` says why.
 #' @examples
