@@ -37,7 +37,6 @@ test_that("thread bombs are refused, and a team that cannot start is an R error"
 
   # a thread stack no system can map: the OpenMP runtime would end the
   # process ("libgomp: Thread creation failed"); wtheta checks first
-  skip_if_sanitizing()
   code <- c(
     "set.seed(1)",
     "x <- data.frame(ra = runif(3000, 0, 20), dec = runif(3000, -10, 10))",
