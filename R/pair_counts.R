@@ -37,7 +37,9 @@
 #'   `"cpu"` or `"cuda"` (an error when no GPU is usable). The CUDA engine
 #'   keeps its device buffers between calls, for the life of the R process,
 #'   so that repeated calls start fast.
-#' @param threads CPU threads; defaults to [wtheta_threads()].
+#' @param threads CPU threads: a whole number from 1 to 4 per processor (at
+#'   least 16 are allowed); defaults to [wtheta_threads()], which also says
+#'   what happens when the system cannot start them.
 #' @param devices CUDA device indices to use (default: all visible).
 #' @param columns Names of the right ascension and declination columns.
 #' @param progress Print progress lines (share done, elapsed, estimated time

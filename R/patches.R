@@ -20,7 +20,8 @@
 #'   catalog, fits to 10^4 and to all points give patches of the same spread
 #'   of sizes, in a tenth of the time (see NEWS).
 #' @param columns Names of the right ascension and declination columns.
-#' @param threads CPU threads; defaults to [wtheta_threads()].
+#' @param threads CPU threads, as in [pair_counts()]; defaults to
+#'   [wtheta_threads()].
 #' @param patches A result of `sky_patches()`.
 #' @return `sky_patches()`: a data frame of class `wtheta_patches` with the
 #'   centres (`ra`, `dec`, degrees), one row per patch, and the number of
