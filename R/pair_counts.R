@@ -82,7 +82,8 @@
 #'   `weighted` (the weighted counts per bin), `weighted_below`,
 #'   `weighted_above`, `sum_w1`, `sum_w1_sq`, `sum_w2`, `sum_w2_sq` and
 #'   `weighted_pairs` (the weighted count of all pairs, the normaliser);
-#'   with patches also `patches` (the labels), `patch_n1`, `patch_n2`
+#'   with patches also `patches` (the labels, sorted: numbers or strings),
+#'   `patch_n1`, `patch_n2`
 #'   (points per patch), `patch_counts` (see Patches) and, when weighted,
 #'   `patch_weighted`, `patch_w1`, `patch_w1_sq`, `patch_w2`, `patch_w2_sq`.
 #'   `pairs_skipped` counts the pairs that pruning by the last edge proved

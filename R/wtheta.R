@@ -93,7 +93,8 @@
 #'   `pair_counts` (the [pair_counts()] results, raw counts included),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
 #'   `n_outside` (pairs outside the edges per count) and `edges`. `w` is
-#'   `NA` in bins where its denominator is zero, with a warning.
+#'   `NA` in bins where its denominator is zero, and `w_err` in bins where
+#'   that of a replicate is, each with a warning that names the bins.
 #' @seealso [wtheta_cov()] for the covariance, [sky_patches()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
@@ -232,6 +233,15 @@ wtheta <- function(data, random, bins,
   } else if (resample) {
     reps <- replicate_w(pcs, estimator, is_cross, error, n_boot, seed,
                         weighted)
+    bad <- which(rowSums(!is.finite(reps)) > 0)
+    if (length(bad)) {
+      warning("w_err is NA in ", length(bad), " bin(s) where a ", error,
+              " replicate of w has a zero denominator: bin",
+              if (length(bad) > 1L) "s", " ",
+              paste(bad[seq_len(min(10L, length(bad)))], collapse = ", "),
+              if (length(bad) > 10L) ", ...", "; widen the bins, use ",
+              "fewer patches or add randoms.", call. = FALSE)
+    }
     cov <- if (error == "jackknife") {
       P <- ncol(reps)
       d <- reps - rowMeans(reps)

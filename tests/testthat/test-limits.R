@@ -259,3 +259,19 @@ test_that("duplicate column names are refused, not resolved to the first", {
     "`weights$x` names column \"w\", but `x` has 2 columns of that name ",
     "(columns 3 and 4); rename all but one."), fixed = TRUE)
 })
+
+test_that("replicates without random pairs in a bin give a warning naming it", {
+  # randoms 2 degrees apart, but for one close pair in patch 1: leaving
+  # patch 1 out leaves no RR pair in the first bin
+  r <- data.frame(ra = c(0, 0.01, seq(2, 20, by = 2)), dec = 0)
+  r$p <- c(1, 1, rep(1:3, length.out = 10))
+  d <- data.frame(ra = c(0.005, 0.02, 7, 13), dec = 0.002, p = c(1, 1, 2, 3))
+  expect_warning(w <- wtheta(d, r, c(0, 0.1, 5), error = "jackknife",
+                             patches = "p", threads = 1),
+                 paste0("w_err is NA in 1 bin(s) where a jackknife ",
+                        "replicate of w has a zero denominator: bin 1;"),
+                 fixed = TRUE)
+  expect_identical(is.na(w$w_err), c(TRUE, FALSE))
+  expect_identical(w$RR[1], 1)
+  expect_false(is.na(w$w[1]))
+})
