@@ -242,7 +242,8 @@ quote_line <- function(x) {
 # matrices with the two columns by name; integer and double columns. Refused
 # with an error naming the argument and column: factors, characters, logical,
 # list and matrix columns, classed numbers (dates, integer64), non-finite
-# values, declinations outside [-90, 90].
+# values, declinations outside [-90, 90], and two columns of a name it needs
+# (which one is meant cannot be known).
 as_catalog <- function(x, arg, columns = c("ra", "dec")) {
   if (!is.character(columns) || length(columns) != 2L || anyNA(columns) ||
       columns[1L] == columns[2L]) {
