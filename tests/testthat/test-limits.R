@@ -85,6 +85,9 @@ test_that("count arguments beyond the integer range are refused before coercion"
                "`n` must be at most 2,147,483,647, not 3e+09", fixed = TRUE)
   expect_error(random_catalog(1e10),
                "`n` must be at most 2,147,483,647", fixed = TRUE)
+  expect_error(simulate_catalog(100, n_clusters = 1e12), paste0(
+    "`n_clusters` must be at most the larger of `n` and 10^6 (1,000,000), ",
+    "not 1e+12 (numeric)."), fixed = TRUE)
   skip_if_not_installed("future.apply")
   expect_error(pair_counts(x, bins = c(0, 1), distribute = 1e10),
                "`distribute` must be at most 2,147,483,647, not 1e+10",
