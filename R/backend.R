@@ -8,7 +8,8 @@
 #' @return A data frame with one row per engine or device and columns
 #'   `backend` (`"cpu"` or `"cuda"`), `available`, `device` (CUDA device
 #'   index, `NA` for the CPU), `name`, `compute_capability`, `memory_gb` and
-#'   `threads` (CPU threads wtheta uses by default). Its attribute
+#'   `threads` (CPU threads wtheta uses by default: see [wtheta_threads()],
+#'   from the cores `parallelly::availableCores()` finds). Its attribute
 #'   `cuda_compiled` says whether CUDA support was compiled in; when a
 #'   `"cuda"` row is unavailable, `name` says why.
 #' @examples
@@ -49,9 +50,23 @@ wtheta_backends <- function() {
 #' Threads used by the CPU engine
 #'
 #' The number of threads the CPU engine uses when `threads` is not given:
-#' the option `wtheta.threads` if set, otherwise the number of processors,
-#' lowered by `OMP_NUM_THREADS`, `OMP_THREAD_LIMIT` and R CMD check's
-#' `_R_CHECK_LIMIT_CORES_` (2), and 1 inside a forked child process.
+#' the option `wtheta.threads` if set, otherwise the cores that
+#' [parallelly::availableCores()] finds (it respects the CPU affinity,
+#' cgroups limits of containers, the option `mc.cores`, and the cores
+#' granted by Slurm, PBS, SGE and LSF), lowered by `OMP_NUM_THREADS`,
+#' `OMP_THREAD_LIMIT` and R CMD check's `_R_CHECK_LIMIT_CORES_` (2), and 1
+#' inside a forked child process. The cores are looked up once per R
+#' process (and again when the option `mc.cores` changes).
+#'
+#' @section Ceiling: `threads` (and the option `wtheta.threads`) must be a
+#'   whole number from 1 to 4 per processor (`omp_get_num_procs()`, the
+#'   `cpu` row of [wtheta_backends()]), and at least 16 are always allowed:
+#'   a larger request is refused with an error, not lowered. A request
+#'   above `OMP_THREAD_LIMIT` is lowered to it, as OpenMP does. Before the
+#'   first count with a team larger than any before, wtheta checks that
+#'   the system can start that many threads (memory and process limits),
+#'   and stops with an error naming the number when it cannot, where the
+#'   OpenMP runtime would end the R process.
 #'
 #' @return A single integer.
 #' @examples
@@ -60,14 +75,34 @@ wtheta_backends <- function() {
 wtheta_threads <- function() {
   opt <- getOption("wtheta.threads")
   if (!is.null(opt)) return(check_threads(opt, "options(wtheta.threads)"))
-  .Call(C_default_threads)
+  min(.Call(C_default_threads, available_cores()), thread_ceiling())
 }
 
 cpu_cores <- function() .Call(C_cpu_cores)
 
+# the most threads a call may ask for: 4 per processor, at least 16 (a
+# request of 10^5 overflowed libgomp's stack, 20,000 really started)
+thread_ceiling <- function() max(16L, 4L * cpu_cores())
+
 check_threads <- function(threads, arg = "threads") {
-  check_count(threads, arg)
+  check_count(threads, arg, thread_ceiling(),
+              paste0(" (4 per processor of the ", cpu_cores(), " here, ",
+                     "at least 16)"))
   as.integer(threads)
+}
+
+# parallelly::availableCores(), cached: it reads cgroups files and runs
+# `nproc` (about 15 ms), too slow for every count. Looked up again in a
+# new process (a forked child) or when the option mc.cores changes.
+cores_cache <- new.env(parent = emptyenv())
+available_cores <- function() {
+  key <- paste(Sys.getpid(), format(getOption("mc.cores")))
+  if (!identical(cores_cache$key, key)) {
+    n <- suppressWarnings(as.integer(parallelly::availableCores()))
+    cores_cache$n <- if (length(n) == 1L && !is.na(n) && n >= 1L) n else 0L
+    cores_cache$key <- key
+  }
+  cores_cache$n
 }
 
 # the `threads` argument: NULL means wtheta_threads()

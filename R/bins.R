@@ -8,7 +8,7 @@
 #'   `from > 0` for log bins).
 #' @param width Bin width in degrees (linear bins); `(to - from) / width`
 #'   must be a whole number.
-#' @param n Number of bins.
+#' @param n Number of bins, at most 10^6.
 #' @param log Logarithmic spacing.
 #' @param edges An increasing numeric vector of edges in degrees, used as
 #'   given; the other arguments must then be missing.
@@ -40,7 +40,7 @@ theta_bins <- function(from, to, width = NULL, n = NULL, log = FALSE,
     stop("`to` (", to, ") must be greater than `from` (", from, ").",
          call. = FALSE)
   }
-  if (!is.null(n)) check_count(n, "n")
+  if (!is.null(n)) check_count(n, "n", max_bins)
   if (log) {
     if (!(from > 0)) {
       stop("`from` must be greater than 0 for log bins, not ", from, ".",
@@ -60,6 +60,10 @@ theta_bins <- function(from, to, width = NULL, n = NULL, log = FALSE,
       stop("`width` (", width, ") does not divide `to` - `from` (",
            to - from, ") into a whole number of bins.", call. = FALSE)
     }
+    if (k > max_bins) {
+      stop("`width` (", width, ") makes ", format_n(round(k)), " bins; at ",
+           "most ", format_n(max_bins), " are allowed.", call. = FALSE)
+    }
     e <- from + seq(0, round(k)) * width
   } else {
     e <- seq(from, to, length.out = n + 1)
@@ -77,14 +81,24 @@ check_flag <- function(x, arg) {
   }
 }
 
-# a whole number >= 1
-check_count <- function(n, arg) {
+# a whole number from 1 to `max` (by default the largest R integer),
+# checked before anything coerces it: as.integer(3e9) is NA. `why` says
+# where a smaller `max` comes from.
+check_count <- function(n, arg, max = .Machine$integer.max, why = NULL) {
   check_number(n, arg)
   if (n < 1 || n != round(n)) {
     stop("`", arg, "` must be a whole number >= 1, not ", describe(n), ".",
          call. = FALSE)
   }
+  if (n > max) {
+    stop("`", arg, "` must be at most ", format_n(max), why, ", not ",
+         describe(n), ".", call. = FALSE)
+  }
 }
+
+# the most bins a count takes: the engines keep one histogram of bins + 2
+# slots per thread (and per pair of patches)
+max_bins <- 1e6
 
 # the `bins` argument of pair_counts() and wtheta(), checked
 bins_edges <- function(bins) {
@@ -111,6 +125,10 @@ check_edges <- function(e, arg) {
   if (length(e) < 2L) {
     stop("`", arg, "` must hold at least two edges, not ", length(e), ".",
          call. = FALSE)
+  }
+  if (length(e) > max_bins + 1) {
+    stop("`", arg, "` must hold at most ", format_n(max_bins + 1),
+         " edges, not ", format_n(length(e)), ".", call. = FALSE)
   }
   bad <- which(!is.finite(e))
   if (length(bad)) {

@@ -242,12 +242,25 @@ quote_line <- function(x) {
 # matrices with the two columns by name; integer and double columns. Refused
 # with an error naming the argument and column: factors, characters, logical,
 # list and matrix columns, classed numbers (dates, integer64), non-finite
-# values, declinations outside [-90, 90].
+# values, declinations outside [-90, 90], and two columns of a name it needs
+# (which one is meant cannot be known).
 as_catalog <- function(x, arg, columns = c("ra", "dec")) {
   if (!is.character(columns) || length(columns) != 2L || anyNA(columns) ||
       columns[1L] == columns[2L]) {
     stop("`columns` must be two distinct column names (ra, dec), not ",
          describe(columns), ".", call. = FALSE)
+  }
+  if (is.matrix(x) || is.data.frame(x)) {
+    # two columns of one name: which one is meant cannot be known
+    nms <- colnames(x)
+    for (nm in columns) {
+      if (sum(nms == nm, na.rm = TRUE) > 1L) {
+        stop("`", arg, "` has ", sum(nms == nm, na.rm = TRUE), " columns ",
+             "named ", dQuote(nm, FALSE), " (columns ",
+             paste(which(nms == nm), collapse = " and "), "); rename all ",
+             "but one.", call. = FALSE)
+      }
+    }
   }
   if (is.matrix(x)) {
     if (!is.numeric(x)) {
@@ -308,10 +321,9 @@ check_catalog <- function(cat, arg, columns = c("ra", "dec")) {
          format(cat$dec[bad[3L]], digits = 15), ".", call. = FALSE)
   }
   ra <- cat$ra
-  if (bad[4L] > 0) {
-    ra <- ra %% 360
-    ra[ra >= 360] <- 0              # a tiny negative angle may round to 360
-  }
+  # reduced exactly in C (fmod), however large: R's %% loses accuracy
+  # beyond 2^53 degrees
+  if (bad[4L] > 0) ra <- .Call(C_reduce_ra, ra)
   # a plain data frame, built directly (data.frame() is slow on 10^6 rows)
   structure(list(ra = ra, dec = cat$dec), class = "data.frame",
             row.names = c(NA_integer_, -n))

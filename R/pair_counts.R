@@ -37,7 +37,9 @@
 #'   `"cpu"` or `"cuda"` (an error when no GPU is usable). The CUDA engine
 #'   keeps its device buffers between calls, for the life of the R process,
 #'   so that repeated calls start fast.
-#' @param threads CPU threads; defaults to [wtheta_threads()].
+#' @param threads CPU threads: a whole number from 1 to 4 per processor (at
+#'   least 16 are allowed); defaults to [wtheta_threads()], which also says
+#'   what happens when the system cannot start them.
 #' @param devices CUDA device indices to use (default: all visible).
 #' @param columns Names of the right ascension and declination columns.
 #' @param progress Print progress lines (share done, elapsed, estimated time
@@ -46,12 +48,19 @@
 #' @param weights Per-object weights: `NULL` (none), the name of a column
 #'   present in each catalog, or a list with elements `x` and `y` (`y` for
 #'   cross pairs only), each a numeric vector as long as its catalog or a
-#'   column name. Weights must be finite.
+#'   column name. Weights must be finite, and small enough that no sum of
+#'   their products can overflow: the largest `|w|` squared times the
+#'   square of the points counted must stay below `.Machine$double.xmax`
+#'   (multiply a catalog's weights by one factor to rescale them: w(theta)
+#'   does not change).
 #' @param patches Patch labels for jackknife and bootstrap errors: `NULL`
 #'   (none), the name of a column present in each catalog, or a list with
-#'   elements `x` and `y`, each a vector of labels (integer, character or
-#'   factor) as long as its catalog or a column name. Labels are matched
-#'   across catalogs by value; `NA` is not allowed.
+#'   elements `x` and `y`, each a vector of labels (integer, double,
+#'   character or factor) as long as its catalog or a column name. Labels
+#'   are matched across catalogs by value, numbers as numbers (1e15 and
+#'   1e15 + 1 are two patches), so the labels of all catalogs must be
+#'   numbers or all strings (factors count as strings); `NA` is not allowed,
+#'   and there may be at most 46,340 distinct labels.
 #' @param distribute `FALSE` (the default) counts in this R process. `TRUE`
 #'   or a number of blocks `k` cuts each catalog into `k` blocks and counts
 #'   every pair of blocks as a separate task through the future framework
@@ -73,7 +82,8 @@
 #'   `weighted` (the weighted counts per bin), `weighted_below`,
 #'   `weighted_above`, `sum_w1`, `sum_w1_sq`, `sum_w2`, `sum_w2_sq` and
 #'   `weighted_pairs` (the weighted count of all pairs, the normaliser);
-#'   with patches also `patches` (the labels), `patch_n1`, `patch_n2`
+#'   with patches also `patches` (the labels, sorted: numbers or strings),
+#'   `patch_n1`, `patch_n2`
 #'   (points per patch), `patch_counts` (see Patches) and, when weighted,
 #'   `patch_weighted`, `patch_w1`, `patch_w1_sq`, `patch_w2`, `patch_w2_sq`.
 #'   `pairs_skipped` counts the pairs that pruning by the last edge proved
@@ -110,6 +120,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   }
   cats <- if (is.null(y)) list(x = x) else list(x = x, y = y)
   w <- object_values(weights, cats, "weights", numeric = TRUE)
+  check_weight_products(w)
   p <- object_values(patches, cats, "patches", numeric = FALSE)
   labels <- NULL
   if (!is.null(p)) {
@@ -177,6 +188,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                if (weighted) as.double(wa), if (weighted && !is_auto)
                  as.double(wb), tasks, as.integer(n_out), progress,
                grid_mode(), if (is.null(pa)) 0L else as.integer(n_patches))
+  if (is.null(res)) signal_interrupt()
   elapsed <- proc.time()[["elapsed"]] - start
   nb <- length(edges) - 1L
   total <- res$total
@@ -217,6 +229,24 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     if (weighted) out$patch_weighted <- res$patch_weighted
   }
   structure(out, class = "pair_counts")
+}
+
+# Ctrl-C during a count: the engine stopped between chunks and freed
+# everything, and C returned NULL. R_CheckUserInterrupt() ran inside
+# R_ToplevelExec(), which keeps the interrupt from the caller's handlers,
+# and error() would turn it into an error that try() swallows. So raise it
+# here as R does for Ctrl-C anywhere else: signal an "interrupt"
+# condition (tryCatch(interrupt = ) and withCallingHandlers() see it), run
+# options(interrupt), then return to the top level (an Rscript halts).
+signal_interrupt <- function() {
+  cond <- structure(class = c("interrupt", "condition"),
+                    list(message = paste0("wtheta: counting was ",
+                                          "interrupted; no result was ",
+                                          "returned"), call = NULL))
+  signalCondition(cond)
+  h <- getOption("interrupt")
+  if (is.function(h)) h()
+  invokeRestart("abort")
 }
 
 # the totals a count is normalised by: sums of weights (and of squares)

@@ -42,7 +42,8 @@
 #' @param mask `NULL`, or a function of `ra` and `dec` (vectors in degrees)
 #'   returning a logical vector: `TRUE` where a point is kept. The
 #'   footprint is the box where the mask is `TRUE`.
-#' @param n_clusters Expected number of cluster centres in the box.
+#' @param n_clusters Expected number of cluster centres in the box, at most
+#'   the larger of `n` and 10^6 (the centres are drawn in memory).
 #' @param cluster_fraction Fraction of points in clusters, in `[0, 1]`.
 #' @param sigma Cluster width in degrees (standard deviation per axis of
 #'   the Gaussian offsets, at most 5).
@@ -85,6 +86,11 @@ simulate_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
   check_number(n_clusters, "n_clusters")
   if (!(n_clusters > 0)) {
     stop("`n_clusters` must be positive, not ", n_clusters, ".",
+         call. = FALSE)
+  }
+  if (n_clusters > max(n, 1e6)) {
+    stop("`n_clusters` must be at most the larger of `n` and 10^6 (",
+         format_n(max(n, 1e6)), "), not ", describe(n_clusters), ".",
          call. = FALSE)
   }
   check_number(cluster_fraction, "cluster_fraction")
@@ -379,7 +385,7 @@ check_mask <- function(mask) {
 
 with_seed <- function(seed, code) {
   if (is.null(seed)) return(code)
-  check_number(seed, "seed")
+  check_seed(seed)
   env <- globalenv()
   had <- exists(".Random.seed", envir = env, inherits = FALSE)
   old <- if (had) get(".Random.seed", envir = env, inherits = FALSE)
@@ -387,4 +393,17 @@ with_seed <- function(seed, code) {
     rm(".Random.seed", envir = env))
   set.seed(seed)
   code
+}
+
+# NULL or a whole number set.seed() takes as it is: an R integer other than
+# NA (set.seed(1.5) would silently use 1, set.seed(3e9) fail)
+check_seed <- function(seed) {
+  if (is.null(seed)) return(invisible(NULL))
+  check_number(seed, "seed")
+  if (seed != round(seed) || abs(seed) > .Machine$integer.max) {
+    stop("`seed` must be NULL or a whole number from -",
+         .Machine$integer.max, " to ", .Machine$integer.max, ", not ",
+         describe(seed), ".", call. = FALSE)
+  }
+  invisible(as.integer(seed))
 }

@@ -9,9 +9,15 @@
 #' @section Interrupts:
 #' Ctrl-C (SIGINT) during a long \code{\link[=pair_counts]{pair_counts()}} or \code{\link[=wtheta]{wtheta()}} stops the run
 #' at the next chunk of work (a fraction of a second on the CPU; the next
-#' finished batch of kernels on the GPU) with the error
-#' \code{"wtheta: counting was interrupted; no result was returned"}. Nothing is
-#' assigned, and the session can count again at once.
+#' finished batch of kernels on the GPU). Once the engine has freed
+#' everything, the call raises a real interrupt, as R does for Ctrl-C
+#' anywhere else: an \code{"interrupt"} condition (message
+#' \code{"wtheta: counting was interrupted; no result was returned"}) that
+#' \code{tryCatch(interrupt = )} and \code{withCallingHandlers()} see, then a return
+#' to the top level. \code{try()} does not catch it, so
+#' \code{for (i in 1:4) try(pair_counts(...))} stops at the first Ctrl-C, and an
+#' Rscript halts. Nothing is assigned, and the session can count again at
+#' once.
 #'
 #' @section Injected faults (for tests only):
 #' The environment variable \code{WTHETA_TEST_FAULT} makes the engines fail at a

@@ -39,6 +39,12 @@ object_values <- function(spec, cats, arg, numeric) {
              "` does not have (its columns: ",
              paste(cols, collapse = ", "), ").", call. = FALSE)
       }
+      if (sum(cols == v) > 1L) {
+        stop(where, " names column ", dQuote(v, FALSE), ", but `", nm,
+             "` has ", sum(cols == v), " columns of that name (columns ",
+             paste(which(cols == v), collapse = " and "), "); rename all ",
+             "but one.", call. = FALSE)
+      }
       v <- if (is.data.frame(x)) x[[v]] else x[, v]
       where <- paste0("column ", dQuote(spec[[nm]], FALSE), " of `", nm, "`")
     }
@@ -65,6 +71,52 @@ check_weights <- function(v, where) {
   v
 }
 
+# Weights whose products could overflow a double are refused: every
+# weighted count and normaliser is a sum of at most N^2 products of two
+# weights, N the points of all catalogs, so max |w|^2 N^2 must be finite.
+check_weight_products <- function(w) {
+  if (is.null(w)) return(invisible())
+  big <- vapply(w, function(v) max(abs(v)), 0)
+  n <- sum(lengths(w))
+  if (!is.finite(max(big)^2 * n^2)) {
+    k <- which.max(big)
+    stop("`weights` are too large: the largest, ", format(big[k]), " (of `",
+         names(w)[k], "`), squared and summed over up to ", format(n^2),
+         " pairs overflows a double; divide each catalog's weights by a ",
+         "common factor (w(theta) does not change).", call. = FALSE)
+  }
+  invisible()
+}
+
+# wtheta(): the weighted total of all pairs of each count (its normaliser)
+# must not be 0, or w is NaN in every bin
+check_weight_totals <- function(w, is_cross, self_pairs) {
+  if (is.null(w)) return(invisible())
+  s <- vapply(w, sum, 0)
+  s2 <- vapply(w, function(v) sum(v^2), 0)
+  auto <- function(nm) weight_norm(s[[nm]], s2[[nm]], s[[nm]], TRUE,
+                                   self_pairs)
+  r2 <- if ("random2" %in% names(w)) "random2" else "random"
+  totals <- if (!is_cross) {
+    c(DD = auto("data"), DR = s[["data"]] * s[["random"]],
+      RR = auto("random"))
+  } else {
+    c(D1D2 = s[["data"]] * s[["data2"]], D1R2 = s[["data"]] * s[[r2]],
+      R1D2 = s[["random"]] * s[["data2"]],
+      R1R2 = if (r2 == "random") auto("random") else s[["random"]] * s[[r2]])
+  }
+  bad <- which(totals == 0)
+  if (length(bad)) {
+    nm <- names(totals)[bad[1L]]
+    stop("`weights` make the weighted total of all ", nm, " pairs 0, so ",
+         nm, " cannot be normalised (weight sums: ",
+         paste0(names(s), " ", vapply(s, format, "", digits = 6),
+                collapse = ", "),
+         "); give some of the weights other values.", call. = FALSE)
+  }
+  invisible()
+}
+
 check_labels <- function(v, where) {
   if (is.factor(v)) v <- as.character(v)
   if (!is.atomic(v) || is.object(v) || !(is.numeric(v) || is.character(v))) {
@@ -79,13 +131,26 @@ check_labels <- function(v, where) {
   v
 }
 
-# the sorted union of the labels of every catalog, as character
+# the sorted union of the labels of every catalog: numbers compared by
+# value (as.character() keeps 15 digits, and 1e15 and 1e15 + 1 would merge),
+# or strings; labels of both kinds are refused
 patch_levels <- function(p) {
+  num <- vapply(p, is.numeric, TRUE)
+  if (any(num) && !all(num)) {
+    stop("`patches` gives numeric labels for `", names(p)[num][1L],
+         "` but character or factor labels for `", names(p)[!num][1L],
+         "`; labels are matched by value, so give them one type.",
+         call. = FALSE)
+  }
   all <- unique(unlist(lapply(p, function(v) unique(v)), use.names = FALSE))
-  lv <- if (is.numeric(all)) as.character(sort(all)) else sort(as.character(all))
+  lv <- sort(all)
   if (length(lv) < 2L) {
     stop("`patches` must hold at least two distinct labels, not ",
          length(lv), ".", call. = FALSE)
+  }
+  if (length(lv) > max_patches) {
+    stop("`patches` must hold at most ", format_n(max_patches),
+         " distinct labels, not ", format_n(length(lv)), ".", call. = FALSE)
   }
   lv
 }
@@ -94,6 +159,13 @@ patch_levels <- function(p) {
 # labels sorted as patch_levels() gives them
 patch_numbers <- function(p) {
   labels <- patch_levels(p)
-  list(labels = labels,
-       numbers = lapply(p, function(v) match(as.character(v), labels)))
+  list(labels = labels, numbers = lapply(p, function(v) match(v, labels)))
+}
+
+# a patch label in a message: a number with the digits that tell it apart
+label_text <- function(x) {
+  if (!is.numeric(x)) return(as.character(x))
+  s <- format(x, digits = 15)
+  if (as.numeric(s) != x) s <- format(x, digits = 17)
+  s
 }

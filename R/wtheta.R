@@ -74,8 +74,9 @@
 #'   `data`, `random` (and `data2`, `random2`), each labels or a column name.
 #' @param n_patches Number of patches made when `patches` is `NULL`.
 #' @param n_boot Number of bootstrap resamplings.
-#' @param seed Integer seed for the patches made by k-means and for the
-#'   bootstrap draws (the global random state is left as it was), or `NULL`.
+#' @param seed A whole number (an R integer other than `NA`) seeding the
+#'   patches made by k-means and the bootstrap draws (the global random
+#'   state is left as it was), or `NULL`.
 #' @param data2,random2 A second sample and its randoms, for the
 #'   cross-correlation of `data` with `data2`.
 #' @inheritParams pair_counts
@@ -92,7 +93,8 @@
 #'   `pair_counts` (the [pair_counts()] results, raw counts included),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
 #'   `n_outside` (pairs outside the edges per count) and `edges`. `w` is
-#'   `NA` in bins where its denominator is zero, with a warning.
+#'   `NA` in bins where its denominator is zero, and `w_err` in bins where
+#'   that of a replicate is, each with a warning that names the bins.
 #' @seealso [wtheta_cov()] for the covariance, [sky_patches()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
@@ -143,13 +145,16 @@ wtheta <- function(data, random, bins,
     }
   }
   w <- object_values(weights, users, "weights", numeric = TRUE)
+  check_weight_products(w)
+  check_weight_totals(w, is_cross, self_pairs)
   resample <- error %in% c("jackknife", "bootstrap")
   if (!resample && !is.null(patches)) {
     stop("`patches` is used by error = \"jackknife\" or \"bootstrap\", not ",
          "by error = \"", error, "\".", call. = FALSE)
   }
-  if (resample) check_count(n_patches, "n_patches")
+  if (resample) check_n_patches(n_patches)
   if (error == "bootstrap") check_count(n_boot, "n_boot")
+  check_seed(seed)
   how <- plan_counting(backend, devices, threads, distribute)
   check_memory(sum(vapply(cats, nrow, 0L)), !is.null(w), resample)
   threads <- threads_or_default(threads)
@@ -161,7 +166,8 @@ wtheta <- function(data, random, bins,
     # each catalog grouped by patch once, not once per count it enters
     if (is.null(patches) || inherits(patches, "wtheta_patches")) {
       made <- if (is.null(patches)) {
-        sky_patches(cats$random, n_patches, seed = seed)
+        fit_patches(cats$random, "random", n_patches, seed,
+                    threads = threads)
       } else patches
       labels <- as.character(seq_len(nrow(made)))
       g <- lapply(names(cats), function(nm) {
@@ -179,7 +185,8 @@ wtheta <- function(data, random, bins,
     names(g) <- names(cats)
     empty <- which(g$random$counts == 0L)
     if (length(empty)) {
-      stop("patch ", dQuote(labels[empty[1L]], FALSE), " holds no random ",
+      stop("patch ", dQuote(label_text(labels[empty[1L]]), FALSE),
+           " holds no random ",
            "point; every patch needs randoms.", call. = FALSE)
     }
     u <- lapply(g, `[[`, "xyz")
@@ -226,6 +233,15 @@ wtheta <- function(data, random, bins,
   } else if (resample) {
     reps <- replicate_w(pcs, estimator, is_cross, error, n_boot, seed,
                         weighted)
+    bad <- which(rowSums(!is.finite(reps)) > 0)
+    if (length(bad)) {
+      warning("w_err is NA in ", length(bad), " bin(s) where a ", error,
+              " replicate of w has a zero denominator: bin",
+              if (length(bad) > 1L) "s", " ",
+              paste(bad[seq_len(min(10L, length(bad)))], collapse = ", "),
+              if (length(bad) > 10L) ", ...", "; widen the bins, use ",
+              "fewer patches or add randoms.", call. = FALSE)
+    }
     cov <- if (error == "jackknife") {
       P <- ncol(reps)
       d <- reps - rowMeans(reps)
@@ -312,8 +328,12 @@ estimate_w <- function(n, estimator, is_cross, warn = FALSE) {
   if (any(zero)) {
     w[zero] <- NA_real_
     if (warn) {
-      warning("w is NA in ", sum(zero), " bin(s) where ", what,
-              " is zero; widen the bins or add randoms.", call. = FALSE)
+      bins <- which(zero)
+      warning("w is NA in ", length(bins), " bin(s) where ", what,
+              " is zero: bin", if (length(bins) > 1L) "s", " ",
+              paste(bins[seq_len(min(10L, length(bins)))], collapse = ", "),
+              if (length(bins) > 10L) ", ...",
+              "; widen the bins or add randoms.", call. = FALSE)
     }
   }
   w
@@ -323,11 +343,18 @@ estimate_w <- function(n, estimator, is_cross, warn = FALSE) {
 # matrix (jackknife: all but one; bootstrap: P draws with replacement)
 patch_multiplicities <- function(error, P, n_boot, seed) {
   if (error == "jackknife") return(1 - diag(P))
-  with_seed(if (!is.null(seed)) seed + 1L, {
-    # seed + 1: a stream apart from the one that seeded the k-means patches
+  with_seed(bootstrap_seed(seed), {
     vapply(seq_len(n_boot), function(i)
       tabulate(sample.int(P, P, replace = TRUE), P), numeric(P))
   })
+}
+
+# the seed of the bootstrap draws: seed + 1, a stream apart from the one
+# that seeded the k-means patches; past the largest integer, its negative
+bootstrap_seed <- function(seed) {
+  if (is.null(seed)) return(NULL)
+  seed <- as.integer(seed)
+  if (seed < .Machine$integer.max) seed + 1L else -.Machine$integer.max
 }
 
 # w of each jackknife (leave one patch out) or bootstrap (patches drawn with

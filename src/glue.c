@@ -65,6 +65,22 @@ static const double *real_or_die(SEXP x, const char *what)
   return REAL(x);
 }
 
+/* The threads a call uses: R checked `threads` (1 up to its ceiling);
+ * OMP_THREAD_LIMIT caps it, then at most one per grain points (grain 0:
+ * no such limit). A team that cannot start is an R error here, before the
+ * OpenMP runtime would end the process. */
+static int team_of(SEXP threads, int64_t n, int64_t grain)
+{
+  int t = asInteger(threads);
+  if (t == NA_INTEGER || t < 1) error("wtheta internal: threads < 1");
+  t = grain > 0 ? wt_threads_for(t, n, grain) : wt_cap_threads(t);
+  char msg[200];
+  if (wt_threads_start(t, msg, sizeof msg) != 0)
+    error("wtheta: cannot start %d CPU threads: %s; ask for fewer with "
+          "`threads` or options(wtheta.threads)", t, msg);
+  return t;
+}
+
 /* a catalog prepared by wt_r_unit_vectors: an n x 3 double matrix */
 static void points_of(SEXP xyz, wt_points *p)
 {
@@ -85,8 +101,7 @@ SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
   SEXP xyz = PROTECT(allocMatrix(REALSXP, (int)n, 3));
   double *v = REAL(xyz);
   wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n,
-                  wt_threads_for(asInteger(threads), (int64_t)n,
-                                 WT_LIGHT_GRAIN));
+                  team_of(threads, (int64_t)n, WT_LIGHT_GRAIN));
   UNPROTECT(1);
   return xyz;
 }
@@ -96,8 +111,6 @@ static void status_error(int status, const wt_job *job)
   switch (status) {
   case WT_ERR_NOMEM:
     error("wtheta: not enough memory for the pair counts");
-  case WT_ERR_INTERRUPTED:
-    error("wtheta: counting was interrupted; no result was returned");
   case WT_ERR_NO_CUDA:
     error("wtheta: this build has no CUDA support (no nvcc at install time)");
   case WT_ERR_NO_DEVICE:
@@ -192,9 +205,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
     error("wtheta internal: n_out must be a positive integer");
   job.self_pairs = asLogical(self_pairs) == TRUE;
   job.backend = asInteger(backend);
-  job.n_threads = asInteger(threads);
-  if (job.n_threads < 1) error("wtheta internal: threads < 1");
-  job.n_threads = wt_cap_threads(job.n_threads);
+  job.n_threads = team_of(threads, 0, 0);
   if (TYPEOF(devices) != INTSXP) error("wtheta internal: devices");
   job.devices = INTEGER(devices);
   job.n_devices = (int)XLENGTH(devices);
@@ -222,6 +233,10 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
 
   int status = wt_count(&job);
   progress_done(&prog, status);
+  /* interrupted: everything is freed (R_alloc memory when .Call returns);
+   * NULL tells count_pairs() to signal an R interrupt condition, which
+   * error() cannot raise */
+  if (status == WT_ERR_INTERRUPTED) return R_NilValue;
   if (status != WT_OK) status_error(status, &job);
 
   /* every histogram (n_edges + 1 slots each), unless patch arrays replace
@@ -325,8 +340,7 @@ SEXP wt_r_nearest_centre(SEXP xyz, SEXP centres, SEXP threads)
   if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");
   SEXP out = PROTECT(allocVector(INTSXP, (R_xlen_t)p.n));
   wt_nearest_centre(p.x, p.y, p.z, p.n, c.x, c.y, c.z, (int)c.n,
-                    INTEGER(out),
-                    wt_threads_for(asInteger(threads), p.n, WT_LIGHT_GRAIN));
+                    INTEGER(out), team_of(threads, p.n, WT_LIGHT_GRAIN));
   UNPROTECT(1);
   return out;
 }
@@ -408,7 +422,7 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
   if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");
   const double *r = real_or_die(ra, "ra"), *d = real_or_die(dec, "dec");
   const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
-  const int t = wt_threads_for(asInteger(threads), (int64_t)n, WT_LIGHT_GRAIN);
+  const int t = team_of(threads, (int64_t)n, WT_LIGHT_GRAIN);
   SEXP out = PROTECT(group_alloc(n, (int)c.n, wv != NULL));
   /* no R call from here to free() */
   double *v = malloc((size_t)n * 3 * sizeof(double));
@@ -501,6 +515,25 @@ SEXP wt_r_check_coords(SEXP ra, SEXP dec)
   return out;
 }
 
+/* right ascensions (degrees) reduced to [0, 360): fmod() is exact for
+ * every finite double (the remainder is representable), where R's %%
+ * loses all accuracy beyond 2^53 degrees. A tiny negative angle whose
+ * 360 + ra rounds to 360 becomes 0. */
+SEXP wt_r_reduce_ra(SEXP ra)
+{
+  const R_xlen_t n = XLENGTH(ra);
+  const double *r = real_or_die(ra, "ra");
+  SEXP out = PROTECT(allocVector(REALSXP, n));
+  double *o = REAL(out);
+  for (R_xlen_t i = 0; i < n; i++) {
+    double v = fmod(r[i], 360.0);
+    if (v < 0.0) v += 360.0;
+    o[i] = v >= 360.0 ? 0.0 : v;
+  }
+  UNPROTECT(1);
+  return out;
+}
+
 /* sky patches: k-means++ seeding from the k uniform draws, then spherical
  * k-means; a list of the centres (k x 3), the 1-based label of every point
  * and the rounds made */
@@ -511,8 +544,7 @@ SEXP wt_r_kmeans(SEXP xyz, SEXP draws, SEXP iter, SEXP threads)
   const int k = (int)XLENGTH(draws);
   if (k < 1 || p.n < k) error("wtheta internal: k-means sizes");
   const double *draw = real_or_die(draws, "draws");
-  const int n_threads = wt_threads_for(asInteger(threads), p.n,
-                                      WT_LIGHT_GRAIN);
+  const int n_threads = team_of(threads, p.n, WT_LIGHT_GRAIN);
   SEXP cen = PROTECT(allocMatrix(REALSXP, k, 3));
   SEXP lab = PROTECT(allocVector(INTSXP, (R_xlen_t)p.n));
   double *cv = REAL(cen);
@@ -533,6 +565,9 @@ SEXP wt_r_kmeans(SEXP xyz, SEXP draws, SEXP iter, SEXP threads)
 
 SEXP wt_r_cuda_release(void) { return ScalarInteger(wt_cuda_release()); }
 
-SEXP wt_r_default_threads(void) { return ScalarInteger(wt_default_threads()); }
+SEXP wt_r_default_threads(SEXP available)
+{
+  return ScalarInteger(wt_default_threads(asInteger(available)));
+}
 
 SEXP wt_r_cpu_cores(void) { return ScalarInteger(wt_cpu_cores()); }

@@ -13,10 +13,11 @@ SEXP wt_r_cuda_release(void);
 SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
 SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_check_coords(SEXP, SEXP);
+SEXP wt_r_reduce_ra(SEXP);
 SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_jackknife_counts(SEXP, SEXP);
 SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_default_threads(void);
+SEXP wt_r_default_threads(SEXP);
 SEXP wt_r_cpu_cores(void);
 
 static const R_CallMethodDef call_methods[] = {
@@ -28,10 +29,11 @@ static const R_CallMethodDef call_methods[] = {
   {"nearest_centre", (DL_FUNC)&wt_r_nearest_centre, 3},
   {"kmeans", (DL_FUNC)&wt_r_kmeans, 4},
   {"check_coords", (DL_FUNC)&wt_r_check_coords, 2},
+  {"reduce_ra", (DL_FUNC)&wt_r_reduce_ra, 1},
   {"group_patches", (DL_FUNC)&wt_r_group_patches, 4},
   {"jackknife_counts", (DL_FUNC)&wt_r_jackknife_counts, 2},
   {"patch_vectors", (DL_FUNC)&wt_r_patch_vectors, 5},
-  {"default_threads", (DL_FUNC)&wt_r_default_threads, 0},
+  {"default_threads", (DL_FUNC)&wt_r_default_threads, 1},
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
   {NULL, NULL, 0}
 };

@@ -3,7 +3,10 @@
 #define WT_THREADS_H
 #include <stdint.h>
 int wt_cpu_cores(void);
-int wt_default_threads(void);
+#include <stddef.h>
+int wt_default_threads(int available);
+/* 0 when a team of n threads can start, else -1 and a message */
+int wt_threads_start(int n, char *msg, size_t len);
 int wt_cap_threads(int requested);
 /* at most one thread per grain points of a light pass */
 int wt_threads_for(int requested, int64_t n, int64_t grain);

@@ -22,6 +22,8 @@ debs="r-base-dev r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 p
 # valgrind for the memory check of `test`; tibble for a hostile-input test;
 # future.apply for counting through future plans; ggplot2 for autoplot()
 debs="$debs valgrind r-cran-tibble r-cran-future.apply r-cran-ggplot2"
+# parallelly for the default thread count (cores granted by cgroups, Slurm, PBS)
+debs="$debs r-cran-parallelly"
 
 install_missing() {
   missing=""

@@ -59,3 +59,34 @@ wait_file <- function(path, timeout = 60) {
   }
   readLines(path, warn = FALSE)
 }
+
+# Runs R code in a fresh Rscript (wtheta loaded from this session's
+# library) under a time limit, so that a crash or a hang fails the calling
+# test instead of ending the suite. Returns list(status, out): the exit
+# status (124 when the limit was hit, as coreutils' timeout says) and the
+# output lines. env: extra "NAME=value" strings.
+run_child <- function(code, env = character(), timeout = 60) {
+  script <- tempfile("wtheta-child", fileext = ".R")
+  on.exit(unlink(script), add = TRUE)
+  writeLines(c("suppressMessages(library(wtheta))", code), script)
+  libs <- paste(.libPaths(), collapse = .Platform$path.sep)
+  rscript <- file.path(R.home("bin"), "Rscript")
+  limit <- Sys.which("timeout")
+  cmd <- if (nzchar(limit)) limit else rscript
+  args <- c(if (nzchar(limit)) c("-k", "5", timeout, shQuote(rscript)),
+            "--vanilla", shQuote(script))
+  out <- suppressWarnings(system2(cmd, args, stdout = TRUE, stderr = TRUE,
+                                  env = c(paste0("R_LIBS=", libs), env)))
+  status <- attr(out, "status")
+  list(status = if (is.null(status)) 0L else status, out = as.character(out))
+}
+
+# the text after "tag: " on the child's output line that starts with it
+child_says <- function(res, tag) {
+  line <- grep(paste0("^", tag, ": "), res$out, value = TRUE)
+  if (length(line) != 1L) {
+    stop("no single line \"", tag, ": ...\" in the child's output:\n",
+         paste(res$out, collapse = "\n"))
+  }
+  sub(paste0("^", tag, ": "), "", line)
+}

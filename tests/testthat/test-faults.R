@@ -100,12 +100,16 @@ test_that("many failed runs do not grow the process", {
 })
 
 # A child process starts a long count, the parent sends SIGINT (what Ctrl-C
-# does) once it is under way; the child reports what it got and counts again.
+# does) once it is under way; the child reports what it got and counts
+# again. Then it runs `for (i in 1:3) try(pair_counts(...))` and gets a
+# second SIGINT: as with Ctrl-C in base R, try() does not catch the
+# interrupt, and the loop and the script stop.
 interrupt_child <- function(backend, n, threads = 1L) {
   skip_on_os("windows")
   dir <- tempfile("wtheta-int")
   dir.create(dir)
   ready <- file.path(dir, "ready")
+  ready2 <- file.path(dir, "ready2")
   code <- c(
     sprintf("set.seed(1); n <- %d", as.integer(n)),
     "x <- data.frame(ra = runif(n, 0, 360), dec = asin(runif(n, -1, 1)) * 180 / pi)",
@@ -117,38 +121,54 @@ interrupt_child <- function(backend, n, threads = 1L) {
     "t0 <- proc.time()[['elapsed']]",
     "r <- tryCatch({",
     sprintf("  pc <- pair_counts(x, bins = b, backend = '%s', threads = thr); 'finished'", backend),
-    "}, error = function(e) conditionMessage(e),",
-    "   interrupt = function(e) 'an interrupt condition')",
+    "}, error = function(e) paste('an error:', conditionMessage(e)),",
+    "   interrupt = function(e) paste('an interrupt condition:', conditionMessage(e)))",
     "cat('outcome:', r, '\\n')",
     "cat('seconds:', proc.time()[['elapsed']] - t0, '\\n')",
     "cat('assigned:', exists('pc'), '\\n')",
     sprintf("after <- pair_counts(small, bins = c(0, 1.5, 3), backend = '%s', threads = thr)", backend),
-    "cat('after:', after$counts, after$backend, '\\n')")
+    "cat('after:', after$counts, after$backend, '\\n')",
+    sprintf("writeLines('go', %s)", deparse(ready2)),
+    "for (i in 1:3) {",
+    "  cat('loop:', i, '\\n')",
+    sprintf("  try(pair_counts(x, bins = b, backend = '%s', threads = thr))", backend),
+    "}",
+    "cat('after the loop\\n')")
   child <- start_child(code)
   pid <- as.integer(wait_file(child$pid))
   wait_file(ready)
   Sys.sleep(1.5)
   tools::pskill(pid, tools::SIGINT)
-  out <- wait_child(child, timeout = 300)
+  wait_file(ready2, timeout = 300)
+  Sys.sleep(1.5)
+  tools::pskill(pid, tools::SIGINT)
+  # the script halts at the second interrupt: done is never written
+  t0 <- Sys.time()
+  while (tools::pskill(pid, 0L) &&
+         as.numeric(Sys.time() - t0, units = "secs") < 300) Sys.sleep(0.1)
+  out <- readLines(child$out)
+  info <- paste(out, collapse = "\n")
   outcome <- sub("^outcome: ", "", grep("^outcome:", out, value = TRUE))
-  expect_identical(trimws(outcome),
-                   "wtheta: counting was interrupted; no result was returned",
-                   info = paste(out, collapse = "\n"))
-  expect_true("assigned: FALSE " %in% out, info = paste(out, collapse = "\n"))
-  expect_true(paste("after: 2 1", backend, "") %in% out,
-              info = paste(out, collapse = "\n"))
+  expect_identical(trimws(outcome), paste0(
+    "an interrupt condition: wtheta: counting was interrupted; no result ",
+    "was returned"), info = info)
+  expect_true("assigned: FALSE " %in% out, info = info)
+  expect_true(paste("after: 2 1", backend, "") %in% out, info = info)
+  expect_identical(grep("^loop:", out, value = TRUE), "loop: 1 ", info = info)
+  expect_false("after the loop" %in% out, info = info)
+  expect_false(file.exists(child$done), info = info)
   secs <- as.numeric(sub("^seconds: ", "", grep("^seconds:", out, value = TRUE)))
   invisible(secs)
 }
 
-test_that("Ctrl-C stops a long CPU run with an error and no result", {
+test_that("Ctrl-C stops a long CPU run with an interrupt and no result", {
   # 150,000 points: 1.1e10 pairs, many seconds on one thread
   secs <- interrupt_child("cpu", 150000, threads = 1L)
   # the interrupt came 1.5 s in; the run stops at the next chunk
   expect_lt(secs, 30)
 })
 
-test_that("Ctrl-C stops a long GPU run with an error and no result", {
+test_that("Ctrl-C stops a long GPU run with an interrupt and no result", {
   skip_if_no_cuda()
   # 10^7 points: 5e13 pairs, tens of seconds on one GPU
   secs <- interrupt_child("cuda", 1e7)
