@@ -122,6 +122,7 @@ describe_run_attr <- function(a) {
 #'   positive, `NA` if none), `error`, `median_rel_err` (median of
 #'   `w_err / |w|`, `NA` without errors), `backend`, `threads`, `devices`,
 #'   `elapsed`; `as.data.frame()` a plain data frame.
+#' @seealso [wtheta()], [plot.wtheta()], [wtheta_cov()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, like = sim, seed = 2)
@@ -276,6 +277,7 @@ plot_axes <- function(x, log, w_lo) {
 #' @param ... Passed to [plot.default()] (for example `main`, `ylim`,
 #'   `col`).
 #' @return `x`, invisibly.
+#' @seealso [autoplot.wtheta()] for ggplot2, [plot.wtheta_cov()] for the correlation matrix, [wtheta()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, like = sim, seed = 2)
@@ -360,6 +362,7 @@ plot.wtheta <- function(x, model = NULL, log = NULL, errors = TRUE,
 #' @inheritParams plot.wtheta
 #' @param ... Ignored.
 #' @return A ggplot object.
+#' @seealso [plot.wtheta()] for base graphics, [wtheta()].
 #' @examplesIf requireNamespace("ggplot2", quietly = TRUE)
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, like = sim, seed = 2)

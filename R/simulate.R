@@ -186,6 +186,7 @@ random_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
 #' @param integral_constraint Subtract the integral constraint of the
 #'   catalog's footprint (see Details).
 #' @return A numeric vector, w at each `theta`.
+#' @seealso [simulate_catalog()], [plot.wtheta()] with `model =`.
 #' @examples
 #' sim <- simulate_catalog(5000, seed = 1)
 #' model_wtheta(sim, c(0.05, 0.2, 0.5, 1))

@@ -263,6 +263,7 @@ wtheta <- function(data, random, bins,
 #' @return The covariance matrix of `w` between bins: from the jackknife or
 #'   bootstrap replicates, or diagonal for Poisson errors; `NULL` for
 #'   `error = "none"`.
+#' @seealso [plot.wtheta_cov()], [wtheta()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, seed = 2)
