@@ -575,7 +575,7 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
 #' correlation that is not defined) are grey.
 #'
 #' @param x A covariance from [wtheta_cov()].
-#' @param main Title; by default it names the error type.
+#' @param main Title; the error type and number of bins go under it.
 #' @param col Colours from -1 to 1.
 #' @param ... Passed to [graphics::image()] (for example `xlab`).
 #' @return The correlation matrix, invisibly.
@@ -604,25 +604,28 @@ plot.wtheta_cov <- function(x, main = NULL,
   log_ax <- e[1L] > 0 && n > 1L && is_log_spaced(e)
   # a bin from 0 cannot sit on a log axis: start it at half its upper edge
   if (log_ax && e[1L] <= 0) e[1L] <- e[2L] / 2
-  if (is.null(main)) {
-    err <- attr(x, "error", exact = TRUE)
-    main <- paste0("Correlation of w between bins",
-                   if (!is.null(err)) paste0(" (", err, " errors)"))
-  }
+  err <- attr(x, "error", exact = TRUE)
+  if (is.null(main)) main <- "Correlation of w between bins"
   breaks <- seq(-1, 1, length.out = length(col) + 1L)
   old <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(old))
   graphics::layout(matrix(1:2, 1L), widths = c(5, 1))
-  graphics::par(mar = c(5, 4.5, 4, 1))
+  # the title over both panels, so that a narrow device does not clip it
+  graphics::par(oma = c(0, 0, 2.5, 0), mar = c(5, 4.5, 1, 1))
   graphics::image(e, e, pmin(pmax(r, -1), 1), col = col, breaks = breaks,
                   log = if (log_ax) "xy" else "", xlab = axis_name,
-                  ylab = axis_name, main = main, ...)
+                  ylab = axis_name, ...)
+  graphics::title(main, outer = TRUE, line = 1)
+  if (!is.null(err)) {
+    graphics::mtext(paste0(err, " errors, ", n, " bins"), side = 3,
+                    outer = TRUE, line = 0, cex = 0.8)
+  }
   if (anyNA(r)) {
     graphics::image(e, e, ifelse(is.na(r), 0, NA_real_), col = "grey80",
                     add = TRUE)
   }
   graphics::box()
-  graphics::par(mar = c(5, 0.5, 4, 4))
+  graphics::par(mar = c(5, 0.5, 1, 4))
   graphics::image(1, breaks, matrix(breaks[-1L] - diff(breaks) / 2, 1L),
                   col = col, breaks = breaks, xaxt = "n", yaxt = "n",
                   xlab = "", ylab = "")
