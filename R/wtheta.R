@@ -189,6 +189,8 @@ wtheta <- function(data, random, bins,
   } else {
     u <- lapply(cats, unit_vectors, threads = threads)
   }
+  progress <- progress_start(progress, if (is_cross) 4L else 3L,
+                             environment())
   count <- function(x, y, sp) {
     count_planned(how, u[[x]], if (!is.null(y)) u[[y]], edges, sp, threads,
                   progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
