@@ -11,7 +11,8 @@
 #'   `threads` (CPU threads wtheta uses by default). Its attribute
 #'   `cuda_compiled` says whether CUDA support was compiled in; when a
 #'   `"cuda"` row is unavailable, `name` says why.
-#' @seealso [wtheta_threads()] for the CPU thread count, [wtheta_free_gpu()], the `backend` argument of [pair_counts()] and [wtheta()].
+#' @seealso [wtheta_threads()] for the CPU thread count, [wtheta_free_gpu()],
+#'   the `backend` argument of [pair_counts()] and [wtheta()].
 #' @examples
 #' wtheta_backends()
 #' @export
@@ -55,7 +56,8 @@ wtheta_backends <- function() {
 #' `_R_CHECK_LIMIT_CORES_` (2), and 1 inside a forked child process.
 #'
 #' @return A single integer.
-#' @seealso [wtheta_backends()], the `threads` argument of [pair_counts()] and [wtheta()].
+#' @seealso [wtheta_backends()], the `threads` argument of [pair_counts()] and
+#'   [wtheta()].
 #' @examples
 #' wtheta_threads()
 #' @export

@@ -37,7 +37,8 @@
 #'   character (a space or a tab mean spaces and tabs).
 #' @return A data frame with numeric columns `ra` (in `[0, 360)`) and `dec`
 #'   (in `[-90, 90]`), in degrees, one row per line of data.
-#' @seealso [simulate_catalog()] and [random_catalog()] for simulated catalogs; [wtheta()] and [pair_counts()], which take the result.
+#' @seealso [simulate_catalog()] and [random_catalog()] for simulated catalogs;
+#'   [wtheta()] and [pair_counts()], which take the result.
 #' @examples
 #' f <- tempfile(fileext = ".txt")
 #' writeLines(c("3", "600 120", "610.5 121", "21599 -30"), f)

@@ -91,7 +91,8 @@
 #'   With `distribute`, `distributed` gives the number of tasks, of
 #'   distinct worker processes and the plan's class; `backend` then lists
 #'   the backends the workers used.
-#' @seealso [wtheta()], which combines counts into w(theta); [theta_bins()]; [sky_patches()]; [wtheta_backends()].
+#' @seealso [wtheta()], which combines counts into w(theta); [theta_bins()];
+#'   [sky_patches()]; [wtheta_backends()].
 #' @examples
 #' set.seed(1)
 #' cat <- random_catalog(500, ra_range = c(0, 20), dec_range = c(-10, 10))
