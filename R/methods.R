@@ -470,10 +470,11 @@ plot.wtheta <- function(x, model = NULL, log = NULL, errors = TRUE,
   if (!is.null(grid)) {
     graphics::lines(grid, ty(mw), col = "firebrick", lwd = 2, lty = 2)
     if (legend) {
+      pch <- if (lay$style == "points") args$pch else NA
       graphics::legend("topright", bty = "n",
-                       legend = c("measured", "model"), col = c(col, "firebrick"),
-                       lty = c(1, 2), pch = c(if (lay$style == "points")
-                         args$pch else NA, NA), lwd = c(1, 2))
+                       legend = c("measured", "model"),
+                       col = c(col, "firebrick"), lty = c(1, 2),
+                       pch = c(pch, NA), lwd = c(1, 2))
     }
   }
   invisible(x)
@@ -729,7 +730,9 @@ kept_rows <- function(out, n) {
     }
     adjacent <- length(rows) == 1L ||
       all(out$theta_hi[-length(rows)] == out$theta_lo[-1L])
-    attr(out, "edges") <- if (adjacent) c(out$theta_lo, out$theta_hi[length(rows)])
+    attr(out, "edges") <- if (adjacent) {
+      c(out$theta_lo, out$theta_hi[length(rows)])
+    }
     attr(out, "n_outside") <- NULL
     attr(out, "pair_counts") <- NULL
   }
