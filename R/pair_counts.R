@@ -44,7 +44,9 @@
 #'   package installed it goes to a progressr progressor, shown by whatever
 #'   handler is active: RStudio's progress bar, a text bar, or none until
 #'   you call `progressr::handlers(global = TRUE)` or wrap the call in
-#'   [progressr::with_progress()]; it also reaches you from
+#'   [progressr::with_progress()] (without global handlers, a count
+#'   running longer than two seconds says so once per session); it also
+#'   reaches you from
 #'   `distribute = TRUE` workers. Without progressr, when progressr is
 #'   disabled (its option `progressr.enable`, `FALSE` by default outside
 #'   interactive sessions) or with `options(wtheta.progressr = FALSE)`, the

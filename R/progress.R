@@ -23,7 +23,29 @@ progress_steps <- 1000
 # `envir` (the user-facing function's) exits.
 progress_start <- function(progress, n_counts, envir) {
   if (!isTRUE(progress) || !use_progressr()) return(isTRUE(progress))
-  progressr::progressor(steps = n_counts * progress_steps, envir = envir)
+  p <- progressr::progressor(steps = n_counts * progress_steps, envir = envir)
+  # without global handlers a long count may show nothing: say once per
+  # session how to see it (inside with_progress() it shows anyway)
+  if (!isTRUE(progressr::handlers(global = NA))) {
+    attr(p, "hint_after") <- proc.time()[["elapsed"]] + 2
+  }
+  p
+}
+
+progress_hint <- new.env(parent = emptyenv())
+
+# once per session, when a count has run 2 s with no global handlers
+give_progress_hint <- function(p) {
+  after <- attr(p, "hint_after", exact = TRUE)
+  if (is.null(after) || isTRUE(progress_hint$given) ||
+      proc.time()[["elapsed"]] < after) {
+    return(invisible(NULL))
+  }
+  progress_hint$given <- TRUE
+  message("wtheta reports progress through progressr: ",
+          "progressr::handlers(global = TRUE) shows it (RStudio: a progress ",
+          "bar); options(wtheta.progressr = FALSE) prints wtheta's own lines ",
+          "instead.")
 }
 
 # The `progress` argument of one C call: the logical as it is, or for a
@@ -35,6 +57,7 @@ progress_sink <- function(progress, share = 1) {
   steps <- progress_steps * share
   last <- 0
   function(done, total) {
+    give_progress_hint(p)
     now <- if (total > 0) steps * min(1, max(0, done / total)) else 0
     if (now > last) {
       p(amount = now - last)

@@ -106,7 +106,9 @@ test_that("plot draws results, error bars and models", {
   na2 <- fake_cross()
   na2$w <- NA_real_
   expect_no_error(plot(na2))
-  expect_no_error(print(ggplot2::autoplot(na2)))
+  if (requireNamespace("ggplot2", quietly = TRUE)) {
+    expect_no_error(print(ggplot2::autoplot(na2)))
+  }
 })
 
 test_that("axes and style come from w, never from the errors", {

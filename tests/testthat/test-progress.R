@@ -83,3 +83,25 @@ test_that("progress reaches the session from distribute = TRUE workers", {
   expect_identical(pc$counts, pair_counts(sim, bins = b, threads = 1,
                                           progress = FALSE)$counts)
 })
+
+test_that("without global handlers a long count says once how to see it", {
+  skip_if_not_installed("progressr")
+  seen <- numeric(0)
+  p <- function(amount = 0, ...) seen <<- c(seen, amount)
+  env <- wtheta:::progress_hint
+  old <- env$given
+  on.exit(env$given <- old)
+  env$given <- NULL
+  # a count that began 3 s ago: the hint, once
+  attr(p, "hint_after") <- proc.time()[["elapsed"]] - 1
+  sink <- wtheta:::progress_sink(p)
+  expect_message(sink(1, 10), "progressr::handlers\\(global = TRUE\\)")
+  expect_silent(sink(2, 10))
+  expect_silent(wtheta:::progress_sink(p)(1, 10))
+  # not yet 2 s, or global handlers on (no hint_after): silent
+  env$given <- NULL
+  attr(p, "hint_after") <- proc.time()[["elapsed"]] + 60
+  expect_silent(wtheta:::progress_sink(p)(1, 10))
+  attr(p, "hint_after") <- NULL
+  expect_silent(wtheta:::progress_sink(p)(1, 10))
+})
