@@ -12,6 +12,8 @@
 #'   from the cores `parallelly::availableCores()` finds). Its attribute
 #'   `cuda_compiled` says whether CUDA support was compiled in; when a
 #'   `"cuda"` row is unavailable, `name` says why.
+#' @seealso [wtheta_threads()] for the CPU thread count, [wtheta_free_gpu()],
+#'   the `backend` argument of [pair_counts()] and [wtheta()].
 #' @examples
 #' wtheta_backends()
 #' @export
@@ -69,6 +71,8 @@ wtheta_backends <- function() {
 #'   OpenMP runtime would end the R process.
 #'
 #' @return A single integer.
+#' @seealso [wtheta_backends()], the `threads` argument of [pair_counts()] and
+#'   [wtheta()].
 #' @examples
 #' wtheta_threads()
 #' @export
@@ -156,6 +160,7 @@ choose_backend <- function(backend, devices) {
 #' Without CUDA support it does nothing.
 #'
 #' @return The number of per-device contexts freed, invisibly.
+#' @seealso [wtheta_backends()].
 #' @examples
 #' wtheta_free_gpu()
 #' @export

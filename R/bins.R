@@ -13,6 +13,7 @@
 #' @param edges An increasing numeric vector of edges in degrees, used as
 #'   given; the other arguments must then be missing.
 #' @return A numeric vector of edges in degrees (length: bins + 1).
+#' @seealso [pair_counts()] and [wtheta()], which take the edges as `bins`.
 #' @examples
 #' length(theta_bins(0, 90, width = 0.25))
 #' theta_bins(0.01, 10, n = 20, log = TRUE)

@@ -37,6 +37,8 @@
 #'   character (a space or a tab mean spaces and tabs).
 #' @return A data frame with numeric columns `ra` (in `[0, 360)`) and `dec`
 #'   (in `[-90, 90]`), in degrees, one row per line of data.
+#' @seealso [simulate_catalog()] and [random_catalog()] for simulated catalogs;
+#'   [wtheta()] and [pair_counts()], which take the result.
 #' @examples
 #' f <- tempfile(fileext = ".txt")
 #' writeLines(c("3", "600 120", "610.5 121", "21599 -30"), f)
@@ -344,12 +346,24 @@ describe <- function(x) {
   paste0("an object of class ", class(x)[1L], " and length ", length(x))
 }
 
+# The one place that matches a choice argument (estimator, error, backend,
+# units): case-insensitive, and a unique prefix is enough, as match.arg()
+# allows ("ls", "jack", "CPU"). The canonical spelling is returned.
 match_choice <- function(x, choices, arg) {
   if (identical(x, choices)) return(choices[1L])
-  if (!is.character(x) || length(x) != 1L || is.na(x) || !x %in% choices) {
+  refuse <- function(why = "") {
     stop("`", arg, "` must be one of ",
          paste(dQuote(choices, FALSE), collapse = ", "), ", not ",
-         describe(x), ".", call. = FALSE)
+         describe(x), why, " (case is ignored; a unique prefix is enough).",
+         call. = FALSE)
   }
-  x
+  if (!is.character(x) || length(x) != 1L || is.na(x) || !nzchar(x)) refuse()
+  hit <- which(tolower(choices) == tolower(x))
+  if (!length(hit)) hit <- which(startsWith(tolower(choices), tolower(x)))
+  if (length(hit) > 1L) {
+    refuse(paste0(", which could be any of ",
+                  paste(dQuote(choices[hit], FALSE), collapse = ", ")))
+  }
+  if (!length(hit)) refuse()
+  choices[hit]
 }

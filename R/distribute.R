@@ -44,7 +44,7 @@ count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
   if (is.null(how$run)) {
     return(count_pairs_future(a, b, edges, self_pairs, how$backend,
                               how$threads, wa, wb, pa, pb, n_patches,
-                              how$n_blocks))
+                              how$n_blocks, progress))
   }
   count_pairs(a, b, edges, self_pairs, how$run, threads, progress, wa, wb,
               pa, pb, n_patches)
@@ -53,7 +53,8 @@ count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
 # like count_pairs(), with the block pairs run as futures; backend and
 # threads are the user's arguments, resolved on each worker
 count_pairs_future <- function(a, b, edges, self_pairs, backend, threads,
-                               wa, wb, pa, pb, n_patches, n_blocks) {
+                               wa, wb, pa, pb, n_patches, n_blocks,
+                               progress = FALSE) {
   start <- proc.time()[["elapsed"]]
   is_auto <- is.null(b)
   cut <- function(n) {
@@ -77,6 +78,14 @@ count_pairs_future <- function(a, b, edges, self_pairs, backend, threads,
          self_pairs = diagonal && self_pairs, edges = edges,
          backend = backend, threads = threads, n_patches = n_patches)
   })
+  # a progressor (progressr) travels to the workers, each block advancing
+  # it by its share; progressr relays the updates to this session
+  if (is.function(progress)) {
+    for (k in seq_along(tasks)) {
+      tasks[[k]]$progress <- progress
+      tasks[[k]]$progress_share <- 1 / length(tasks)
+    }
+  }
   parts <- future.apply::future_lapply(tasks, count_block, future.seed = FALSE,
                                        future.packages = "wtheta")
   out <- merge_counts(parts, is_auto, self_pairs)
@@ -145,8 +154,11 @@ merge_counts <- function(parts, is_auto, self_pairs) {
 count_block <- function(t) {
   run <- choose_backend(t$backend, NULL)
   threads <- threads_or_default(t$threads)
-  pc <- count_pairs(t$a, t$b, t$edges, t$self_pairs, run, threads, FALSE,
-                    t$wa, t$wb, t$pa, t$pb, t$n_patches)
+  pc <- count_pairs(t$a, t$b, t$edges, t$self_pairs, run, threads,
+                    if (is.null(t$progress)) FALSE else t$progress,
+                    t$wa, t$wb, t$pa, t$pb, t$n_patches,
+                    progress_share = if (is.null(t$progress_share)) 1 else
+                      t$progress_share)
   pc$pid <- Sys.getpid()
   pc$diagonal <- t$diagonal
   pc

@@ -46,7 +46,14 @@ result_type <- function(x) {
 # "20 bins from 0.01 to 10 deg, log-spaced"
 describe_bins <- function(x) {
   e <- attr(x, "edges", exact = TRUE)
-  if (is.null(e)) e <- c(x$theta_lo, x$theta_hi[nrow(x)])
+  if (is.null(e)) {
+    if (nrow(x) > 1L && any(x$theta_hi[-nrow(x)] != x$theta_lo[-1L])) {
+      return(paste0(nrow(x), " bins, not adjacent, from ",
+                    format(signif(x$theta_lo[1L], 4)), " to ",
+                    format(signif(x$theta_hi[nrow(x)], 4)), " deg"))
+    }
+    e <- c(x$theta_lo, x$theta_hi[nrow(x)])
+  }
   spacing <- if (length(e) > 2L && is_log_spaced(e)) ", log-spaced" else
     if (length(e) > 2L && is_lin_spaced(e)) paste0(", width ",
                                                    format(signif(e[2L] - e[1L], 4)))
@@ -122,6 +129,7 @@ describe_run_attr <- function(a) {
 #'   positive, `NA` if none), `error`, `median_rel_err` (median of
 #'   `w_err / |w|`, `NA` without errors), `backend`, `threads`, `devices`,
 #'   `elapsed`; `as.data.frame()` a plain data frame.
+#' @seealso [wtheta()], [plot.wtheta()], [wtheta_cov()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, like = sim, seed = 2)
@@ -248,103 +256,225 @@ model_grid <- function(x, log_x) {
   else seq(lo, hi, length.out = 200)
 }
 
-plot_axes <- function(x, log, w_lo) {
-  if (!is.null(log)) return(log)
-  e <- attr(x, "edges", exact = TRUE)
-  if (is.null(e)) e <- c(x$theta_lo, x$theta_hi[nrow(x)])
-  ok <- is.finite(x$w)
-  log_x <- length(e) > 2L && is_log_spaced(e)
-  log_y <- any(ok) && all(x$w[ok] > 0) && all(w_lo[ok] > 0)
-  paste0(c(if (log_x) "x", if (log_y) "y"), collapse = "")
+# How a result is drawn, from its w values and bins alone (never from the
+# errors, so that every result of one kind is drawn alike):
+# - x: the angle axis is logarithmic (bin centres are always > 0);
+# - y: logarithmic when every finite w is positive, otherwise asinh(w / s)
+#   when the |w| span more than two decades (s a power of ten near the
+#   small |w|), otherwise linear;
+# - style: many bins (more than 40) are drawn as a line with a shaded
+#   error band, fewer as points with error bars.
+# `log` and `band` (from the plot call) override the choice.
+plot_layout <- function(x, log = NULL, band = NULL) {
+  w <- x$w[is.finite(x$w)]
+  y <- if (!length(w)) "linear" else if (all(w > 0)) "log" else {
+    a <- abs(w[w != 0])
+    small <- if (length(a)) stats::quantile(a, 0.25, names = FALSE) else 0
+    if (length(a) && max(a) > 100 * small) "asinh" else "linear"
+  }
+  xs <- "log"
+  if (!is.null(log)) {
+    if (!is.character(log) || length(log) != 1L || is.na(log) ||
+        !grepl("^[xy]*$", log)) {
+      stop("`log` must be \"\", \"x\", \"y\" or \"xy\", not ", describe(log),
+           ".", call. = FALSE)
+    }
+    xs <- if (grepl("x", log, fixed = TRUE)) "log" else "linear"
+    y <- if (grepl("y", log, fixed = TRUE)) "log" else if (y == "asinh")
+      "asinh" else "linear"
+  }
+  if (!is.null(band)) check_flag(band, "band")
+  style <- if (isTRUE(band) || (is.null(band) && nrow(x) > 40L)) "band" else
+    "points"
+  scale <- NA_real_
+  if (y == "asinh") {
+    a <- abs(w[w != 0])
+    scale <- 10^floor(log10(stats::quantile(a, 0.25, names = FALSE)))
+  }
+  list(x = xs, y = y, style = style, asinh_scale = scale)
+}
+
+# the y transform of a layout and its tick marks (asinh only)
+y_transform <- function(lay) {
+  if (lay$y != "asinh") return(function(v) v)
+  s <- lay$asinh_scale
+  function(v) asinh(v / s)
+}
+
+asinh_ticks <- function(lay, range_w) {
+  s <- lay$asinh_scale
+  top <- max(abs(range_w), s)
+  # from 10 s: labels at +-s would crowd the one at 0
+  pw <- 10^seq(log10(s) + 1, max(log10(s) + 1, ceiling(log10(top))))
+  t <- c(-rev(pw), 0, pw)
+  t[t >= min(range_w, 0) & t <= max(range_w, 0)]
+}
+
+plot_title <- function(x) {
+  paste(estimator_name(attr(x, "estimator", exact = TRUE)),
+        "estimate of w(theta)")
+}
+
+# "auto-correlation; N_data = 600, N_random = 900; errors: jackknife (16
+# patches)"
+plot_subtitle <- function(x) {
+  a <- attributes(x)
+  type <- result_type(x)
+  n <- function(v) if (is.null(v)) "?" else paste(format_n(v), collapse = " x ")
+  nd <- a$n_data
+  nr <- a$n_random
+  if (type == "cross" && length(nd) == 1L && !is.null(a$n_data2)) {
+    nd <- c(nd, a$n_data2)
+  }
+  if (type == "cross" && length(nr) == 1L && !is.null(a$n_random2)) {
+    nr <- c(nr, a$n_random2)
+  }
+  paste0(if (type == "cross") "cross-correlation" else "auto-correlation",
+         "; N_data = ", n(nd), ", N_random = ", n(nr), "; ",
+         describe_errors(x, a))
 }
 
 #' Plot w(theta)
 #'
-#' Plots w against the bin centres, with error bars of plus and minus
-#' `w_err` when the result has them, and a model curve when `model` is
-#' given. The angle axis is logarithmic when the bins are logarithmically
-#' spaced, and the w axis when every w (less its error) is positive.
+#' Plots w against the bin centres, with plus and minus `w_err` when the
+#' result has errors, and a model curve when `model` is given.
+#'
+#' The axes are chosen from the values of w, never from their errors, so
+#' that results of one kind are drawn alike: the angle axis is
+#' logarithmic; the w axis is logarithmic when every w is positive,
+#' otherwise linear, or `asinh(w / s)` (labelled in w; `s` a power of ten
+#' near the smaller |w|) when the |w| span more than two decades. Results
+#' with more than 40 bins (for example the classic 360 linear bins) are
+#' drawn as a line with a shaded error band, fewer as points with error
+#' bars. The title names the estimator; the line under it says auto- or
+#' cross-correlation, the numbers of data and random points and the error
+#' type. A result whose w is `NA` in every bin gives an empty frame that
+#' says so.
 #'
 #' @param x A result of [wtheta()].
 #' @param model A model to draw as a line: a function of theta in degrees
 #'   returning w, or a catalog from [simulate_catalog()] (drawn with
 #'   [model_wtheta()]).
-#' @param log Axes to draw logarithmically, as for [plot.default()]; by
-#'   default chosen from the bins and the values.
-#' @param errors Draw error bars when the result has a `w_err` column.
+#' @param log Axes to draw logarithmically, `""`, `"x"`, `"y"` or `"xy"`;
+#'   by default chosen as in Details.
+#' @param errors Draw the errors when the result has a `w_err` column.
 #' @param legend Draw a legend when a model is drawn.
+#' @param band `TRUE` for a line with a shaded error band, `FALSE` for
+#'   points with error bars; by default a band for more than 40 bins.
 #' @param ... Passed to [plot.default()] (for example `main`, `ylim`,
 #'   `col`).
 #' @return `x`, invisibly.
+#' @seealso [autoplot.wtheta()] for ggplot2, [plot.wtheta_cov()] for the
+#'   correlation matrix of the errors, [wtheta()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, like = sim, seed = 2)
 #' w <- wtheta(sim, ran, theta_bins(0.02, 3, n = 10, log = TRUE), threads = 1)
 #' plot(w, model = sim)
+#' # many linear bins: a line with a band
+#' w2 <- wtheta(sim, ran, theta_bins(0, 4, width = 0.05), threads = 1)
+#' plot(w2)
 #' @export
 plot.wtheta <- function(x, model = NULL, log = NULL, errors = TRUE,
-                        legend = TRUE, ...) {
+                        legend = TRUE, band = NULL, ...) {
   fun <- model_function(model)
+  check_flag(errors, "errors")
+  check_flag(legend, "legend")
+  lay <- plot_layout(x, log, band)
+  ty <- y_transform(lay)
+  log_x <- lay$x == "log"
+  log_y <- lay$y == "log"
   has_err <- errors && "w_err" %in% names(x)
-  err <- if (has_err) x$w_err else rep(0, nrow(x))
-  err[!is.finite(err)] <- 0
-  log <- plot_axes(x, log, x$w - err)
-  ok <- is.finite(x$w)
-  if (grepl("y", log, fixed = TRUE)) ok <- ok & x$w > 0
+  ok <- is.finite(x$w) & (!log_x | x$theta > 0) & (!log_y | x$w > 0)
   th <- x$theta[ok]
   w <- x$w[ok]
-  lo <- w - err[ok]
-  hi <- w + err[ok]
+  err <- if (has_err) x$w_err[ok] else rep(NA_real_, length(w))
+  err[!is.finite(err)] <- NA_real_
+  lo <- w - err
+  hi <- w + err
+  if (log_y) lo[!is.na(lo) & lo <= 0] <- NA_real_
+  args <- list(...)
+  col <- if (is.null(args$col)) "black" else args$col
+  args$col <- NULL
+  if (is.null(args$main)) args$main <- plot_title(x)
+  if (is.null(args$xlab)) args$xlab <- expression(theta ~ "(degrees)")
+  if (is.null(args$ylab)) {
+    args$ylab <- if (lay$y == "asinh") {
+      bquote(w(theta) ~ "(asinh scale," ~ s == .(lay$asinh_scale) * ")")
+    } else expression(w(theta))
+  }
+  if (!length(w)) {
+    xl <- range(c(x$theta_lo, x$theta_hi), finite = TRUE)
+    if (!all(is.finite(xl))) xl <- c(0, 1)
+    if (log_x && xl[1L] <= 0) xl[1L] <- xl[2L] / 100
+    do.call(graphics::plot, c(list(xl, c(-1, 1), type = "n",
+                                   log = if (log_x) "x" else ""), args))
+    graphics::text(sqrt(prod(xl)), 0, "w is NA in every bin", col = "grey30")
+    graphics::mtext(plot_subtitle(x), side = 3, line = 0.4, cex = 0.8)
+    return(invisible(x))
+  }
   grid <- NULL
   if (!is.null(fun)) {
-    grid <- model_grid(x, grepl("x", log, fixed = TRUE))
+    grid <- model_grid(x, log_x)
     mw <- fun(grid)
-    if (grepl("y", log, fixed = TRUE)) {
-      keep <- mw > min(lo) / 10
-      grid <- grid[keep]
-      mw <- mw[keep]
-    }
+    keep <- is.finite(mw)
+    if (log_y) keep <- keep & mw > min(c(w, lo), na.rm = TRUE) / 10
+    grid <- grid[keep]
+    mw <- mw[keep]
   }
-  args <- list(...)
   if (is.null(args$ylim)) {
-    r <- range(c(lo, hi, if (!is.null(grid)) mw), finite = TRUE)
-    if (!grepl("y", log, fixed = TRUE)) r <- range(r, 0)
-    args$ylim <- r
+    r <- range(c(w, lo, hi, if (!is.null(grid)) mw), finite = TRUE)
+    if (!log_y) r <- range(r, 0)
+    args$ylim <- ty(r)
   }
-  if (is.null(args$main)) {
-    args$main <- paste(estimator_name(attr(x, "estimator", exact = TRUE)),
-                       "estimate")
-  }
-  if (is.null(args$xlab)) args$xlab <- expression(theta ~ "(degrees)")
-  if (is.null(args$ylab)) args$ylab <- expression(w(theta))
   if (is.null(args$pch)) args$pch <- 19
-  if (is.null(args$type)) args$type <- "b"
-  do.call(graphics::plot, c(list(th, w, log = log), args))
-  if (!grepl("y", log, fixed = TRUE)) graphics::abline(h = 0, lty = 3,
-                                                       col = "grey40")
+  if (lay$y == "asinh") args$yaxt <- "n"
+  do.call(graphics::plot, c(list(th, ty(w), type = "n",
+                                 log = paste0(if (log_x) "x" else "",
+                                              if (log_y) "y" else "")),
+                            args))
+  if (lay$y == "asinh") {
+    t <- asinh_ticks(lay, range(c(w, lo, hi), finite = TRUE))
+    graphics::axis(2, at = ty(t), labels = format(t, scientific = FALSE,
+                                                  drop0trailing = TRUE))
+  }
+  graphics::mtext(plot_subtitle(x), side = 3, line = 0.4, cex = 0.8)
+  if (!log_y) graphics::abline(h = 0, lty = 3, col = "grey40")
+  bottom <- if (log_y) 10^graphics::par("usr")[3L] else NA_real_
   if (has_err) {
-    lo_drawn <- lo
-    if (grepl("y", log, fixed = TRUE)) {
-      lo_drawn <- ifelse(lo > 0, lo, 10^graphics::par("usr")[3L])
+    lo_drawn <- ifelse(is.na(lo) & !is.na(hi), bottom, lo)
+    if (lay$style == "band") {
+      fill <- grDevices::adjustcolor(col, alpha.f = 0.25)
+      runs <- rle(!is.na(lo_drawn) & !is.na(hi))
+      ends <- cumsum(runs$lengths)
+      for (k in which(runs$values)) {
+        idx <- (ends[k] - runs$lengths[k] + 1L):ends[k]
+        graphics::polygon(c(th[idx], rev(th[idx])),
+                          ty(c(lo_drawn[idx], rev(hi[idx]))), col = fill,
+                          border = NA)
+      }
+    } else {
+      # bars shorter than a pixel or so would be zero-length arrows
+      usr <- graphics::par("usr")[3:4]
+      tall <- if (log_y) abs(log10(hi) - log10(lo_drawn)) else
+        abs(ty(hi) - ty(lo_drawn))
+      bar <- !is.na(tall) & tall > 1e-3 * abs(diff(usr))
+      graphics::arrows(th[bar], ty(lo_drawn[bar]), th[bar], ty(hi[bar]),
+                       angle = 90, code = 3, length = 0.03, col = col)
     }
-    # bars shorter than a pixel or so would be zero-length arrows (warnings)
-    usr <- graphics::par("usr")[3:4]
-    tall <- if (grepl("y", log, fixed = TRUE)) {
-      abs(log10(pmax(hi, 1e-300)) - log10(pmax(lo_drawn, 1e-300)))
-    } else abs(hi - lo_drawn)
-    bar <- hi > lo & tall > 1e-3 * abs(diff(usr))
-    graphics::arrows(th[bar], lo_drawn[bar], th[bar], hi[bar], angle = 90,
-                     code = 3, length = 0.03,
-                     col = if (is.null(args$col)) 1 else args$col)
+  }
+  graphics::lines(th, ty(w), col = col)
+  if (lay$style == "points") {
+    graphics::points(th, ty(w), pch = args$pch, col = col)
   }
   if (!is.null(grid)) {
-    graphics::lines(grid, mw, col = "firebrick", lwd = 2, lty = 2)
+    graphics::lines(grid, ty(mw), col = "firebrick", lwd = 2, lty = 2)
     if (legend) {
+      pch <- if (lay$style == "points") args$pch else NA
       graphics::legend("topright", bty = "n",
                        legend = c("measured", "model"),
-                       col = c(if (is.null(args$col)) 1 else args$col,
-                               "firebrick"),
-                       lty = c(1, 2), pch = c(19, NA), lwd = c(1, 2))
+                       col = c(col, "firebrick"), lty = c(1, 2),
+                       pch = c(pch, NA), lwd = c(1, 2))
     }
   }
   invisible(x)
@@ -352,14 +482,17 @@ plot.wtheta <- function(x, model = NULL, log = NULL, errors = TRUE,
 
 #' Plot w(theta) with ggplot2
 #'
-#' The ggplot2 version of [plot.wtheta()]: points and lines, error bars
-#' when the result has `w_err`, a dashed model curve when `model` is given,
-#' logarithmic axes chosen as for `plot()`. Needs the ggplot2 package.
+#' The ggplot2 version of [plot.wtheta()], with the same choice of axes
+#' and style: points and lines with error bars, or a line with a shaded
+#' error band for many bins; a dashed model curve when `model` is given;
+#' a title naming the estimator and a subtitle with auto or cross, the
+#' numbers of points and the error type. Needs the ggplot2 package.
 #'
 #' @param object A result of [wtheta()].
 #' @inheritParams plot.wtheta
 #' @param ... Ignored.
 #' @return A ggplot object.
+#' @seealso [plot.wtheta()] for base graphics, [wtheta()].
 #' @examplesIf requireNamespace("ggplot2", quietly = TRUE)
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, like = sim, seed = 2)
@@ -367,46 +500,242 @@ plot.wtheta <- function(x, model = NULL, log = NULL, errors = TRUE,
 #' ggplot2::autoplot(w, model = sim)
 #' @exportS3Method ggplot2::autoplot
 autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
-                            ...) {
+                            band = NULL, ...) {
   if (!requireNamespace("ggplot2", quietly = TRUE)) {
     stop("autoplot() needs the ggplot2 package; plot() works without it.",
          call. = FALSE)
   }
   x <- object
   fun <- model_function(model)
+  check_flag(errors, "errors")
+  lay <- plot_layout(x, log, band)
+  ty <- y_transform(lay)
+  log_x <- lay$x == "log"
+  log_y <- lay$y == "log"
   has_err <- errors && "w_err" %in% names(x)
-  err <- if (has_err) x$w_err else rep(0, nrow(x))
-  err[!is.finite(err)] <- 0
-  log <- plot_axes(x, log, x$w - err)
-  log_x <- grepl("x", log, fixed = TRUE)
-  log_y <- grepl("y", log, fixed = TRUE)
-  ok <- is.finite(x$w) & (!log_y | x$w > 0)
-  d <- data.frame(theta = x$theta[ok], w = x$w[ok], lo = x$w[ok] - err[ok],
-                  hi = x$w[ok] + err[ok], what = "measured")
+  ok <- is.finite(x$w) & (!log_x | x$theta > 0) & (!log_y | x$w > 0)
+  err <- if (has_err) x$w_err[ok] else rep(NA_real_, sum(ok))
+  err[!is.finite(err)] <- NA_real_
+  d <- data.frame(theta = x$theta[ok], w = x$w[ok], lo = x$w[ok] - err,
+                  hi = x$w[ok] + err)
+  if (log_y) d$lo[!is.na(d$lo) & d$lo <= 0] <- NA_real_
+  d$w_t <- ty(d$w)
+  d$lo_t <- ty(d$lo)
+  d$hi_t <- ty(d$hi)
   .data <- ggplot2::.data
-  p <- ggplot2::ggplot(d, ggplot2::aes(x = .data$theta, y = .data$w)) +
-    ggplot2::geom_line(colour = "grey30") +
-    ggplot2::geom_point(colour = "black")
-  if (has_err) {
-    d$lo[log_y & d$lo <= 0] <- NA
-    p <- p + ggplot2::geom_errorbar(
-      data = d, ggplot2::aes(ymin = .data$lo, ymax = .data$hi),
-      width = if (log_x) 0.03 else 0.01 * diff(range(d$theta)))
+  p <- ggplot2::ggplot(d, ggplot2::aes(x = .data$theta, y = .data$w_t))
+  if (has_err && lay$style == "band") {
+    p <- p + ggplot2::geom_ribbon(
+      ggplot2::aes(ymin = .data$lo_t, ymax = .data$hi_t), fill = "grey60",
+      alpha = 0.4, na.rm = TRUE)
   }
-  if (!is.null(fun)) {
+  p <- p + ggplot2::geom_line(colour = "grey20")
+  if (lay$style == "points") {
+    p <- p + ggplot2::geom_point(colour = "black")
+    if (has_err) {
+      p <- p + ggplot2::geom_errorbar(
+        ggplot2::aes(ymin = .data$lo_t, ymax = .data$hi_t),
+        width = if (log_x) 0.03 else 0.01 * diff(range(d$theta)),
+        na.rm = TRUE)
+    }
+  }
+  if (!is.null(fun) && nrow(d)) {
     g <- model_grid(x, log_x)
     m <- data.frame(theta = g, w = fun(g))
-    if (log_y) m <- m[m$w > min(d$lo, na.rm = TRUE) / 10, , drop = FALSE]
+    m <- m[is.finite(m$w), , drop = FALSE]
+    if (log_y) m <- m[m$w > min(c(d$w, d$lo), na.rm = TRUE) / 10, ,
+                      drop = FALSE]
+    m$w_t <- ty(m$w)
     p <- p + ggplot2::geom_line(data = m, colour = "firebrick",
                                 linetype = "dashed", linewidth = 0.8)
   }
   if (!log_y) p <- p + ggplot2::geom_hline(yintercept = 0, linetype = "dotted")
   if (log_x) p <- p + ggplot2::scale_x_log10()
   if (log_y) p <- p + ggplot2::scale_y_log10()
+  ylab <- expression(w(theta))
+  if (lay$y == "asinh") {
+    t <- asinh_ticks(lay, range(c(d$w, d$lo, d$hi), finite = TRUE))
+    p <- p + ggplot2::scale_y_continuous(
+      breaks = ty(t), labels = format(t, scientific = FALSE,
+                                      drop0trailing = TRUE))
+    ylab <- bquote(w(theta) ~ "(asinh scale," ~ s == .(lay$asinh_scale) * ")")
+  }
   p + ggplot2::labs(
-    x = expression(theta ~ "(degrees)"), y = expression(w(theta)),
-    title = paste(estimator_name(attr(x, "estimator", exact = TRUE)),
-                  "estimate"),
-    subtitle = if (!is.null(fun)) "points: measured; dashed: model") +
+    x = expression(theta ~ "(degrees)"), y = ylab, title = plot_title(x),
+    subtitle = paste0(plot_subtitle(x),
+                      if (!is.null(fun)) "\nline: measured; dashed: model"),
+    caption = if (!nrow(d)) "w is NA in every bin") +
     ggplot2::theme_bw()
+}
+
+#' Plot the correlation matrix of a w(theta) covariance
+#'
+#' Draws the correlation matrix of the covariance from [wtheta_cov()] as an
+#' image with a colour key, bins placed at their angles on both axes
+#' (logarithmic for log-spaced bins). Bins where w has no variance (a
+#' correlation that is not defined) are grey.
+#'
+#' @param x A covariance from [wtheta_cov()].
+#' @param main Title; the error type and number of bins go under it.
+#' @param col Colours from -1 to 1.
+#' @param ... Passed to [graphics::image()] (for example `xlab`).
+#' @return The correlation matrix, invisibly.
+#' @seealso [wtheta_cov()], [plot.wtheta()].
+#' @examples
+#' sim <- simulate_catalog(2000, seed = 1)
+#' ran <- random_catalog(4000, like = sim, seed = 2)
+#' w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 6, log = TRUE), threads = 1,
+#'             error = "jackknife", n_patches = 8, seed = 1)
+#' plot(wtheta_cov(w))
+#' @export
+plot.wtheta_cov <- function(x, main = NULL,
+                            col = grDevices::hcl.colors(20, "Blue-Red 3"),
+                            ...) {
+  m <- cov_matrix(x)
+  n <- nrow(m)
+  d <- sqrt(diag(m))
+  r <- m / outer(d, d)
+  r[!is.finite(r)] <- NA_real_
+  e <- attr(x, "edges", exact = TRUE)
+  axis_name <- expression(theta ~ "(degrees)")
+  if (is.null(e) || length(e) != n + 1L) {
+    e <- seq(0.5, n + 0.5)
+    axis_name <- "bin"
+  }
+  log_ax <- e[1L] > 0 && n > 1L && is_log_spaced(e)
+  # a bin from 0 cannot sit on a log axis: start it at half its upper edge
+  if (log_ax && e[1L] <= 0) e[1L] <- e[2L] / 2
+  err <- attr(x, "error", exact = TRUE)
+  if (is.null(main)) main <- "Correlation of w between bins"
+  breaks <- seq(-1, 1, length.out = length(col) + 1L)
+  old <- graphics::par(no.readonly = TRUE)
+  on.exit(graphics::par(old))
+  graphics::layout(matrix(1:2, 1L), widths = c(5, 1))
+  # the title over both panels, so that a narrow device does not clip it
+  graphics::par(oma = c(0, 0, 2.5, 0), mar = c(5, 4.5, 1, 1))
+  graphics::image(e, e, pmin(pmax(r, -1), 1), col = col, breaks = breaks,
+                  log = if (log_ax) "xy" else "", xlab = axis_name,
+                  ylab = axis_name, ...)
+  graphics::title(main, outer = TRUE, line = 1)
+  if (!is.null(err)) {
+    graphics::mtext(paste0(err, " errors, ", n, " bins"), side = 3,
+                    outer = TRUE, line = 0, cex = 0.8)
+  }
+  if (anyNA(r)) {
+    graphics::image(e, e, ifelse(is.na(r), 0, NA_real_), col = "grey80",
+                    add = TRUE)
+  }
+  graphics::box()
+  graphics::par(mar = c(5, 0.5, 1, 4))
+  graphics::image(1, breaks, matrix(breaks[-1L] - diff(breaks) / 2, 1L),
+                  col = col, breaks = breaks, xaxt = "n", yaxt = "n",
+                  xlab = "", ylab = "")
+  graphics::axis(4, las = 1)
+  graphics::mtext("correlation", side = 4, line = 2.5)
+  graphics::box()
+  invisible(r)
+}
+
+# the plain matrix of a wtheta_cov
+cov_matrix <- function(x) {
+  m <- unclass(x)
+  attr(m, "edges") <- NULL
+  attr(m, "error") <- NULL
+  m
+}
+
+#' @export
+print.wtheta_cov <- function(x, ...) {
+  err <- attr(x, "error", exact = TRUE)
+  cat("<wtheta_cov> ", nrow(x), " x ", ncol(x), " covariance of w between ",
+      "bins", if (!is.null(err)) paste0(" (", err, " errors)"),
+      "; plot() draws its correlation matrix\n", sep = "")
+  print(cov_matrix(x), ...)
+  invisible(x)
+}
+
+#' @export
+`[.wtheta_cov` <- function(x, ...) {
+  cov_matrix(x)[...]
+}
+
+#' @export
+as.matrix.wtheta_cov <- function(x, ...) cov_matrix(x)
+
+# --- subsetting -----------------------------------------------------------
+
+# The rows of the original that a data frame subset kept, from its row
+# names (automatic row names survive `[` as the original row numbers;
+# repeated rows get ".1", ".2" suffixes).
+kept_rows <- function(out, n) {
+  rn <- attr(out, "row.names")
+  if (is.integer(rn) && length(rn) == 2L && is.na(rn[1L])) {
+    return(seq_len(abs(rn[2L])))
+  }
+  suppressWarnings(as.integer(sub("\\..*$", "", as.character(rn))))
+}
+
+#' Subset a w(theta) result
+#'
+#' `[` on a [wtheta()] result keeps what is still true of the bins that
+#' remain: the covariance rows and columns (`cov`), the replicate rows,
+#' the bin edges (when the bins left are adjacent), and drops what no
+#' longer is: pairs outside the edges (`n_outside`) and the raw
+#' [pair_counts()] results, which describe all the bins. A subset that
+#' repeats or reorders bins, or drops `theta_lo`, `theta_hi`, `theta` or
+#' `w`, is no longer a w(theta) result and becomes a plain data frame.
+#'
+#' @param x A result of [wtheta()].
+#' @param i,j,drop As for a data frame.
+#' @return A result of [wtheta()] for fewer bins or columns, or a data
+#'   frame.
+#' @seealso [wtheta()], [wtheta_cov()].
+#' @examples
+#' sim <- simulate_catalog(2000, seed = 1)
+#' ran <- random_catalog(4000, like = sim, seed = 2)
+#' w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 8, log = TRUE), threads = 1,
+#'             error = "jackknife", n_patches = 10, seed = 3)
+#' w3 <- w[2:4, ]
+#' w3
+#' dim(wtheta_cov(w3))
+#' @export
+`[.wtheta` <- function(x, i, j, drop) {
+  a <- attributes(x)
+  n <- nrow(x)
+  plain <- as.data.frame(x)
+  out <- if (nargs() < 3L && missing(drop)) {
+    if (missing(i)) plain else plain[i]
+  } else {
+    ii <- if (missing(i)) seq_len(n) else i
+    if (missing(j)) {
+      if (missing(drop)) plain[ii, ] else plain[ii, , drop = drop]
+    } else {
+      if (missing(drop)) plain[ii, j] else plain[ii, j, drop = drop]
+    }
+  }
+  if (!is.data.frame(out)) return(out)
+  rows <- kept_rows(out, n)
+  whole <- c("theta_lo", "theta_hi", "theta", "w")
+  if (!all(whole %in% names(out)) || anyNA(rows) || anyDuplicated(rows) ||
+      is.unsorted(rows) || !length(rows)) {
+    return(out)
+  }
+  attr(out, "row.names") <- c(NA_integer_, -length(rows))
+  keep <- setdiff(names(a), c("names", "row.names", "class"))
+  for (nm in keep) attr(out, nm) <- a[[nm]]
+  if (!identical(rows, seq_len(n))) {
+    if (!is.null(a$cov)) attr(out, "cov") <- a$cov[rows, rows, drop = FALSE]
+    if (!is.null(a$replicates)) {
+      attr(out, "replicates") <- a$replicates[rows, , drop = FALSE]
+    }
+    adjacent <- length(rows) == 1L ||
+      all(out$theta_hi[-length(rows)] == out$theta_lo[-1L])
+    attr(out, "edges") <- if (adjacent) {
+      c(out$theta_lo, out$theta_hi[length(rows)])
+    }
+    attr(out, "n_outside") <- NULL
+    attr(out, "pair_counts") <- NULL
+  }
+  class(out) <- a$class
+  out
 }

@@ -42,9 +42,20 @@
 #'   what happens when the system cannot start them.
 #' @param devices CUDA device indices to use (default: all visible).
 #' @param columns Names of the right ascension and declination columns.
-#' @param progress Print progress lines (share done, elapsed, estimated time
-#'   left) during runs longer than two seconds. Defaults to the option
-#'   `wtheta.progress`, or to `interactive()` when it is unset.
+#' @param progress Report progress during long runs. With the progressr
+#'   package installed it goes to a progressr progressor, shown by whatever
+#'   handler is active: RStudio's progress bar, a text bar, or none until
+#'   you call `progressr::handlers(global = TRUE)` or wrap the call in
+#'   [progressr::with_progress()] (without global handlers, a count
+#'   running longer than two seconds says so once per session); it also
+#'   reaches you from
+#'   `distribute = TRUE` workers. Without progressr, when progressr is
+#'   disabled (its option `progressr.enable`, `FALSE` by default outside
+#'   interactive sessions) or with `options(wtheta.progressr = FALSE)`, the
+#'   count prints lines (share
+#'   done, elapsed, estimated time left) on stderr during runs longer than
+#'   two seconds. Defaults to the option `wtheta.progress`, or to
+#'   `interactive()` when it is unset.
 #' @param weights Per-object weights: `NULL` (none), the name of a column
 #'   present in each catalog, or a list with elements `x` and `y` (`y` for
 #'   cross pairs only), each a numeric vector as long as its catalog or a
@@ -92,6 +103,8 @@
 #'   With `distribute`, `distributed` gives the number of tasks, of
 #'   distinct worker processes and the plan's class; `backend` then lists
 #'   the backends the workers used.
+#' @seealso [wtheta()], which combines counts into w(theta); [theta_bins()];
+#'   [sky_patches()]; [wtheta_backends()].
 #' @examples
 #' set.seed(1)
 #' cat <- random_catalog(500, ra_range = c(0, 20), dec_range = c(-10, 10))
@@ -132,6 +145,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   check_memory(nrow(a) + if (is.null(b)) 0 else nrow(b), !is.null(w),
                !is.null(p))
   threads <- threads_or_default(threads)
+  progress <- progress_start(progress, 1L, environment())
   pc <- count_planned(how, unit_vectors(a, threads),
                       if (!is.null(b)) unit_vectors(b, threads), edges,
                       self_pairs, threads, progress, w$x, w$y, p$x, p$y,
@@ -152,8 +166,10 @@ unit_vectors <- function(cat, threads) {
 # weights or NULL; pa, pb: patch numbers in 1..n_patches or NULL.
 count_pairs <- function(a, b, edges, self_pairs, run, threads,
                         progress = FALSE, wa = NULL, wb = NULL, pa = NULL,
-                        pb = NULL, n_patches = 0L) {
+                        pb = NULL, n_patches = 0L, progress_share = 1) {
   start <- proc.time()[["elapsed"]]
+  # a progressor (progressr) gets a sink for this count; see R/progress.R
+  progress <- progress_sink(progress, progress_share)
   is_auto <- is.null(b)
   weighted <- !is.null(wa)
   tasks <- NULL
@@ -189,6 +205,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                  as.double(wb), tasks, as.integer(n_out), progress,
                grid_mode(), if (is.null(pa)) 0L else as.integer(n_patches))
   if (is.null(res)) signal_interrupt()
+  if (is.function(progress)) progress(1, 1)   # the rest of this count
   elapsed <- proc.time()[["elapsed"]] - start
   nb <- length(edges) - 1L
   total <- res$total

@@ -27,6 +27,8 @@
 #'   centres (`ra`, `dec`, degrees), one row per patch, and the number of
 #'   fitted points of each (`n`). `patch_labels()`: an integer vector, the
 #'   patch (row of `patches`) of each point of `x`.
+#' @seealso [wtheta()] with `error = "jackknife"` or `"bootstrap"`, which makes
+#'   patches itself unless given some; [pair_counts()] with `patches`.
 #' @examples
 #' ran <- random_catalog(5000, seed = 1)
 #' p <- sky_patches(ran, n_patches = 8, seed = 1)

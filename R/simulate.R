@@ -61,8 +61,12 @@
 #'   `simulate_catalog()` the attribute `model` is a list with `process`
 #'   (`"thomas"`), `sigma`, `parent_density` (per square degree),
 #'   `n_clusters`, `cluster_fraction` (as drawn: clustered points / `n`) and
-#'   `n_parents` (parents drawn on the widened box). Attributes are lost
-#'   when rows are subset.
+#'   `n_parents` (parents drawn on the widened box). The class is
+#'   `c("wtheta_catalog", "data.frame")`. `[` keeps the attributes only
+#'   while every row is kept, in order, with both `ra` and `dec`: a subset
+#'   of rows (say `sim[sim$ra < 5, ]`) may no longer fill the footprint nor
+#'   follow the model, so it is returned as a plain data frame; pass the
+#'   whole catalog as `like` to draw randoms on its footprint.
 #' @seealso [model_wtheta()]
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 42)
@@ -125,7 +129,7 @@ simulate_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
     }
     out <- data.frame(ra = c(uniform$ra, children$ra),
                       dec = c(uniform$dec, children$dec))
-    structure(out, footprint = fp,
+    structure(out, class = c("wtheta_catalog", "data.frame"), footprint = fp,
               model = list(process = "thomas", sigma = sigma,
                            parent_density = density,
                            n_clusters = n_clusters,
@@ -151,7 +155,8 @@ random_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
   }
   with_seed(seed, {
     if (is.null(fp)) fp <- make_footprint(ra_range, dec_range, mask)
-    structure(draw_footprint(n, fp), footprint = fp)
+    structure(draw_footprint(n, fp), class = c("wtheta_catalog", "data.frame"),
+              footprint = fp)
   })
 }
 
@@ -192,6 +197,7 @@ random_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
 #' @param integral_constraint Subtract the integral constraint of the
 #'   catalog's footprint (see Details).
 #' @return A numeric vector, w at each `theta`.
+#' @seealso [simulate_catalog()], [plot.wtheta()] with `model =`.
 #' @examples
 #' sim <- simulate_catalog(5000, seed = 1)
 #' model_wtheta(sim, c(0.05, 0.2, 0.5, 1))
@@ -406,4 +412,29 @@ check_seed <- function(seed) {
          describe(seed), ".", call. = FALSE)
   }
   invisible(as.integer(seed))
+}
+
+# `[` on a simulated catalog: the footprint and model stay only while the
+# catalog is whole (all rows in order, ra and dec kept); anything else is a
+# plain data frame, since a subset of rows need not fill the footprint nor
+# follow the model.
+#' @export
+`[.wtheta_catalog` <- function(x, ...) {
+  a <- attributes(x)
+  plain <- x
+  class(plain) <- "data.frame"
+  out <- plain[...]
+  if (!is.data.frame(out)) return(out)
+  n <- nrow(plain)
+  whole <- nrow(out) == n && identical(kept_rows(out, n), seq_len(n)) &&
+    all(c("ra", "dec") %in% names(out))
+  if (!whole) {
+    attr(out, "footprint") <- NULL
+    attr(out, "model") <- NULL
+    return(out)
+  }
+  attr(out, "footprint") <- a$footprint
+  attr(out, "model") <- a$model
+  class(out) <- a$class
+  out
 }

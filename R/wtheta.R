@@ -196,6 +196,8 @@ wtheta <- function(data, random, bins,
   } else {
     u <- lapply(cats, unit_vectors, threads = threads)
   }
+  progress <- progress_start(progress, if (is_cross) 4L else 3L,
+                             environment())
   count <- function(x, y, sp) {
     count_planned(how, u[[x]], if (!is.null(y)) u[[y]], edges, sp, threads,
                   progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
@@ -278,20 +280,29 @@ wtheta <- function(data, random, bins,
 #' @param x A result of [wtheta()].
 #' @return The covariance matrix of `w` between bins: from the jackknife or
 #'   bootstrap replicates, or diagonal for Poisson errors; `NULL` for
-#'   `error = "none"`.
+#'   `error = "none"`. It is a matrix of class `wtheta_cov`, with
+#'   attributes `edges` (the bin edges, when the bins are adjacent) and
+#'   `error`, so that [plot()][plot.wtheta_cov()] draws its correlation
+#'   matrix against theta; `as.matrix()` and `[` give plain matrices.
+#' @seealso [plot.wtheta_cov()], [wtheta()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, seed = 2)
 #' w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 6, log = TRUE), threads = 1,
 #'             error = "jackknife", n_patches = 8, seed = 1)
-#' round(stats::cov2cor(wtheta_cov(w)), 2)
+#' round(stats::cov2cor(as.matrix(wtheta_cov(w))), 2)
+#' plot(wtheta_cov(w))
 #' @export
 wtheta_cov <- function(x) {
   if (!inherits(x, "wtheta")) {
     stop("`x` must be a result of wtheta(), not ", describe(x), ".",
          call. = FALSE)
   }
-  attr(x, "cov")
+  cov <- attr(x, "cov", exact = TRUE)
+  if (is.null(cov)) return(NULL)
+  structure(cov, class = c("wtheta_cov", "matrix", "array"),
+            edges = attr(x, "edges", exact = TRUE),
+            error = attr(x, "error", exact = TRUE))
 }
 
 # w from the normalised counts (a list in the order DD, DR, RR or D1D2,

@@ -24,14 +24,51 @@ typedef struct {
   int show, tty;           /* tty: one line rewritten in place, else lines */
   double start, last;
   int printed;
+  SEXP fun;                /* an R function(done, total) to report to instead
+                            * (a progressr progressor), or NULL */
 } wt_progress;
 
+/* fun(done, total), evaluated with the caller's condition handlers in
+ * place (R_ToplevelExec would hide them from progressr). Its errors are
+ * ignored: progress must not stop a count. An interrupt during the call
+ * is caught here and returned as 1, so that the count stops cleanly. */
+static SEXP progress_body(void *call)
+{
+  return eval((SEXP)call, R_GlobalEnv);
+}
+
+static SEXP progress_caught(SEXP cond, void *interrupted)
+{
+  if (inherits(cond, "interrupt")) *(int *)interrupted = 1;
+  return R_NilValue;
+}
+
+static int call_progress(SEXP fun, double done, double total)
+{
+  SEXP d = PROTECT(ScalarReal(done));
+  SEXP t = PROTECT(ScalarReal(total));
+  SEXP call = PROTECT(lang3(fun, d, t));
+  SEXP classes = PROTECT(allocVector(STRSXP, 2));
+  SET_STRING_ELT(classes, 0, mkChar("error"));
+  SET_STRING_ELT(classes, 1, mkChar("interrupt"));
+  int interrupted = 0;
+  R_tryCatch(progress_body, call, classes, progress_caught, &interrupted,
+             NULL, NULL);
+  UNPROTECT(4);
+  return interrupted;
+}
 
 /* called by the core from the main thread between chunks */
 static int r_poll(void *ctx, double done, double total)
 {
   wt_progress *p = (wt_progress *)ctx;
-  if (p && p->show) {
+  if (p && p->fun) {
+    double t = wt_seconds();
+    if (t - p->last >= 0.25) {
+      p->last = t;
+      if (call_progress(p->fun, done, total)) return 1;
+    }
+  } else if (p && p->show) {
     double t = wt_seconds(), el = t - p->start;
     if (el >= 2.0 && t - p->last >= (p->tty ? 0.5 : 5.0)) {
       p->last = t;
@@ -211,7 +248,8 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   job.n_devices = (int)XLENGTH(devices);
   wt_progress prog;
   memset(&prog, 0, sizeof prog);
-  prog.show = asLogical(progress) == TRUE;
+  prog.fun = isFunction(progress) ? progress : NULL;
+  prog.show = !prog.fun && asLogical(progress) == TRUE;
   prog.tty = isatty(2);
   prog.start = wt_seconds();
   job.poll = r_poll;

@@ -9,6 +9,10 @@
 #                          the suite under ASan + UBSan and a subset under
 #                          valgrind (tools/sanitize.sh)
 #   sh tools/do.sh install just install the package
+#   sh tools/do.sh site    the documentation site, offline, into docs/ (not
+#                          committed) with Debian's r-cran-pkgdown, then
+#                          tools/site-check.sh renders it in headless
+#                          Chromium (also run by `test`)
 #
 # Environment: WTHETA_CUDA=0 builds without CUDA; WTHETA_DATA points the
 # tests at the reference catalogs (default: ../shared/data when present);
@@ -24,6 +28,9 @@ debs="r-base-dev r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 p
 debs="$debs valgrind r-cran-tibble r-cran-future.apply r-cran-ggplot2"
 # parallelly for the default thread count (cores granted by cgroups, Slurm, PBS)
 debs="$debs r-cran-parallelly"
+# optparse for the command line; progressr for progress; pkgdown and
+# chromium (with python3) for the site and its check
+debs="$debs r-cran-optparse r-cran-progressr r-cran-pkgdown chromium python3"
 
 install_missing() {
   missing=""
@@ -57,6 +64,20 @@ install_package() {
   ./cleanup
 }
 
+# the site into docs/, offline: no CRAN look-ups (pkgdown.internet), the
+# favicons from pkgdown/favicon, Bootstrap 5 from the installed bslib
+build_site() {
+  echo "== pkgdown site into docs/"
+  rm -rf docs
+  WTHETA_DATA= Rscript -e 'options(pkgdown.internet = FALSE)
+    pkgdown::build_site(".", install = FALSE, new_process = FALSE,
+                        preview = FALSE)' > site.log 2>&1 ||
+    { tail -40 site.log; rm -f site.log; exit 1; }
+  rm -f site.log
+  echo "== site check (tools/site-check.sh)"
+  sh tools/site-check.sh docs
+}
+
 data_dir() {
   if [ -n "${WTHETA_DATA:-}" ]; then echo "$WTHETA_DATA"
   elif [ -d ../shared/data ]; then (cd ../shared/data && pwd)
@@ -67,6 +88,11 @@ case "$task" in
   install)
     install_missing
     install_package
+    ;;
+  site)
+    install_missing
+    install_package
+    build_site
     ;;
   demo)
     install_missing
@@ -104,6 +130,9 @@ case "$task" in
       echo "R CMD check gave a WARNING"; exit 1
     fi
     echo "R CMD check: no errors, no warnings"
+    # the documentation site and its check in headless Chromium (about 4
+    # minutes on 2 cores)
+    build_site
     # the suite again with the C code under ASan + UBSan, and a subset under
     # valgrind (about 50 s each on 2 cores; WTHETA_SANITIZE_CI=0 skips
     # them). The reference-catalog tests only repeat the same code on 10^5
@@ -116,7 +145,7 @@ case "$task" in
     fi
     ;;
   *)
-    echo "usage: sh tools/do.sh demo|test|install" >&2
+    echo "usage: sh tools/do.sh demo|test|install|site" >&2
     exit 2
     ;;
 esac

@@ -1,39 +1,7 @@
 # Command-line entry of wtheta: w(theta) of a data catalog and its randoms.
-# Run with Rscript; --help prints the usage. Exit status: 0 done, 1 the
-# computation failed (the message says why), 2 bad arguments.
-usage <- "Usage: Rscript wtheta.R --data FILE --random FILE [options]
-
-Estimates the angular two-point correlation function w(theta) of the data
-catalog against the random catalog, prints the table and writes it as CSV.
-
-  --data FILE        data catalog: two columns ra dec (whitespace or CSV; an
-                     optional first line with the row count, an optional
-                     header line)
-  --random FILE      random catalog on the same footprint, same form
-  --units U          units of both files: deg (default), arcmin, rad
-  --columns A,B      ra and dec columns: numbers (default 1,2) or names
-  --bins SPEC        angular bins in degrees (default lin:0,90,0.25):
-                       lin:FROM,TO,WIDTH   linear bins of width WIDTH
-                       log:FROM,TO,N       N logarithmic bins
-                       edges:E0,E1,...     the edges as given
-  --estimator E      LS (default, Landy-Szalay), natural, DP, Hamilton
-  --self-pairs       count all ordered pairs, self pairs included (the
-                     classic convention); default: unordered pairs
-  --backend B        auto (default: a GPU when usable), cpu, cuda
-  --threads N        CPU threads (default: all cores)
-  --out FILE         write the table as CSV (columns theta_lo, theta_hi,
-                     theta, DD, DR, RR, w)
-  --plot FILE        write a PNG plot of w(theta)
-  --rows N           bins to print (default 10; 0 for none, all for all)
-  --progress         progress lines on stderr during long runs
-                     (default: off; --no-progress turns them off)
-  --quiet            print nothing but errors
-  --help             this text
-
-Example (the classic catalogs, 0.25-degree bins to 90 degrees):
-  Rscript wtheta.R --data data_100k_arcmin.txt --random flat_100k_arcmin.txt \\
-    --units arcmin --bins lin:0,90,0.25 --self-pairs --out w.csv
-"
+# Run with Rscript; --help prints the usage. `wtheta::wtheta_cli()` prints
+# the path of the installed copy. Exit status: 0 done, 1 the computation
+# failed (the message says why), 2 bad arguments.
 
 fail_usage <- function(...) {
   cat("wtheta.R: ", ..., "\nRun with --help for the usage.\n", sep = "",
@@ -41,41 +9,91 @@ fail_usage <- function(...) {
   quit(save = "no", status = 2)
 }
 
-parse_args <- function(args) {
-  flags <- c("self-pairs", "progress", "no-progress", "quiet", "help")
-  valued <- c("data", "random", "units", "columns", "bins", "estimator",
-              "backend", "threads", "out", "plot", "rows")
-  opt <- list()
-  i <- 1L
-  while (i <= length(args)) {
-    a <- args[i]
-    if (!startsWith(a, "--")) fail_usage("unexpected argument \"", a, "\".")
-    key <- sub("^--", "", a)
-    value <- NULL
-    if (grepl("=", key, fixed = TRUE)) {
-      value <- sub("^[^=]*=", "", key)
-      key <- sub("=.*$", "", key)
-    }
-    if (key %in% flags) {
-      if (!is.null(value)) fail_usage("--", key, " takes no value.")
-      opt[[key]] <- TRUE
-    } else if (key %in% valued) {
-      if (is.null(value)) {
-        if (i == length(args) || startsWith(args[i + 1L], "--")) {
-          fail_usage("--", key, " needs a value.")
-        }
-        i <- i + 1L
-        value <- args[i]
-      }
-      if (!is.null(opt[[key]])) fail_usage("--", key, " is given twice.")
-      opt[[key]] <- value
-    } else {
-      fail_usage("unknown option --", key, ".")
-    }
-    i <- i + 1L
-  }
-  opt
+if (!requireNamespace("optparse", quietly = TRUE)) {
+  cat("wtheta.R: the command line needs the R package optparse:\n",
+      "  install.packages(\"optparse\")  or, on Debian and Ubuntu,\n",
+      "  apt-get install r-cran-optparse\n", sep = "", file = stderr())
+  quit(save = "no", status = 1)
 }
+
+columns_text <- "
+Output columns (--out, CSV, one row per bin):
+  theta_lo, theta_hi  bin edges in degrees
+  theta               bin centre in degrees
+  DD, DR, RR          pair counts: data-data, data-random, random-random
+                      (weighted sums of w_i w_j with --weights); for a
+                      cross-correlation (--data2) D1D2, D1R2, R1D2, R1R2
+  w                   the estimate of w(theta); NA where its denominator
+                      is zero
+  w_err               its error (--error; absent with --error none)
+
+Example (the classic catalogs, 0.25-degree bins to 90 degrees):
+  Rscript wtheta.R -d data_100k_arcmin.txt -r flat_100k_arcmin.txt \\
+    -u arcmin -b lin:0,90,0.25 --self-pairs -o w.csv
+"
+
+option_list <- list(
+  optparse::make_option(c("-d", "--data"), metavar = "FILE",
+    help = paste("data catalog: columns ra dec (whitespace or CSV; an",
+                 "optional first line with the row count, an optional",
+                 "header line)")),
+  optparse::make_option(c("-r", "--random"), metavar = "FILE",
+    help = "random catalog on the same footprint, same form"),
+  optparse::make_option("--data2", metavar = "FILE",
+    help = "a second data catalog: cross-correlate --data with it"),
+  optparse::make_option("--random2", metavar = "FILE",
+    help = paste("randoms on the footprint of --data2 (default: --random",
+                 "serves both)")),
+  optparse::make_option(c("-u", "--units"), default = "deg", metavar = "U",
+    help = "units of every file: deg (default), arcmin, rad"),
+  optparse::make_option(c("-c", "--columns"), metavar = "A,B",
+    help = "ra and dec columns: numbers (default 1,2) or header names"),
+  optparse::make_option(c("-b", "--bins"), default = "lin:0,90,0.25",
+    metavar = "SPEC",
+    help = paste("angular bins in degrees: lin:FROM,TO,WIDTH (linear,",
+                 "default lin:0,90,0.25), log:FROM,TO,N (N logarithmic",
+                 "bins) or edges:E0,E1,... (as given)")),
+  optparse::make_option(c("-e", "--estimator"), default = "LS",
+    metavar = "E",
+    help = "LS (default, Landy-Szalay), natural, DP, Hamilton"),
+  optparse::make_option("--error", default = "poisson", metavar = "E",
+    help = paste("errors: poisson (default; shot noise only, too small for",
+                 "clustered data), jackknife, bootstrap, none")),
+  optparse::make_option(c("-p", "--n-patches"), default = "20",
+    metavar = "N", type = "character",
+    help = "sky patches for jackknife and bootstrap errors (default 20)"),
+  optparse::make_option("--seed", metavar = "N", type = "character",
+    help = "seed for the patches and bootstrap draws (default: none)"),
+  optparse::make_option(c("-w", "--weights"), metavar = "COL",
+    help = paste("per-object weights: this column (a number or a header",
+                 "name) of every catalog file")),
+  optparse::make_option(c("-s", "--self-pairs"), action = "store_true",
+    default = FALSE,
+    help = paste("count all ordered pairs, self pairs included (the",
+                 "classic convention); default: unordered pairs")),
+  optparse::make_option(c("-B", "--backend"), default = "auto",
+    metavar = "B", help = "auto (default: a GPU when usable), cpu, cuda"),
+  optparse::make_option(c("-t", "--threads"), metavar = "N",
+    type = "character", help = "CPU threads (default: all usable cores)"),
+  optparse::make_option(c("-o", "--out"), metavar = "FILE",
+    help = "write the table as CSV (columns below)"),
+  optparse::make_option("--plot", metavar = "FILE",
+    help = "write a PNG plot of w(theta)"),
+  optparse::make_option(c("-n", "--rows"), default = "10", metavar = "N",
+    help = "bins to print (default 10; 0 for none, all for all)"),
+  optparse::make_option("--progress", action = "store_true", default = FALSE,
+    help = "show progress during long runs (default: off)"),
+  optparse::make_option(c("-q", "--quiet"), action = "store_true",
+    default = FALSE, help = "print nothing but errors")
+)
+
+parser <- optparse::OptionParser(
+  usage = "Usage: Rscript wtheta.R --data FILE --random FILE [options]",
+  description = paste(
+    "Estimates the angular two-point correlation function w(theta) of the",
+    "data catalog against the random catalog (or the cross-correlation of",
+    "two catalogs), prints the table and writes it as CSV."),
+  epilogue = columns_text, option_list = option_list)
 
 parse_numbers <- function(text, what) {
   v <- suppressWarnings(as.numeric(strsplit(text, ",", fixed = TRUE)[[1L]]))
@@ -99,30 +117,96 @@ parse_bins <- function(spec) {
     fail_usage("--bins: ", kind, ": needs three numbers, not ", length(v),
                ".")
   }
-  res <- tryCatch(switch(kind,
+  tryCatch(switch(kind,
     lin = wtheta::theta_bins(v[1L], v[2L], width = v[3L]),
     log = wtheta::theta_bins(v[1L], v[2L], n = v[3L], log = TRUE),
     edges = wtheta::theta_bins(edges = v)),
     error = function(e) fail_usage("--bins: ", conditionMessage(e)))
-  res
+}
+
+# a choice (units, estimator, error, backend) as the package matches it:
+# any case, a unique prefix
+parse_choice <- function(value, choices, flag) {
+  tryCatch(wtheta:::match_choice(value, choices, flag),
+           error = function(e) fail_usage("--", flag, " must be one of ",
+                                          paste(choices, collapse = ", "),
+                                          ", not \"", value, "\"."))
+}
+
+parse_count <- function(text, flag, min = 1) {
+  if (is.null(text)) return(NULL)
+  v <- suppressWarnings(as.numeric(text))
+  if (!grepl("^[0-9]+$", text) || is.na(v) || v < min ||
+      v > .Machine$integer.max) {
+    fail_usage("--", flag, " must be a whole number >= ", min, ", not \"",
+               text, "\".")
+  }
+  as.integer(v)
+}
+
+# The weights in column `col` (a number or a header name) of a catalog
+# file, read with the conventions of read_catalog(): `#` comments and blank
+# lines skipped, an optional row-count line and header line, whitespace or
+# comma separated.
+read_weights <- function(file, col, n, flag) {
+  lines <- readLines(file, warn = FALSE)
+  text <- trimws(sub("#.*$", "", lines))
+  text <- text[nzchar(text)]
+  sep <- if (any(grepl(",", utils::head(text, 3L), fixed = TRUE))) "," else ""
+  fields <- if (sep == ",") strsplit(text, ",", fixed = TRUE) else
+    strsplit(text, "[[:space:]]+")
+  if (length(fields) && length(fields[[1L]]) == 1L &&
+      grepl("^[0-9]+$", fields[[1L]])) {
+    fields <- fields[-1L]
+  }
+  header <- NULL
+  if (length(fields) &&
+      anyNA(suppressWarnings(as.numeric(fields[[1L]])))) {
+    header <- gsub("^[\"']|[\"']$", "", trimws(fields[[1L]]))
+    fields <- fields[-1L]
+  }
+  k <- suppressWarnings(as.integer(col))
+  if (is.na(k)) {
+    k <- match(col, header)
+    if (is.na(k)) {
+      fail_usage("--weights: \"", col, "\" is not a column of ", flag, " \"",
+                 file, "\"", if (!is.null(header))
+                   paste0(" (its columns: ", paste(header, collapse = ", "),
+                          ")"), ".")
+    }
+  }
+  v <- suppressWarnings(as.numeric(trimws(vapply(fields, `[`, "", k))))
+  if (length(v) != n || anyNA(v)) {
+    bad <- which(is.na(v))
+    fail_usage("--weights: column ", col, " of ", flag, " \"", file, "\" ",
+               if (length(bad)) paste0("has no number in data row ", bad[1L])
+               else paste0("has ", length(v), " values for ", n, " points"),
+               ".")
+  }
+  v
 }
 
 main <- function(args) {
-  opt <- parse_args(args)
-  if (isTRUE(opt$help) || !length(args)) {
-    cat(usage)
-    quit(save = "no", status = if (length(args)) 0 else 2)
+  if (!length(args)) {
+    optparse::print_help(parser)
+    quit(save = "no", status = 2)
   }
+  opt <- tryCatch(
+    optparse::parse_args(parser, args, convert_hyphens_to_underscores = TRUE),
+    error = function(e) fail_usage(sub("^Error in [^:]*: *", "",
+                                       conditionMessage(e))))
   for (need in c("data", "random")) {
     if (is.null(opt[[need]])) fail_usage("--", need, " FILE is required.")
-    if (!file.exists(opt[[need]])) {
-      fail_usage("--", need, ": file \"", opt[[need]], "\" does not exist.")
+  }
+  if (!is.null(opt$random2) && is.null(opt$data2)) {
+    fail_usage("--random2 needs --data2.")
+  }
+  for (f in c("data", "random", "data2", "random2")) {
+    if (!is.null(opt[[f]]) && !file.exists(opt[[f]])) {
+      fail_usage("--", f, ": file \"", opt[[f]], "\" does not exist.")
     }
   }
-  units <- if (is.null(opt$units)) "deg" else opt$units
-  if (!units %in% c("deg", "arcmin", "rad")) {
-    fail_usage("--units must be deg, arcmin or rad, not \"", units, "\".")
-  }
+  units <- parse_choice(opt$units, c("deg", "arcmin", "rad"), "units")
   columns <- c(1, 2)
   if (!is.null(opt$columns)) {
     columns <- strsplit(opt$columns, ",", fixed = TRUE)[[1L]]
@@ -133,45 +217,38 @@ main <- function(args) {
     num <- suppressWarnings(as.numeric(columns))
     if (!anyNA(num)) columns <- num
   }
-  estimator <- if (is.null(opt$estimator)) "LS" else opt$estimator
-  if (!estimator %in% c("LS", "natural", "DP", "Hamilton")) {
-    fail_usage("--estimator must be LS, natural, DP or Hamilton, not \"",
-               estimator, "\".")
-  }
-  backend <- if (is.null(opt$backend)) "auto" else opt$backend
-  if (!backend %in% c("auto", "cpu", "cuda")) {
-    fail_usage("--backend must be auto, cpu or cuda, not \"", backend, "\".")
-  }
-  threads <- NULL
-  if (!is.null(opt$threads)) {
-    threads <- suppressWarnings(as.integer(opt$threads))
-    if (is.na(threads) || threads < 1L ||
-        !grepl("^[0-9]+$", opt$threads)) {
-      fail_usage("--threads must be a whole number >= 1, not \"",
-                 opt$threads, "\".")
-    }
-  }
-  rows <- 10L
-  if (!is.null(opt$rows)) {
-    rows <- if (opt$rows == "all") .Machine$integer.max else
-      suppressWarnings(as.integer(opt$rows))
-    if (is.na(rows) || rows < 0L) {
-      fail_usage("--rows must be a whole number >= 0 or all, not \"",
-                 opt$rows, "\".")
-    }
-  }
-  if (isTRUE(opt$progress) && isTRUE(opt[["no-progress"]])) {
-    fail_usage("--progress and --no-progress contradict each other.")
-  }
-  bins <- parse_bins(if (is.null(opt$bins)) "lin:0,90,0.25" else opt$bins)
+  estimator <- parse_choice(opt$estimator, c("LS", "natural", "DP",
+                                             "Hamilton"), "estimator")
+  error <- parse_choice(opt$error, c("poisson", "jackknife", "bootstrap",
+                                     "none"), "error")
+  backend <- parse_choice(opt$backend, c("auto", "cpu", "cuda"), "backend")
+  threads <- parse_count(opt$threads, "threads")
+  n_patches <- parse_count(opt$n_patches, "n-patches", min = 2)
+  seed <- parse_count(opt$seed, "seed", min = 0)
+  rows <- if (identical(opt$rows, "all")) .Machine$integer.max else
+    parse_count(opt$rows, "rows", min = 0)
+  bins <- parse_bins(opt$bins)
   quiet <- isTRUE(opt$quiet)
+  if (isTRUE(opt$self_pairs) && !is.null(opt$data2)) {
+    fail_usage("--self-pairs applies to auto-correlations, not to --data2.")
+  }
 
   suppressPackageStartupMessages(library(wtheta))
-  d <- read_catalog(opt$data, units = units, columns = columns)
-  r <- read_catalog(opt$random, units = units, columns = columns)
-  w <- wtheta(d, r, bins, estimator = estimator,
-              self_pairs = isTRUE(opt[["self-pairs"]]), backend = backend,
-              threads = threads, progress = isTRUE(opt$progress))
+  files <- list(data = opt$data, random = opt$random, data2 = opt$data2,
+                random2 = opt$random2)
+  files <- files[!vapply(files, is.null, TRUE)]
+  cats <- lapply(files, read_catalog, units = units, columns = columns)
+  weights <- NULL
+  if (!is.null(opt$weights)) {
+    weights <- Map(function(f, nm) {
+      read_weights(f, opt$weights, nrow(cats[[nm]]), paste0("--", nm))
+    }, files, names(files))
+  }
+  w <- wtheta(cats$data, cats$random, bins, estimator = estimator,
+              self_pairs = isTRUE(opt$self_pairs), backend = backend,
+              threads = threads, progress = isTRUE(opt$progress),
+              weights = weights, error = error, n_patches = n_patches,
+              seed = seed, data2 = cats$data2, random2 = cats$random2)
   if (!quiet && rows > 0L) print(w, n = rows)
   if (!is.null(opt$out)) {
     utils::write.csv(as.data.frame(w), opt$out, row.names = FALSE)

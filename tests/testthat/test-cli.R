@@ -1,4 +1,5 @@
 cli_path <- function() {
+  skip_if_not_installed("optparse")
   p <- system.file("scripts", "wtheta.R", package = "wtheta")
   if (!nzchar(p)) skip("wtheta.R is not installed")
   p
@@ -59,6 +60,16 @@ test_that("the command line names the argument it rejects", {
   res <- run_cli("--help")
   expect_identical(res$status, 0L)
   expect_true(any(grepl("^Usage: Rscript wtheta.R", res$out)))
+  # every option and every output column is described
+  for (o in c("-d FILE, --data", "-r FILE, --random", "--data2", "--random2",
+              "--error", "-p N, --n-patches", "-w COL, --weights",
+              "-s, --self-pairs", "-o FILE, --out")) {
+    expect_true(any(grepl(o, res$out, fixed = TRUE)), info = o)
+  }
+  for (col in c("theta_lo, theta_hi", "DD, DR, RR", "D1D2, D1R2, R1D2, R1R2",
+                "w_err")) {
+    expect_true(any(grepl(col, res$out, fixed = TRUE)), info = col)
+  }
   expect_identical(run_cli()$status, 2L)
   res <- run_cli("--random", f)
   expect_identical(res$status, 2L)
@@ -73,8 +84,15 @@ test_that("the command line names the argument it rejects", {
                         fixed = TRUE)))
   res <- run_cli("--data", f, "--random", f, "--units", "parsec")
   expect_identical(res$status, 2L)
-  expect_true(any(grepl("--units must be deg, arcmin or rad", res$out,
+  expect_true(any(grepl("--units must be one of deg, arcmin, rad, not \"parsec\"",
+                        res$out, fixed = TRUE)))
+  res <- run_cli("-d", f, "-r", f, "--error", "jack", "-p", "1")
+  expect_identical(res$status, 2L)
+  expect_true(any(grepl("--n-patches must be a whole number >= 2", res$out,
                         fixed = TRUE)))
+  res <- run_cli("-d", f, "-r", f, "--random2", f)
+  expect_identical(res$status, 2L)
+  expect_true(any(grepl("--random2 needs --data2", res$out, fixed = TRUE)))
   res <- run_cli("--data", f, "--random", file.path(tempdir(), "nope.txt"))
   expect_identical(res$status, 2L)
   expect_true(any(grepl("--random: file", res$out, fixed = TRUE)))
@@ -84,11 +102,74 @@ test_that("the command line names the argument it rejects", {
                         fixed = TRUE)))
   res <- run_cli("--data", f, "--random", f, "--colour", "red")
   expect_identical(res$status, 2L)
-  expect_true(any(grepl("unknown option --colour", res$out, fixed = TRUE)))
+  expect_true(any(grepl("colour", res$out, fixed = TRUE)))
   # an error inside the computation: status 1, the package's message
   bad <- withr_tempfile()
   writeLines(c("1 2", "3 x"), bad)
   res <- run_cli("--data", bad, "--random", f)
   expect_identical(res$status, 1L)
   expect_true(any(grepl("error: `file` line 2", res$out, fixed = TRUE)))
+})
+
+test_that("short flags, errors, weights and cross-correlations", {
+  sim <- simulate_catalog(300, n_clusters = 5, sigma = 0.5, seed = 41)
+  ran <- random_catalog(400, like = sim, seed = 42)
+  sim$wt <- seq(0.5, 1.5, length.out = nrow(sim))
+  ran$wt <- 1
+  dfile <- withr_tempfile()
+  rfile <- withr_tempfile()
+  out <- withr_tempfile()
+  utils::write.csv(sim, dfile, row.names = FALSE, quote = FALSE)
+  utils::write.csv(ran, rfile, row.names = FALSE, quote = FALSE)
+  b <- theta_bins(0.1, 5, n = 6, log = TRUE)
+  res <- run_cli("-d", dfile, "-r", rfile, "-c", "ra,dec", "-b",
+                 "log:0.1,5,6", "-e", "ham", "--error", "jackknife", "-p",
+                 "6", "--seed", "7", "-w", "wt", "-t", "1", "-B", "cpu",
+                 "-o", out, "-q")
+  expect_identical(res$status, 0L)
+  expect_length(res$out, 0L)
+  got <- utils::read.csv(out)
+  want <- wtheta(sim, ran, b, estimator = "Hamilton", error = "jackknife",
+                 n_patches = 6, seed = 7, weights = "wt", threads = 1,
+                 backend = "cpu", progress = FALSE)
+  expect_identical(names(got), names(as.data.frame(want)))
+  expect_equal(got$DD, want$DD, tolerance = 1e-12)
+  expect_equal(got$w, want$w, tolerance = 1e-12)
+  expect_equal(got$w_err, want$w_err, tolerance = 1e-12)
+  # a cross-correlation of two halves against wtheta(data2 = )
+  half <- seq_len(nrow(sim)) %% 2 == 0
+  d1 <- withr_tempfile()
+  d2 <- withr_tempfile()
+  writeLines(sprintf("%.12f %.12f", sim$ra[half], sim$dec[half]), d1)
+  writeLines(sprintf("%.12f %.12f", sim$ra[!half], sim$dec[!half]), d2)
+  r1 <- withr_tempfile()
+  writeLines(sprintf("%.12f %.12f", ran$ra, ran$dec), r1)
+  res <- run_cli("-d", d1, "--data2", d2, "-r", r1, "--random2", r1, "-b",
+                 "log:0.1,5,6", "--error", "none", "-t", "1", "-o", out,
+                 "-n", "0")
+  expect_identical(res$status, 0L)
+  got <- utils::read.csv(out)
+  want <- wtheta(read_catalog(d1), read_catalog(r1), b,
+                 data2 = read_catalog(d2), random2 = read_catalog(r1),
+                 error = "none", threads = 1, progress = FALSE)
+  expect_identical(names(got), c("theta_lo", "theta_hi", "theta", "D1D2",
+                                 "D1R2", "R1D2", "R1R2", "w"))
+  expect_equal(got$D1D2, want$D1D2)
+  expect_equal(got$w, want$w, tolerance = 1e-12)
+  # a weight column that is not there
+  res <- run_cli("-d", dfile, "-r", rfile, "-c", "ra,dec", "-w", "nope")
+  expect_identical(res$status, 2L)
+  expect_true(any(grepl("--weights: \"nope\" is not a column of --data",
+                        res$out, fixed = TRUE)))
+})
+
+test_that("wtheta_cli() gives the installed script", {
+  out <- capture.output(p <- wtheta_cli())
+  expect_identical(out, p)
+  expect_identical(normalizePath(p),
+                   normalizePath(file.path(find.package("wtheta"), "scripts",
+                                           "wtheta.R")))
+  expect_true(file.exists(p))
+  expect_silent(wtheta_cli(print = FALSE))
+  expect_error(wtheta_cli(print = NA), "`print`")
 })

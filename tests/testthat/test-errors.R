@@ -67,7 +67,7 @@ test_that("poisson errors and error arguments", {
   w <- wtheta(d, r, e, threads = test_threads(), backend = "cpu")
   expect_equal(attr(w, "error"), "poisson")
   expect_equal(w$w_err, (1 + w$w) / sqrt(w$DD))
-  expect_equal(unname(wtheta_cov(w)), diag(w$w_err^2))
+  expect_equal(unname(as.matrix(wtheta_cov(w))), diag(w$w_err^2))
   wn <- wtheta(d, r, e, threads = test_threads(), backend = "cpu",
                error = "none")
   expect_null(wn$w_err)

@@ -108,3 +108,25 @@ test_that("the classic catalogs give the published w(theta)", {
   expect_lt(abs(w$w[1] - published[1]), 0.03)
   expect_true(all(abs(w$w[2:5] - published[2:5]) < 0.01))
 })
+
+test_that("choice arguments ignore case and accept unique prefixes", {
+  d <- data.frame(ra = c(1, 2, 3, 4), dec = c(3, 4, 5, 6))
+  r <- data.frame(ra = c(1.5, 2.5, 3.5, 4.5), dec = c(3, 4, 5, 6))
+  ref <- wtheta(d, r, c(0.5, 2, 5), estimator = "LS", threads = 1)
+  for (e in c("ls", "Ls", "l")) {
+    w <- wtheta(d, r, c(0.5, 2, 5), estimator = e, threads = 1)
+    expect_identical(attr(w, "estimator"), "LS")
+    expect_identical(w$w, ref$w)
+  }
+  expect_identical(attr(wtheta(d, r, c(0.5, 2, 5), estimator = "ham",
+                               threads = 1), "estimator"), "Hamilton")
+  expect_identical(attr(wtheta(d, r, c(0.5, 2, 5), error = "NO",
+                               threads = 1), "error"), "none")
+  expect_identical(pair_counts(d, bins = c(0.5, 2, 5), backend = "CPU",
+                               threads = 1)$backend, "cpu")
+  # "" and ambiguous prefixes fail
+  expect_error(wtheta(d, r, c(0.5, 2, 5), estimator = ""),
+               "`estimator` must be one of")
+  expect_error(pair_counts(d, bins = c(0.5, 2, 5), backend = "c"),
+               "could be any of \"cpu\", \"cuda\"", fixed = TRUE)
+})
