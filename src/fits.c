@@ -21,6 +21,8 @@ static int fits_fail(int status, char *msg, size_t msg_len, const char *what)
     strncpy(first, detail, sizeof first - 1);
     while (fits_read_errmsg(detail)) {}
   }
+  size_t k = strlen(first);
+  while (k > 0 && (first[k - 1] == '.' || first[k - 1] == ' ')) first[--k] = '\0';
   snprintf(msg, msg_len, "%s: %s (cfitsio status %d)%s%s", what, text,
            status, first[0] ? "; " : "", first);
   fits_clear_errmsg();
@@ -43,14 +45,9 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
   int status = 0, type = 0, n_hdus = 0;
   fitsfile *f = NULL;
   memset(t, 0, sizeof *t);
-  /* "file://" keeps cfitsio from reading brackets or a leading '-' in the
-   * name as its extended file-name syntax */
-  size_t n = strlen(path) + 8;
-  char *name = malloc(n);
-  if (!name) return WT_ERR_NOMEM;
-  snprintf(name, n, "file://%s", path);
-  fits_open_diskfile(&f, name, READONLY, &status);
-  free(name);
+  /* the disk-file open takes the name literally: brackets or a leading
+   * '-' are not read as cfitsio's extended file-name syntax */
+  fits_open_diskfile(&f, path, READONLY, &status);
   if (status) return fits_fail(status, msg, msg_len, "cannot open the file");
   t->fptr = f;
   fits_get_num_hdus(f, &n_hdus, &status);

@@ -21,7 +21,7 @@ static void check_interrupt(void *unused)
 static const char *path_of(SEXP path)
 {
   if (TYPEOF(path) != STRSXP || XLENGTH(path) != 1)
-    error("wtheta internal: path must be one string");
+    errorcall(R_NilValue, "wtheta internal: path must be one string");
   return translateChar(STRING_ELT(path, 0));
 }
 
@@ -32,16 +32,16 @@ SEXP wt_r_read_gzip(SEXP path)
 {
   const char *p = path_of(path);
   gzFile g = gzopen(p, "rb");
-  if (!g) error("cannot open \"%s\"", p);
+  if (!g) errorcall(R_NilValue, "cannot open \"%s\"", p);
   size_t cap = 1 << 20, len = 0;
   char *buf = malloc(cap);
-  if (!buf) { gzclose_r(g); error("out of memory reading \"%s\"", p); }
+  if (!buf) { gzclose_r(g); errorcall(R_NilValue, "out of memory reading \"%s\"", p); }
   gzbuffer(g, 1 << 17);
   for (;;) {
     if (cap - len < (1u << 16)) {
       size_t nc = cap * 2;
       char *nb = nc > cap ? realloc(buf, nc) : NULL;
-      if (!nb) { free(buf); gzclose_r(g); error("out of memory reading \"%s\"", p); }
+      if (!nb) { free(buf); gzclose_r(g); errorcall(R_NilValue, "out of memory reading \"%s\"", p); }
       buf = nb;
       cap = nc;
     }
@@ -54,7 +54,7 @@ SEXP wt_r_read_gzip(SEXP path)
       snprintf(text, sizeof text, "%s", m ? m : "read error");
       free(buf);
       gzclose_r(g);
-      error("`file` \"%s\" is a damaged or truncated gzip file (%s).", p, text);
+      errorcall(R_NilValue, "`file` \"%s\" is a damaged or truncated gzip file (%s).", p, text);
     }
     if (got == 0) break;
     len += (size_t)got;
@@ -66,7 +66,7 @@ SEXP wt_r_read_gzip(SEXP path)
     snprintf(text, sizeof text, "%s", m ? m : "read error");
     free(buf);
     gzclose_r(g);
-    error("`file` \"%s\" is a damaged or truncated gzip file (%s).", p, text);
+    errorcall(R_NilValue, "`file` \"%s\" is a damaged or truncated gzip file (%s).", p, text);
   }
   gzclose_r(g);
   SEXP out = allocVector(RAWSXP, (R_xlen_t)len);
@@ -83,7 +83,7 @@ static SEXP text_of(const char *buf, int64_t s, int64_t e)
 
 static const char *raw_or_die(SEXP x, int64_t *len)
 {
-  if (TYPEOF(x) != RAWSXP) error("wtheta internal: text must be raw");
+  if (TYPEOF(x) != RAWSXP) errorcall(R_NilValue, "wtheta internal: text must be raw");
   *len = (int64_t)XLENGTH(x);
   return (const char *)RAW(x);
 }
@@ -149,7 +149,7 @@ SEXP wt_r_text_parse(SEXP text, SEXP sep_, SEXP skip_, SEXP n_rows_,
   const char *buf = raw_or_die(text, &len);
   int sep = asInteger(sep_), ncol = LENGTH(cols_);
   int64_t skip = (int64_t)asReal(skip_), n_rows = (int64_t)asReal(n_rows_);
-  if (TYPEOF(cols_) != INTSXP || ncol < 1) error("wtheta internal: cols");
+  if (TYPEOF(cols_) != INTSXP || ncol < 1) errorcall(R_NilValue, "wtheta internal: cols");
   SEXP out = PROTECT(allocVector(VECSXP, 4));
   SEXP values = allocVector(VECSXP, ncol);
   SET_VECTOR_ELT(out, 0, values);
@@ -163,7 +163,7 @@ SEXP wt_r_text_parse(SEXP text, SEXP sep_, SEXP skip_, SEXP n_rows_,
   }
   int status = wt_text_parse(buf, len, sep, skip, n_rows, ncol,
                              INTEGER(cols_), dst, bad, na, &short_row);
-  if (status != WT_OK) error("wtheta: out of memory parsing the text");
+  if (status != WT_OK) errorcall(R_NilValue, "wtheta: out of memory parsing the text");
   for (int j = 0; j < ncol; j++) {
     double *v = dst[j];
     for (int64_t r = 0; r < n_rows; r++) if (isnan(v[r])) v[r] = NA_REAL;
@@ -218,8 +218,8 @@ static void fits_open_or_die(SEXP path, SEXP hdu, SEXP extname,
   const char *ext = isString(extname) && XLENGTH(extname) == 1
     ? translateChar(STRING_ELT(extname, 0)) : NULL;
   int status = wt_fits_open(p, asInteger(hdu), ext, t, msg, sizeof msg);
-  if (status == WT_ERR_NOMEM) error("wtheta: out of memory opening \"%s\"", p);
-  if (status != WT_OK) error("`file` \"%s\": %s.", p, msg);
+  if (status == WT_ERR_NOMEM) errorcall(R_NilValue, "wtheta: out of memory opening \"%s\"", p);
+  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", p, msg);
 }
 
 /* list(hdu, extname, n_rows, ascii, columns = list(name, unit, tform,
@@ -294,16 +294,16 @@ SEXP wt_r_fits_info(SEXP path, SEXP hdu, SEXP extname)
 SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
 {
   wt_fits_table t;
-  if (TYPEOF(cols_) != INTSXP) error("wtheta internal: cols");
+  if (TYPEOF(cols_) != INTSXP) errorcall(R_NilValue, "wtheta internal: cols");
   fits_open_or_die(path, hdu, R_NilValue, &t);
   int ncol = LENGTH(cols_);
   const int *cols = INTEGER(cols_);
   long long n = t.n_rows;
-  if (n > R_XLEN_T_MAX) { wt_fits_close(&t); error("wtheta: table too large"); }
+  if (n > R_XLEN_T_MAX) { wt_fits_close(&t); errorcall(R_NilValue, "wtheta: table too large"); }
   for (int j = 0; j < ncol; j++) {
     if (cols[j] < 0 || cols[j] >= t.n_cols || t.cols[cols[j]].kind == WT_COL_NONE) {
       wt_fits_close(&t);
-      error("wtheta internal: column %d cannot be read", cols[j] + 1);
+      errorcall(R_NilValue, "wtheta internal: column %d cannot be read", cols[j] + 1);
     }
   }
   SEXP out = PROTECT(allocVector(VECSXP, ncol));
@@ -320,7 +320,7 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
         : c->kind == WT_COL_INT ? INTSXP : LGLSXP;
       if (rep > 1 && (double)n * (double)rep > (double)R_XLEN_T_MAX) {
         wt_fits_close(&t);
-        error("wtheta: vector column too large");
+        errorcall(R_NilValue, "wtheta: vector column too large");
       }
       v = rep == 1 ? allocVector(st, (R_xlen_t)n)
         : allocMatrix(st, (int)n, (int)rep);
@@ -338,7 +338,7 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
   if (!tmp || !nulls || !strs) {
     free(tmp); free(nulls); free(strs);
     wt_fits_close(&t);
-    error("wtheta: out of memory reading \"%s\"", path_of(path));
+    errorcall(R_NilValue, "wtheta: out of memory reading \"%s\"", path_of(path));
   }
   char msg[512] = "";
   int status = WT_OK;
@@ -384,9 +384,9 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
   if (status == WT_ERR_INTERRUPTED) {
     UNPROTECT(1);
     R_CheckUserInterrupt();
-    error("wtheta: interrupted");
+    errorcall(R_NilValue, "wtheta: interrupted");
   }
-  if (status != WT_OK) error("`file` \"%s\": %s.", path_of(path), msg);
+  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", path_of(path), msg);
   UNPROTECT(1);
   return out;
 }
