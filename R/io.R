@@ -523,3 +523,311 @@ read_fits_catalog <- function(file, units, columns, hdu) {
                        columns = names(tab$columns)[1:2])
   add_columns(out, unname(tab$columns[-(1:2)]), cols$names[-(1:2)])
 }
+
+# ---- writing results --------------------------------------------------------
+
+#' Write and read w(theta) results and pair counts
+#'
+#' `write_wtheta()` writes a [wtheta()] result; the format follows the
+#' extension of `file`:
+#' * `.fits` (or `.fit`, `.fts`): a FITS file whose extension `WTHETA` is a
+#'   binary table with `theta_lo`, `theta_hi`, `theta`, `DD`, `DR`, `RR`,
+#'   `w`, `w_err` (every column of the result, in double precision) and
+#'   header keywords `ESTIMATR` (estimator), `COUNTING` (`auto` or `cross`),
+#'   `SELFPAIR`, `WEIGHTED`, `N_DATA`, `N_RANDOM`, `BACKEND`, `ERRMETH`
+#'   (error method), `NPATCHES` and `WTVERSN` (wtheta's version); extension
+#'   `COV` a table whose column `COV` holds one row of the covariance matrix
+#'   per bin (astropy reads it as a 2-d array); extension `R_OBJECT` the
+#'   remaining R attributes (pair counts, patches, replicates), serialized
+#'   with [serialize()]. Other tools read the first two; `read_wtheta()`
+#'   reads all three. Written by wtheta itself, no cfitsio needed; reading
+#'   it back does need cfitsio.
+#' * `.csv`: the table, numbers with 17 significant digits (exact), after
+#'   comment lines (`#`) giving the same keywords and naming two files
+#'   written beside it: the covariance (`<name>-cov.csv`) and the R
+#'   attributes (`<name>-attributes.rds`).
+#'
+#' `read_wtheta()` gives back an object identical to the one written,
+#' covariance and attributes included. Read only files you trust: the R
+#' attributes are unserialized.
+#'
+#' `write_pair_counts()` and `read_pair_counts()` do the same for a
+#' [pair_counts()] result (extensions `PAIR_COUNTS`, with `theta_lo`,
+#' `theta_hi`, `counts`, and `PATCHES` with the per-patch count arrays when
+#' there are any), so that counts made on one machine can be combined on
+#' another.
+#'
+#' @param x A `wtheta` or `pair_counts` object.
+#' @param file Path to write or read.
+#' @param overwrite Replace an existing file?
+#' @return The write functions return `file`, invisibly; the read functions
+#'   the object.
+#' @examples
+#' set.seed(1)
+#' sim <- random_catalog(300)
+#' ran <- random_catalog(600)
+#' w <- wtheta(sim, ran, theta_bins(1, 20, n = 4), threads = 1)
+#' f <- tempfile(fileext = ".csv")
+#' write_wtheta(w, f)
+#' identical(read_wtheta(f), w)
+#' @export
+write_wtheta <- function(x, file, overwrite = FALSE) {
+  if (!inherits(x, "wtheta")) {
+    stop("`x` must be a result of wtheta(), not ", describe(x), ".",
+         call. = FALSE)
+  }
+  cov <- attr(x, "cov")
+  keys <- result_keywords(list(
+    ESTIMATR = attr(x, "estimator"), COUNTING = attr(x, "type"),
+    SELFPAIR = attr(x, "self_pairs"), WEIGHTED = attr(x, "weighted"),
+    N_DATA = attr(x, "n_data"), N_RANDOM = attr(x, "n_random"),
+    BACKEND = attr(x, "backend"), ERRMETH = attr(x, "error"),
+    NPATCHES = attr(x, "n_patches")))
+  table <- stats::setNames(lapply(names(x), function(nm) as.double(x[[nm]])),
+                           names(x))
+  extra <- if (is.null(cov)) NULL else list(COV = list(COV = unname(cov)))
+  attrs <- attributes(x)
+  attrs$names <- NULL
+  write_result(file, overwrite, "WTHETA", table, keys, extra, attrs,
+               "w(theta)")
+}
+
+#' @rdname write_wtheta
+#' @export
+read_wtheta <- function(file) {
+  read_result(file, "WTHETA", "w(theta)")
+}
+
+#' @rdname write_wtheta
+#' @export
+write_pair_counts <- function(x, file, overwrite = FALSE) {
+  if (!inherits(x, "pair_counts")) {
+    stop("`x` must be a result of pair_counts(), not ", describe(x), ".",
+         call. = FALSE)
+  }
+  keys <- result_keywords(list(
+    COUNTING = x$type, SELFPAIR = x$self_pairs, N1 = x$n1, N2 = x$n2,
+    N_PAIRS = x$n_pairs, N_BELOW = x$n_below, N_ABOVE = x$n_above,
+    BACKEND = x$backend))
+  table <- list(theta_lo = as.double(x$theta_lo),
+                theta_hi = as.double(x$theta_hi),
+                counts = as.double(x$counts))
+  extra <- NULL
+  if (!is.null(x$patch_counts)) {
+    a <- x$patch_counts
+    d <- dim(a)
+    # one row per bin: the P x P counts of that bin, column-major
+    extra <- list(PATCHES = list(
+      COUNTS = t(matrix(as.double(a), d[1L] * d[2L], d[3L]))))
+  }
+  write_result(file, overwrite, "PAIR_COUNTS", table, keys, extra,
+               list(object = x), "pair counts")
+}
+
+#' @rdname write_wtheta
+#' @export
+read_pair_counts <- function(file) {
+  read_result(file, "PAIR_COUNTS", "pair counts")$object
+}
+
+result_keywords <- function(k) {
+  k <- k[!vapply(k, function(v) is.null(v) || length(v) != 1L || is.na(v),
+                 TRUE)]
+  c(k, list(WTVERSN = as.character(utils::packageVersion("wtheta"))))
+}
+
+result_format <- function(file) {
+  if (grepl("\\.(fits|fit|fts)$", file, ignore.case = TRUE)) return("fits")
+  if (grepl("\\.csv$", file, ignore.case = TRUE)) return("csv")
+  stop("`file` \"", file, "\" must end in .fits (or .fit, .fts) or .csv: ",
+       "the extension picks the format.", call. = FALSE)
+}
+
+sidecar <- function(file, what) {
+  paste0(sub("\\.csv$", "", file, ignore.case = TRUE), "-", what)
+}
+
+write_result <- function(file, overwrite, extname, table, keys, extra,
+                         robject, what) {
+  if (!is.character(file) || length(file) != 1L || is.na(file) ||
+      !nzchar(file)) {
+    stop("`file` must be a single file path, not ", describe(file), ".",
+         call. = FALSE)
+  }
+  check_flag(overwrite, "overwrite")
+  format <- result_format(file)
+  if (file.exists(file) && !overwrite) {
+    stop("`file` \"", file, "\" exists; use `overwrite = TRUE` to replace ",
+         "it.", call. = FALSE)
+  }
+  if (format == "fits") {
+    con <- file(file, "wb")
+    on.exit(close(con))
+    fits_write_primary(con, keys)
+    fits_write_table(con, extname, table, keys)
+    for (nm in names(extra)) fits_write_table(con, nm, extra[[nm]], list())
+    blob <- serialize(robject, NULL, xdr = TRUE)
+    fits_write_table(con, "R_OBJECT", list(SERIAL = matrix(blob, 1L)),
+                     list())
+    return(invisible(file))
+  }
+  lines <- c(paste0("# wtheta ", keys$WTVERSN, ": ", what),
+             paste0("# ", names(keys), ": ", vapply(keys, format_value, "")))
+  for (nm in names(extra)) {
+    f <- sidecar(file, paste0(tolower(nm), ".csv"))
+    write_csv_numbers(extra[[nm]][[1L]], f, NULL)
+    lines <- c(lines, paste0("# ", tolower(nm), ": ", basename(f)))
+  }
+  rds <- sidecar(file, "attributes.rds")
+  saveRDS(robject, rds)
+  lines <- c(lines, paste0("# r_object: ", basename(rds)))
+  write_csv_numbers(table, file, lines)
+  invisible(file)
+}
+
+format_value <- function(v) {
+  if (is.character(v)) v else if (is.logical(v)) (if (v) "TRUE" else "FALSE")
+  else if (is.integer(v)) as.character(v) else sprintf("%.17g", v)
+}
+
+# a list of equal-length numeric vectors, or a matrix, as CSV with 17
+# significant digits (every double exactly)
+write_csv_numbers <- function(x, file, comments) {
+  if (is.matrix(x)) {
+    x <- lapply(seq_len(ncol(x)), function(j) x[, j])
+    names(x) <- paste0("V", seq_along(x))
+  }
+  cells <- lapply(x, function(v) {
+    s <- sprintf("%.17g", v)
+    s[is.na(v)] <- "NA"
+    s
+  })
+  body <- do.call(paste, c(cells, sep = ","))
+  writeLines(c(comments, paste(names(x), collapse = ","), body), file)
+}
+
+read_csv_numbers <- function(file) {
+  bytes <- readBin(file, "raw", file.size(file))
+  info <- .Call(C_text_info, bytes, 1L)
+  if (!info[[1L]]) stop("`file` \"", file, "\" holds no table.", call. = FALSE)
+  header <- strsplit(info[[3L]][1L], ",", fixed = TRUE)[[1L]]
+  n <- info[[1L]] - 1
+  res <- .Call(C_text_parse, bytes, as.integer(charToRaw(",")), 1, n,
+               seq_along(header) - 1L)
+  if (res[[4L]] > 0 || any(res[[2L]] > 0)) {
+    stop("`file` \"", file, "\" is not a table wtheta wrote: row ",
+         max(res[[4L]], res[[2L]]), " is not all numbers.", call. = FALSE)
+  }
+  stats::setNames(res[[1L]], header)
+}
+
+read_result <- function(file, extname, what) {
+  check_file(file)
+  src <- open_source(file)
+  if (src$fits) {
+    tab <- fits_read_table(file, hdu = extname)
+    blob <- tryCatch(fits_read_table(file, hdu = "R_OBJECT"),
+                     error = function(e) NULL)
+    if (is.null(blob)) {
+      stop("`file` \"", file, "\" has no R_OBJECT extension: it was not ",
+           "written by wtheta; read its tables with read_catalog() or ",
+           "another FITS reader.", call. = FALSE)
+    }
+    robject <- unserialize(as.raw(blob$columns$SERIAL))
+    table <- tab$columns
+  } else {
+    lines <- readLines(file, n = 40L, warn = FALSE)
+    rds <- sub("^# r_object: ", "", grep("^# r_object: ", lines,
+                                         value = TRUE))
+    if (length(rds) != 1L) {
+      stop("`file` \"", file, "\" names no r_object file: it was not ",
+           "written by wtheta.", call. = FALSE)
+    }
+    rds <- file.path(dirname(file), rds)
+    if (!file.exists(rds)) {
+      stop("`file` \"", file, "\" names \"", rds, "\", which does not ",
+           "exist: keep the files written beside it.", call. = FALSE)
+    }
+    robject <- readRDS(rds)
+    table <- read_csv_numbers(file)
+  }
+  if (extname == "PAIR_COUNTS") return(robject)
+  out <- table
+  attributes(out) <- c(list(names = names(table)), robject)
+  out
+}
+
+# ---- a small FITS writer (binary tables only) -------------------------------
+
+fits_card <- function(key, value = NULL) {
+  if (is.null(value)) return(formatC(key, width = -80))
+  v <- if (is.character(value)) {
+    formatC(sprintf("'%-8s'", gsub("'", "''", value)), width = -20)
+  } else if (is.logical(value)) {
+    formatC(if (value) "T" else "F", width = 20)
+  } else if (is.integer(value)) {
+    formatC(as.character(value), width = 20)
+  } else {
+    s <- sprintf("%.17G", value)
+    if (!grepl("[.E]", s)) s <- paste0(s, ".0")
+    formatC(s, width = 20)
+  }
+  substr(formatC(paste0(formatC(key, width = -8), "= ", v), width = -80),
+         1L, 80L)
+}
+
+fits_write_header <- function(con, cards) {
+  cards <- c(cards, fits_card("END"))
+  pad <- (-length(cards)) %% 36L
+  txt <- paste0(c(cards, rep(strrep(" ", 80L), pad)), collapse = "")
+  writeBin(charToRaw(txt), con)
+}
+
+fits_write_primary <- function(con, keys) {
+  fits_write_header(con, c(fits_card("SIMPLE", TRUE),
+                           fits_card("BITPIX", 8L), fits_card("NAXIS", 0L),
+                           fits_card("EXTEND", TRUE),
+                           mapply(fits_card, names(keys), keys)))
+}
+
+# columns: double vectors (1D), double matrices (kD: one row per table
+# row), raw matrices (kB)
+fits_write_table <- function(con, extname, columns, keys) {
+  n <- NROW(columns[[1L]])
+  parts <- list()
+  forms <- character()
+  for (nm in names(columns)) {
+    v <- columns[[nm]]
+    k <- NCOL(v)
+    if (is.raw(v)) {
+      bytes <- matrix(as.vector(t(v)), k)
+      forms <- c(forms, paste0(k, "B"))
+    } else {
+      vals <- if (is.matrix(v)) as.vector(t(v)) else as.double(v)
+      bytes <- matrix(writeBin(vals, raw(), size = 8L, endian = "big"),
+                      8L * k)
+      forms <- c(forms, paste0(k, "D"))
+    }
+    parts[[nm]] <- bytes
+  }
+  data <- as.vector(do.call(rbind, parts))
+  width <- length(data) / max(n, 1L)
+  cards <- c(fits_card("XTENSION", "BINTABLE"), fits_card("BITPIX", 8L),
+             fits_card("NAXIS", 2L), fits_card("NAXIS1", as.integer(width)),
+             fits_card("NAXIS2", as.integer(n)), fits_card("PCOUNT", 0L),
+             fits_card("GCOUNT", 1L),
+             fits_card("TFIELDS", length(columns)))
+  for (j in seq_along(columns)) {
+    cards <- c(cards, fits_card(paste0("TTYPE", j), names(columns)[j]),
+               fits_card(paste0("TFORM", j), forms[j]))
+    if (grepl("^theta", names(columns)[j])) {
+      cards <- c(cards, fits_card(paste0("TUNIT", j), "deg"))
+    }
+  }
+  cards <- c(cards, fits_card("EXTNAME", extname),
+             unlist(mapply(fits_card, names(keys), keys)))
+  fits_write_header(con, cards)
+  writeBin(data, con)
+  pad <- (-length(data)) %% 2880L
+  if (pad) writeBin(raw(pad), con)
+}
