@@ -333,8 +333,9 @@ read_text_catalog <- function(file, bytes, units, columns, sep) {
     f <- fields[[skip + 1L]]
     f <- sub('^"(.*)"$', "\\1", sub("^'(.*)'$", "\\1", f))
     names_given <- !is.null(columns) && is.character(columns$which)
+    # only the position columns decide: other columns may hold text
     look <- if (names_given) integer() else if (is.null(columns)) 1:2 else
-      as.integer(columns$which)
+      as.integer(columns$which[match(c("ra", "dec"), columns$names)])
     look <- look[look <= length(f)]
     num <- !is.na(suppressWarnings(as.numeric(f[look])))
     if (names_given || (is.null(columns) && !any(num)) ||
