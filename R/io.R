@@ -130,6 +130,7 @@ check_units <- function(units) {
 
 # the one conversion to degrees used by every reader
 to_degrees <- function(x, units) {
+  if (units == "deg") return(x)          # x * 1, without the copy
   x * switch(units, deg = 1, arcmin = 1 / 60, arcsec = 1 / 3600,
              rad = 180 / pi)
 }

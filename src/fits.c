@@ -3,8 +3,11 @@
  * message in msg (cfitsio's own words). Columns are read in chunks of rows
  * that fit cfitsio's buffers, so a table is read once and never held twice
  * (glue_io.c drives the chunks). */
+#include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <fitsio.h>
 #include "wt.h"
@@ -156,6 +159,48 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
     default: col->kind = WT_COL_NONE;
     }
   }
+  /* byte offsets of the columns of a binary table, checked against NAXIS1:
+   * when they do not add up, no column takes the fast path */
+  if (!status && !t->ascii) {
+    long long off = 0, naxis1 = -1;
+    int s2 = 0, ok = 1;
+    fits_read_key(f, TLONGLONG, "NAXIS1", &naxis1, NULL, &s2);
+    for (int c = 0; c < t->n_cols && ok; c++) {
+      wt_fits_col *col = &t->cols[c];
+      LONGLONG repeat = 0, width = 0;
+      int code = 0, s3 = 0;
+      fits_get_coltypell(f, c + 1, &code, &repeat, &width, &s3);
+      long long bytes;
+      switch (code < 0 ? -code : code) {
+      case TBIT: bytes = (repeat + 7) / 8; break;
+      case TBYTE: case TSBYTE: case TLOGICAL: case TSTRING: bytes = repeat; break;
+      case TSHORT: bytes = 2 * repeat; break;
+      case TLONG: case TFLOAT: bytes = 4 * repeat; break;
+      case TLONGLONG: case TDOUBLE: case TCOMPLEX: bytes = 8 * repeat; break;
+      case TDBLCOMPLEX: bytes = 16 * repeat; break;
+      default: bytes = -1;
+      }
+      if (code < 0) bytes = strchr(col->tform, 'Q') ? 16 : 8;
+      if (s3 || bytes < 0) { ok = 0; break; }
+      col->raw_code = code;
+      col->offset = off;
+      off += bytes;
+      char key[FLEN_KEYWORD];
+      snprintf(key, sizeof key, "TNULL%d", c + 1);
+      s3 = 0;
+      fits_read_key(f, TLONGLONG, key, &col->tnull, NULL, &s3);
+      col->has_tnull = s3 == 0;
+      col->fast = !col->scaled && repeat == 1 &&
+        (code == TDOUBLE || code == TFLOAT || code == TLONGLONG ||
+         code == TLONG || code == TSHORT || code == TBYTE) &&
+        (col->kind == WT_COL_DOUBLE || col->kind == WT_COL_INT);
+    }
+    if (!ok || s2 || off != naxis1) {
+      for (int c = 0; c < t->n_cols; c++) t->cols[c].fast = 0;
+    } else {
+      t->row_bytes = naxis1;
+    }
+  }
   fits_clear_errmsg();
   if (status) {
     fits_fail(status, msg, msg_len, "cannot read the column descriptions");
@@ -184,8 +229,17 @@ int wt_fits_read(wt_fits_table *t, int col, long long first_row,
              : TDOUBLE;
   LONGLONG n = (LONGLONG)n_rows * t->cols[col].repeat;
   if (n == 0) return WT_OK;
-  fits_read_colnull((fitsfile *)t->fptr, type, col + 1, first_row + 1, 1, n,
-                    out, nulls, &anynul, &status);
+  if (nulls) {
+    fits_read_colnull((fitsfile *)t->fptr, type, col + 1, first_row + 1, 1, n,
+                      out, nulls, &anynul, &status);
+  } else {
+    /* nulls become NaN (double) or INT_MIN (int) in place */
+    double nan_val = NAN;
+    int int_null = INT_MIN;
+    fits_read_col((fitsfile *)t->fptr, type, col + 1, first_row + 1, 1, n,
+                  type == TINT ? (void *)&int_null : (void *)&nan_val, out,
+                  &anynul, &status);
+  }
   if (status) {
     char what[160];
     snprintf(what, sizeof what, "cannot read column %d (\"%s\") at row %lld",
@@ -219,4 +273,66 @@ int wt_fits_keyword(wt_fits_table *t, int k, char *name, char *value,
   fits_read_keyn((fitsfile *)t->fptr, k, name, value, comment, &status);
   if (status) fits_clear_errmsg();
   return status == 0;
+}
+
+int wt_fits_read_rows(wt_fits_table *t, long long first_row, long long n_rows,
+                      unsigned char *buf, char *msg, size_t msg_len)
+{
+  int status = 0;
+  if (n_rows == 0) return WT_OK;
+  fits_read_tblbytes((fitsfile *)t->fptr, first_row + 1, 1,
+                     (LONGLONG)n_rows * t->row_bytes, buf, &status);
+  if (status) {
+    char what[160];
+    snprintf(what, sizeof what, "cannot read rows %lld to %lld",
+             first_row + 1, first_row + n_rows);
+    return fits_fail(status, msg, msg_len, what);
+  }
+  return WT_OK;
+}
+
+/* FITS stores big-endian numbers */
+static uint64_t be64(const unsigned char *p)
+{
+  return (uint64_t)p[0] << 56 | (uint64_t)p[1] << 48 | (uint64_t)p[2] << 40 |
+         (uint64_t)p[3] << 32 | (uint64_t)p[4] << 24 | (uint64_t)p[5] << 16 |
+         (uint64_t)p[6] << 8 | (uint64_t)p[7];
+}
+static uint32_t be32(const unsigned char *p)
+{
+  return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |
+         (uint32_t)p[3];
+}
+
+void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
+                    long long n_rows, void *out)
+{
+  const wt_fits_col *c = &t->cols[col];
+  const unsigned char *p = rows + c->offset;
+  const long long w = t->row_bytes;
+  if (c->kind == WT_COL_DOUBLE) {
+    double *d = out;
+    for (long long i = 0; i < n_rows; i++, p += w) {
+      if (c->raw_code == TDOUBLE) {
+        uint64_t u = be64(p);
+        memcpy(&d[i], &u, 8);
+      } else if (c->raw_code == TFLOAT) {
+        uint32_t u = be32(p);
+        float f;
+        memcpy(&f, &u, 4);
+        d[i] = (double)f;
+      } else {                                   /* K */
+        int64_t v = (int64_t)be64(p);
+        d[i] = c->has_tnull && v == c->tnull ? NAN : (double)v;
+      }
+    }
+  } else {
+    int *d = out;
+    for (long long i = 0; i < n_rows; i++, p += w) {
+      long long v = c->raw_code == TLONG ? (long long)(int32_t)be32(p)
+        : c->raw_code == TSHORT ? (long long)(int16_t)((uint16_t)p[0] << 8 | p[1])
+        : (long long)p[0];
+      d[i] = c->has_tnull && v == c->tnull ? INT_MIN : (int)v;
+    }
+  }
 }

@@ -45,3 +45,17 @@ int wt_fits_keyword(wt_fits_table *t, int k, char *name, char *value,
   (void)t; (void)k; (void)name; (void)value; (void)comment;
   return 0;
 }
+
+int wt_fits_read_rows(wt_fits_table *t, long long first_row, long long n_rows,
+                      unsigned char *buf, char *msg, size_t msg_len)
+{
+  (void)t; (void)first_row; (void)n_rows; (void)buf;
+  snprintf(msg, msg_len, "wtheta was built without cfitsio");
+  return WT_ERR_NO_FITS;
+}
+
+void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
+                    long long n_rows, void *out)
+{
+  (void)t; (void)col; (void)rows; (void)n_rows; (void)out;
+}

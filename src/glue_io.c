@@ -328,15 +328,23 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
     }
     SET_VECTOR_ELT(out, j, v);
   }
+  int n_fast = 0;
+  for (int j = 0; j < ncol; j++) n_fast += t.cols[cols[j]].fast;
   long long chunk = wt_fits_chunk_rows(&t);
+  if (n_fast && t.row_bytes > 0) {
+    /* raw rows: about 4 MB at a time */
+    long long c2 = (4LL << 20) / t.row_bytes;
+    if (c2 > chunk) chunk = c2;
+  }
   if (chunk > n) chunk = n > 0 ? n : 1;
   /* bounded buffers: one chunk of values (8 bytes each) and of null flags */
   size_t cells = (size_t)chunk * (size_t)(max_rep > max_width ? max_rep : max_width);
   double *tmp = malloc(cells * sizeof(double));
   char *nulls = malloc(cells);
   char **strs = malloc((size_t)chunk * sizeof(char *));
-  if (!tmp || !nulls || !strs) {
-    free(tmp); free(nulls); free(strs);
+  unsigned char *raw = n_fast ? malloc((size_t)chunk * (size_t)t.row_bytes) : NULL;
+  if (!tmp || !nulls || !strs || (n_fast && !raw)) {
+    free(tmp); free(nulls); free(strs); free(raw);
     wt_fits_close(&t);
     errorcall(R_NilValue, "wtheta: out of memory reading \"%s\"", path_of(path));
   }
@@ -344,10 +352,21 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
   int status = WT_OK;
   for (long long r0 = 0; r0 < n && status == WT_OK; r0 += chunk) {
     long long m = n - r0 < chunk ? n - r0 : chunk;
+    if (n_fast) status = wt_fits_read_rows(&t, r0, m, raw, msg, sizeof msg);
     for (int j = 0; j < ncol && status == WT_OK; j++) {
       wt_fits_col *c = &t.cols[cols[j]];
       SEXP v = VECTOR_ELT(out, j);
       long long rep = c->repeat;
+      if (c->fast) {
+        if (c->kind == WT_COL_DOUBLE) {
+          double *d = REAL(v) + r0;
+          wt_fits_decode(&t, cols[j], raw, m, d);
+          for (long long i = 0; i < m; i++) if (isnan(d[i])) d[i] = NA_REAL;
+        } else {
+          wt_fits_decode(&t, cols[j], raw, m, INTEGER(v) + r0);
+        }
+        continue;
+      }
       if (c->kind == WT_COL_STRING) {
         char *base = (char *)tmp;
         for (long long i = 0; i < m; i++) strs[i] = base + i * (rep + 1);
@@ -356,22 +375,48 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
           SET_STRING_ELT(v, (R_xlen_t)(r0 + i), mkChar(strs[i]));
         continue;
       }
+      if (rep == 1 && c->kind != WT_COL_LOGICAL) {
+        /* straight into the result: NaN and INT_MIN (R's NA_integer_) */
+        if (c->kind == WT_COL_DOUBLE) {
+          double *d = REAL(v) + r0;
+          status = wt_fits_read(&t, cols[j], r0, m, c->kind, d, NULL, msg,
+                                sizeof msg);
+          for (long long i = 0; status == WT_OK && i < m; i++)
+            if (isnan(d[i])) d[i] = NA_REAL;
+        } else {
+          status = wt_fits_read(&t, cols[j], r0, m, c->kind, INTEGER(v) + r0,
+                                NULL, msg, sizeof msg);
+        }
+        continue;
+      }
       status = wt_fits_read(&t, cols[j], r0, m, c->kind, tmp, nulls, msg,
                             sizeof msg);
       if (status != WT_OK) break;
       /* row-major chunk into the column-major result, nulls to NA */
-      for (long long i = 0; i < m; i++) {
-        for (long long k = 0; k < rep; k++) {
-          size_t from = (size_t)(i * rep + k);
-          R_xlen_t to = (R_xlen_t)(r0 + i) + (R_xlen_t)k * (R_xlen_t)n;
-          if (c->kind == WT_COL_DOUBLE) {
-            REAL(v)[to] = nulls[from] ? NA_REAL : tmp[from];
-          } else if (c->kind == WT_COL_INT) {
-            INTEGER(v)[to] = nulls[from] ? NA_INTEGER : ((int *)tmp)[from];
-          } else {
-            LOGICAL(v)[to] = nulls[from] ? NA_LOGICAL : ((char *)tmp)[from] != 0;
+      R_xlen_t nn = (R_xlen_t)n;
+      if (c->kind == WT_COL_DOUBLE) {
+        double *d = REAL(v);
+        for (long long i = 0; i < m; i++)
+          for (long long k = 0; k < rep; k++) {
+            size_t from = (size_t)(i * rep + k);
+            d[(R_xlen_t)(r0 + i) + (R_xlen_t)k * nn] = nulls[from] ? NA_REAL : tmp[from];
           }
-        }
+      } else if (c->kind == WT_COL_INT) {
+        int *d = INTEGER(v);
+        const int *s = (const int *)tmp;
+        for (long long i = 0; i < m; i++)
+          for (long long k = 0; k < rep; k++) {
+            size_t from = (size_t)(i * rep + k);
+            d[(R_xlen_t)(r0 + i) + (R_xlen_t)k * nn] = nulls[from] ? NA_INTEGER : s[from];
+          }
+      } else {
+        int *d = LOGICAL(v);
+        const char *s = (const char *)tmp;
+        for (long long i = 0; i < m; i++)
+          for (long long k = 0; k < rep; k++) {
+            size_t from = (size_t)(i * rep + k);
+            d[(R_xlen_t)(r0 + i) + (R_xlen_t)k * nn] = nulls[from] ? NA_LOGICAL : s[from] != 0;
+          }
       }
     }
     if (status == WT_OK && !R_ToplevelExec(check_interrupt, NULL))
@@ -380,6 +425,7 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
   free(tmp);
   free(nulls);
   free(strs);
+  free(raw);
   wt_fits_close(&t);
   if (status == WT_ERR_INTERRUPTED) {
     UNPROTECT(1);

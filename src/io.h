@@ -65,6 +65,13 @@ typedef struct {
   int scaled;              /* TSCALn/TZEROn other than 1 and 0 */
   double tscal, tzero;
   char tform[72];
+  /* the fast path: an unscaled scalar D, E, K, J, I or B column of a
+   * binary table is decoded from the raw row bytes */
+  int fast;
+  int raw_code;            /* cfitsio's stored type code */
+  long long offset;        /* byte offset in the row */
+  int has_tnull;
+  long long tnull;
 } wt_fits_col;
 
 typedef struct {
@@ -75,6 +82,7 @@ typedef struct {
   int n_cols;
   wt_fits_col *cols;
   char extname[72];
+  long long row_bytes;     /* NAXIS1 of a binary table */
 } wt_fits_table;
 
 int wt_fits_compiled(void);
@@ -87,10 +95,18 @@ void wt_fits_close(wt_fits_table *t);
  * `kind` (WT_COL_DOUBLE into double, WT_COL_INT into int, WT_COL_LOGICAL
  * into char), row-major for vector
  * columns: n_rows * repeat values; nulls[k] is 1 for a null (TNULLn or an
- * IEEE NaN) */
+ * IEEE NaN); with nulls NULL (double and int only), nulls are written as
+ * NaN (double) or INT_MIN (int) */
 int wt_fits_read(wt_fits_table *t, int col, long long first_row,
                  long long n_rows, int kind, void *out, char *nulls,
                  char *msg, size_t msg_len);
+/* the raw bytes of n_rows whole rows from first_row (from 0) */
+int wt_fits_read_rows(wt_fits_table *t, long long first_row, long long n_rows,
+                      unsigned char *buf, char *msg, size_t msg_len);
+/* column col (a fast one) of n_rows raw rows into out: double (NaN for
+ * nulls) for WT_COL_DOUBLE, int (INT_MIN for TNULLn) for WT_COL_INT */
+void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
+                    long long n_rows, void *out);
 /* strings: out holds n_rows pointers to buffers of repeat + 1 bytes */
 int wt_fits_read_strings(wt_fits_table *t, int col, long long first_row,
                          long long n_rows, char **out, char *msg,

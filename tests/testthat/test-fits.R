@@ -115,10 +115,10 @@ test_that("hostile FITS files give clear errors, never a crash (child process)",
   res <- run_in_child_io(code)
   expect_identical(res$status, 0L)
   out <- res$output
-  expect_match(out, "bad-truncated.fits : `file` .*: cannot read column 1 \\(\"RA\"\\)")
+  expect_match(out, "bad-truncated.fits : `file` .*: cannot read rows 1 to 24: error reading from FITS file")
   expect_match(out, "bad-magic.fits : `file` .* is not a text file: line 1 holds a NUL byte")
   expect_match(out, "bad-no-end.fits : `file` .*: cannot open the file: .*END")
-  expect_match(out, "bad-naxis2.fits : `file` .*: cannot read column 1 \\(\"RA\"\\)")
+  expect_match(out, "bad-naxis2.fits : `file` .*: cannot read rows 1 to [0-9]+: error reading from FITS file")
 })
 
 test_that("weights read from a FITS column reach wtheta()", {
