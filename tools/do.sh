@@ -22,6 +22,10 @@ debs="r-base-dev r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 p
 # valgrind for the memory check of `test`; tibble for a hostile-input test;
 # future.apply for counting through future plans; ggplot2 for autoplot()
 debs="$debs valgrind r-cran-tibble r-cran-future.apply r-cran-ggplot2"
+# cfitsio (found by configure through pkg-config) for FITS catalogs;
+# data.table and python3-astropy for bench/io.R's side-by-side readers and
+# tools/make-fits-fixtures.py (the tests do not need them)
+debs="$debs libcfitsio-dev pkg-config r-cran-data.table python3-astropy"
 
 install_missing() {
   missing=""
