@@ -10,6 +10,10 @@
 #include <stdint.h>
 #include <string.h>
 #include <fitsio.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include "wt.h"
 #include "io.h"
 
@@ -35,6 +39,7 @@ static int fits_fail(int status, char *msg, size_t msg_len, const char *what)
 void wt_fits_close(wt_fits_table *t)
 {
   int status = 0;
+  wt_fits_unmap(t);
   if (t->fptr) fits_close_file((fitsfile *)t->fptr, &status);
   t->fptr = NULL;
   free(t->cols);
@@ -48,6 +53,7 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
   int status = 0, type = 0, n_hdus = 0;
   fitsfile *f = NULL;
   memset(t, 0, sizeof *t);
+  snprintf(t->path, sizeof t->path, "%s", path);
   /* the disk-file open takes the name literally: brackets or a leading
    * '-' are not read as cfitsio's extended file-name syntax */
   fits_open_diskfile(&f, path, READONLY, &status);
@@ -305,7 +311,7 @@ static uint32_t be32(const unsigned char *p)
 }
 
 void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
-                    long long n_rows, void *out)
+                    long long n_rows, void *out, double na)
 {
   const wt_fits_col *c = &t->cols[col];
   const unsigned char *p = rows + c->offset;
@@ -313,18 +319,20 @@ void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
   if (c->kind == WT_COL_DOUBLE) {
     double *d = out;
     for (long long i = 0; i < n_rows; i++, p += w) {
+      double x;
       if (c->raw_code == TDOUBLE) {
         uint64_t u = be64(p);
-        memcpy(&d[i], &u, 8);
+        memcpy(&x, &u, 8);
       } else if (c->raw_code == TFLOAT) {
         uint32_t u = be32(p);
         float f;
         memcpy(&f, &u, 4);
-        d[i] = (double)f;
+        x = (double)f;
       } else {                                   /* K */
         int64_t v = (int64_t)be64(p);
-        d[i] = c->has_tnull && v == c->tnull ? NAN : (double)v;
+        x = c->has_tnull && v == c->tnull ? NAN : (double)v;
       }
+      d[i] = isnan(x) ? na : x;
     }
   } else {
     int *d = out;
@@ -335,4 +343,38 @@ void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
       d[i] = c->has_tnull && v == c->tnull ? INT_MIN : (int)v;
     }
   }
+}
+
+void wt_fits_unmap(wt_fits_table *t)
+{
+  if (t->map) munmap(t->map, t->map_len);
+  t->map = NULL;
+  t->map_len = 0;
+}
+
+const unsigned char *wt_fits_map_rows(wt_fits_table *t)
+{
+  LONGLONG head = 0, data = 0, end = 0;
+  int status = 0;
+  if (t->row_bytes <= 0 || t->n_rows <= 0) return NULL;
+  fits_get_hduaddrll((fitsfile *)t->fptr, &head, &data, &end, &status);
+  if (status) { fits_clear_errmsg(); return NULL; }
+  int fd = open(t->path, O_RDONLY);
+  if (fd < 0) return NULL;
+  struct stat st;
+  char magic[6] = {0};
+  /* a regular, uncompressed file that holds every row: never map past
+   * its end (a NAXIS2 beyond the data reads through cfitsio and fails) */
+  long long need = (long long)data + t->n_rows * t->row_bytes;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < need ||
+      pread(fd, magic, 6, 0) != 6 || memcmp(magic, "SIMPLE", 6) != 0) {
+    close(fd);
+    return NULL;
+  }
+  void *m = mmap(NULL, (size_t)need, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return NULL;
+  t->map = m;
+  t->map_len = (size_t)need;
+  return (const unsigned char *)m + data;
 }

@@ -342,8 +342,12 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
   double *tmp = malloc(cells * sizeof(double));
   char *nulls = malloc(cells);
   char **strs = malloc((size_t)chunk * sizeof(char *));
-  unsigned char *raw = n_fast ? malloc((size_t)chunk * (size_t)t.row_bytes) : NULL;
-  if (!tmp || !nulls || !strs || (n_fast && !raw)) {
+  /* fast columns decode from the mapped file when it can be mapped, else
+   * from rows read 4 MB at a time */
+  const unsigned char *mapped = n_fast ? wt_fits_map_rows(&t) : NULL;
+  unsigned char *raw = n_fast && !mapped
+    ? malloc((size_t)chunk * (size_t)t.row_bytes) : NULL;
+  if (!tmp || !nulls || !strs || (n_fast && !mapped && !raw)) {
     free(tmp); free(nulls); free(strs); free(raw);
     wt_fits_close(&t);
     errorcall(R_NilValue, "wtheta: out of memory reading \"%s\"", path_of(path));
@@ -352,19 +356,18 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
   int status = WT_OK;
   for (long long r0 = 0; r0 < n && status == WT_OK; r0 += chunk) {
     long long m = n - r0 < chunk ? n - r0 : chunk;
-    if (n_fast) status = wt_fits_read_rows(&t, r0, m, raw, msg, sizeof msg);
+    const unsigned char *rows = mapped ? mapped + r0 * t.row_bytes : raw;
+    if (n_fast && !mapped)
+      status = wt_fits_read_rows(&t, r0, m, raw, msg, sizeof msg);
     for (int j = 0; j < ncol && status == WT_OK; j++) {
       wt_fits_col *c = &t.cols[cols[j]];
       SEXP v = VECTOR_ELT(out, j);
       long long rep = c->repeat;
       if (c->fast) {
-        if (c->kind == WT_COL_DOUBLE) {
-          double *d = REAL(v) + r0;
-          wt_fits_decode(&t, cols[j], raw, m, d);
-          for (long long i = 0; i < m; i++) if (isnan(d[i])) d[i] = NA_REAL;
-        } else {
-          wt_fits_decode(&t, cols[j], raw, m, INTEGER(v) + r0);
-        }
+        if (c->kind == WT_COL_DOUBLE)
+          wt_fits_decode(&t, cols[j], rows, m, REAL(v) + r0, NA_REAL);
+        else
+          wt_fits_decode(&t, cols[j], rows, m, INTEGER(v) + r0, 0);
         continue;
       }
       if (c->kind == WT_COL_STRING) {

@@ -83,6 +83,9 @@ typedef struct {
   wt_fits_col *cols;
   char extname[72];
   long long row_bytes;     /* NAXIS1 of a binary table */
+  char path[4096];
+  void *map;               /* mmap of the file, or NULL */
+  size_t map_len;
 } wt_fits_table;
 
 int wt_fits_compiled(void);
@@ -103,10 +106,16 @@ int wt_fits_read(wt_fits_table *t, int col, long long first_row,
 /* the raw bytes of n_rows whole rows from first_row (from 0) */
 int wt_fits_read_rows(wt_fits_table *t, long long first_row, long long n_rows,
                       unsigned char *buf, char *msg, size_t msg_len);
-/* column col (a fast one) of n_rows raw rows into out: double (NaN for
- * nulls) for WT_COL_DOUBLE, int (INT_MIN for TNULLn) for WT_COL_INT */
+/* column col (a fast one) of n_rows raw rows into out: double (`na` for
+ * NaN and nulls) for WT_COL_DOUBLE, int (INT_MIN for TNULLn) for
+ * WT_COL_INT */
 void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
-                    long long n_rows, void *out);
+                    long long n_rows, void *out, double na);
+/* the table's rows mapped into memory read-only, when the file on disk is
+ * an uncompressed FITS file holding all of them: the first row's address,
+ * else NULL (then read rows with wt_fits_read_rows) */
+const unsigned char *wt_fits_map_rows(wt_fits_table *t);
+void wt_fits_unmap(wt_fits_table *t);
 /* strings: out holds n_rows pointers to buffers of repeat + 1 bytes */
 int wt_fits_read_strings(wt_fits_table *t, int col, long long first_row,
                          long long n_rows, char **out, char *msg,

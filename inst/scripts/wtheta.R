@@ -6,11 +6,13 @@ usage <- "Usage: Rscript wtheta.R --data FILE --random FILE [options]
 Estimates the angular two-point correlation function w(theta) of the data
 catalog against the random catalog, prints the table and writes it as CSV.
 
-  --data FILE        data catalog: two columns ra dec (whitespace or CSV; an
+  --data FILE        data catalog: a FITS table (RA/DEC found by name), or
+                     text with two columns ra dec (whitespace or CSV; an
                      optional first line with the row count, an optional
                      header line)
   --random FILE      random catalog on the same footprint, same form
-  --units U          units of both files: deg (default), arcmin, rad
+  --units U          units of both files: deg (default; FITS: TUNIT),
+                     arcmin, arcsec, rad
   --columns A,B      ra and dec columns: numbers (default 1,2) or names
   --bins SPEC        angular bins in degrees (default lin:0,90,0.25):
                        lin:FROM,TO,WIDTH   linear bins of width WIDTH
@@ -119,11 +121,12 @@ main <- function(args) {
       fail_usage("--", need, ": file \"", opt[[need]], "\" does not exist.")
     }
   }
-  units <- if (is.null(opt$units)) "deg" else opt$units
-  if (!units %in% c("deg", "arcmin", "rad")) {
-    fail_usage("--units must be deg, arcmin or rad, not \"", units, "\".")
+  units <- opt$units                    # NULL: degrees, or FITS TUNITn
+  if (!is.null(units) && !units %in% c("deg", "arcmin", "arcsec", "rad")) {
+    fail_usage("--units must be deg, arcmin, arcsec or rad, not \"", units,
+               "\".")
   }
-  columns <- c(1, 2)
+  columns <- NULL                       # FITS: by name; text: 1,2 or names
   if (!is.null(opt$columns)) {
     columns <- strsplit(opt$columns, ",", fixed = TRUE)[[1L]]
     if (length(columns) != 2L) {

@@ -73,7 +73,7 @@ test_that("the command line names the argument it rejects", {
                         fixed = TRUE)))
   res <- run_cli("--data", f, "--random", f, "--units", "parsec")
   expect_identical(res$status, 2L)
-  expect_true(any(grepl("--units must be deg, arcmin or rad", res$out,
+  expect_true(any(grepl("--units must be deg, arcmin, arcsec or rad", res$out,
                         fixed = TRUE)))
   res <- run_cli("--data", f, "--random", file.path(tempdir(), "nope.txt"))
   expect_identical(res$status, 2L)
