@@ -19,8 +19,10 @@
 #' `1024D`) becomes a matrix column with one row per table row.
 #' Variable-length arrays, bit and complex columns are refused by name.
 #' Nulls (`TNULLn`, NaN) are `NA`, and an error naming the row in `ra` or
-#' `dec`. The table is read in chunks of rows through cfitsio; memory is
-#' the result plus one chunk. FITS support needs the package built with
+#' `dec`. Columns are read in chunks of rows through cfitsio; memory is
+#' the result plus one chunk. Plain numeric columns of an uncompressed
+#' file are decoded straight from the file mapped read-only (pages the
+#' system reads in and drops as needed), as astropy does. FITS support needs the package built with
 #' cfitsio (Debian: `apt-get install libcfitsio-dev`, then reinstall);
 #' `wtheta_backends()` does not depend on it.
 #'
@@ -69,6 +71,7 @@
 #'   (in `[-90, 90]`), in degrees, then the other columns asked for, one
 #'   row per row of the table or line of data.
 #' @seealso [write_wtheta()] for results.
+#' @md
 #' @examples
 #' f <- tempfile(fileext = ".txt")
 #' writeLines(c("3", "600 120", "610.5 121", "21599 -30"), f)
@@ -564,6 +567,7 @@ read_fits_catalog <- function(file, units, columns, hdu) {
 #' @param overwrite Replace an existing file?
 #' @return The write functions return `file`, invisibly; the read functions
 #'   the object.
+#' @md
 #' @examples
 #' set.seed(1)
 #' sim <- random_catalog(300)
