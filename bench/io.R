@@ -103,6 +103,7 @@ for (n in sizes) {
   unlink(file.path(dir, c("cat.txt", "cat.fits")))
 }
 res <- do.call(rbind, rows)
+options(width = 150)
 cat(sprintf("bench/io.R: %s, %d cores, R %s, wtheta %s, cfitsio %s\n",
             sub("^model name\\s*:\\s*", "",
                 grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)[1]),
