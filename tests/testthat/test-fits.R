@@ -164,3 +164,10 @@ test_that("fits_read_table() reads any table for other readers", {
   expect_identical(tab$hdu, 1L)
   expect_true("TFIELDS" %in% tab$keywords$name)
 })
+
+test_that("without cfitsio, FITS is an error that says what to install", {
+  if (wtheta:::fits_available()) skip("built with cfitsio")
+  expect_error(read_catalog(fixture("galaxies.fits")),
+               "is FITS, but wtheta was built without cfitsio. Install it (Debian/Ubuntu: apt-get install libcfitsio-dev pkg-config) and reinstall wtheta.",
+               fixed = TRUE)
+})
