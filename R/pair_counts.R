@@ -57,7 +57,8 @@
 #'   two seconds. Defaults to the option `wtheta.progress`, or to
 #'   `interactive()` when it is unset.
 #' @param weights Per-object weights: `NULL` (none), the name of a column
-#'   present in each catalog, or a list with elements `x` and `y` (`y` for
+#'   (a catalog without that column has unit weights; at least one must
+#'   have it), or a list with elements `x` and `y` (`y` for
 #'   cross pairs only), each a numeric vector as long as its catalog or a
 #'   column name. Weights must be finite, and small enough that no sum of
 #'   their products can overflow: the largest `|w|` squared times the

@@ -9,7 +9,14 @@ object_values <- function(spec, cats, arg, numeric) {
   if (is.null(spec)) return(NULL)
   what <- if (numeric) "weights" else "patch labels"
   if (is.character(spec) && length(spec) == 1L && !is.na(spec)) {
-    spec <- stats::setNames(rep(list(spec), length(cats)), names(cats))
+    has <- vapply(cats, function(x) spec %in% colnames(x), TRUE)
+    # weights named once: the catalogs without that column (randoms read
+    # without one) have unit weights; patch labels are needed everywhere
+    if (numeric && any(has)) {
+      spec <- stats::setNames(rep(list(spec), sum(has)), names(cats)[has])
+    } else {
+      spec <- stats::setNames(rep(list(spec), length(cats)), names(cats))
+    }
   } else if (!is.list(spec) || is.data.frame(spec)) {
     stop("`", arg, "` must be NULL, the name of a column in each catalog, ",
          "or a list with elements ", paste(names(cats), collapse = ", "),

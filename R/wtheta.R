@@ -62,8 +62,9 @@
 #' @param random Random points on the same footprint.
 #' @param bins Bin edges in degrees, for example from [theta_bins()].
 #' @param estimator One of `"LS"`, `"natural"`, `"DP"`, `"Hamilton"`.
-#' @param weights Per-object weights: `NULL`, the name of a column present
-#'   in every catalog, or a list with elements named `data`, `random`
+#' @param weights Per-object weights: `NULL`, the name of a column (the
+#'   catalogs without that column, say randoms, have unit weights; at least
+#'   one must have it), or a list with elements named `data`, `random`
 #'   (and `data2`, `random2`), each a numeric vector or a column name; a
 #'   catalog left out of the list has unit weights.
 #' @param error `"poisson"` (the default), `"jackknife"`, `"bootstrap"` or

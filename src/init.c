@@ -19,6 +19,15 @@ SEXP wt_r_jackknife_counts(SEXP, SEXP);
 SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_default_threads(SEXP);
 SEXP wt_r_cpu_cores(void);
+/* glue_io.c */
+SEXP wt_r_read_gzip(SEXP);
+SEXP wt_r_text_info(SEXP, SEXP);
+SEXP wt_r_text_row(SEXP, SEXP, SEXP);
+SEXP wt_r_text_parse(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_text_strings(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_fits_compiled(void);
+SEXP wt_r_fits_info(SEXP, SEXP, SEXP);
+SEXP wt_r_fits_read(SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
@@ -35,6 +44,14 @@ static const R_CallMethodDef call_methods[] = {
   {"patch_vectors", (DL_FUNC)&wt_r_patch_vectors, 5},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 1},
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
+  {"read_gzip", (DL_FUNC)&wt_r_read_gzip, 1},
+  {"text_info", (DL_FUNC)&wt_r_text_info, 2},
+  {"text_row", (DL_FUNC)&wt_r_text_row, 3},
+  {"text_parse", (DL_FUNC)&wt_r_text_parse, 5},
+  {"text_strings", (DL_FUNC)&wt_r_text_strings, 5},
+  {"fits_compiled", (DL_FUNC)&wt_r_fits_compiled, 0},
+  {"fits_info", (DL_FUNC)&wt_r_fits_info, 3},
+  {"fits_read", (DL_FUNC)&wt_r_fits_read, 3},
   {NULL, NULL, 0}
 };
 

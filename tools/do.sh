@@ -31,6 +31,10 @@ debs="$debs r-cran-parallelly"
 # optparse for the command line; progressr for progress; pkgdown and
 # chromium (with python3) for the site and its check
 debs="$debs r-cran-optparse r-cran-progressr r-cran-pkgdown chromium python3"
+# cfitsio (found by configure through pkg-config) for FITS catalogs;
+# data.table and python3-astropy for bench/io.R's side-by-side readers and
+# tools/make-fits-fixtures.py (the tests do not need them)
+debs="$debs libcfitsio-dev pkg-config r-cran-data.table python3-astropy"
 
 install_missing() {
   missing=""

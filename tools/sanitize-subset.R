@@ -2,7 +2,8 @@
 # under valgrind (20-50 times slower than native): every C entry point, the
 # CPU kernels on one and two threads (table lookup, float prefilter and
 # binary-search paths), auto, cross and self pairs, the error paths (bad
-# input, injected faults) and read_catalog(). Run by
+# input, injected faults), read_catalog() on text and FITS and the result
+# writers. Run by
 #   sh tools/sanitize.sh valgrind
 # which builds the package first. Stops with status 1 on a wrong count.
 library(wtheta)
@@ -90,6 +91,39 @@ writeLines(c("# ra dec", "10,20\r", "11,-20.5", "", "1e1,2E1"), f)
 cat1 <- read_catalog(f)
 check(identical(cat1$dec, c(20, -20.5, 20)), "read_catalog CSV with CRLF")
 unlink(f)
+
+# the text reader on gzip, a header and an extra column; FITS (cfitsio's
+# reader and the raw fast path) when built with it; results written and
+# read back
+f <- tempfile(fileext = ".gz")
+con <- gzfile(f, "w")
+writeLines(c("ra dec name", "10 20 a", "30 -40 b"), con)
+close(con)
+cat2 <- read_catalog(f, columns = c("ra", "dec", "name"))
+check(identical(cat2$name, c("a", "b")), "read_catalog gzip with a header")
+writeBin(readBin(f, "raw", 30), f)
+check(inherits(try(read_catalog(f), silent = TRUE), "try-error"),
+      "truncated gzip refused")
+unlink(f)
+fx <- file.path("tests", "testthat", "fixtures")
+if (wtheta:::fits_available() && dir.exists(fx)) {
+  g <- read_catalog(file.path(fx, "galaxies.fits"),
+                    columns = c("RA", "DEC", "W", "NAME", "SHAPE", "SMALL",
+                                "FLAG", "ID"))
+  check(nrow(g) == 24 && is.matrix(g$SHAPE) && anyNA(g$SMALL),
+        "read_catalog FITS, every column type")
+  s <- read_catalog(file.path(fx, "scaled.fits"),
+                    columns = c("ra", "dec", "u16", "u32"))
+  check(identical(s$U16[4], 65535L), "read_catalog FITS, scaled columns")
+  for (bad in c("bad-truncated.fits", "bad-no-end.fits", "bad-naxis2.fits",
+                "image-only.fits", "null-dec.fits"))
+    check(inherits(try(read_catalog(file.path(fx, bad)), silent = TRUE),
+                   "try-error"), paste("FITS refused:", bad))
+  wf <- tempfile(fileext = ".fits")
+  write_wtheta(w, wf)
+  check(identical(read_wtheta(wf), w), "write_wtheta / read_wtheta FITS")
+  unlink(wf)
+}
 pc <- pair_counts(x, bins = b, backend = "cpu", threads = 2)
 check(identical(slots_of(pc), as.double(ref_slots(x, NULL, b))),
       "counts after the errors")

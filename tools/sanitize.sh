@@ -9,7 +9,8 @@
 #       valgrind) under R -d "valgrind --leak-check=full --error-exitcode=1";
 #       FILTER instead runs those test files under valgrind
 #
-# Both build a private copy of the package (CUDA off: WTHETA_CUDA=0) into a
+# Both build a private copy of the package (CUDA off: WTHETA_CUDA=0; with
+# cfitsio when pkg-config finds it, so the FITS reader is checked) into a
 # temporary library, so the worktree and the installed package are left
 # alone, and both fail (exit status 1) on the first error they find.
 #
@@ -74,6 +75,12 @@ t0=$(date +%s)
   > "$work/install.log" 2>&1) || { cat "$work/install.log"; exit 1; }
 grep -q -- "-fsanitize=address" "$work/install.log" || [ "$mode" != asan ] ||
   { echo "the sanitizer flags did not reach the compiler"; cat "$work/install.log"; exit 1; }
+# the FITS reader (src/fits.c) is checked only when built with cfitsio
+if grep -q "cfitsio: yes" "$work/install.log"; then
+  echo "== built with cfitsio: the FITS tests and fixtures run too"
+else
+  echo "== WARNING: built without cfitsio (apt-get install libcfitsio-dev pkg-config): FITS code not checked"
+fi
 
 # R code run by both modes: the testthat files matching FILTER (all when
 # empty), reporting a one-line summary; quits with status 1 on a failure

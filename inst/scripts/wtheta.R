@@ -34,7 +34,8 @@ Example (the classic catalogs, 0.25-degree bins to 90 degrees):
 
 option_list <- list(
   optparse::make_option(c("-d", "--data"), metavar = "FILE",
-    help = paste("data catalog: columns ra dec (whitespace or CSV; an",
+    help = paste("data catalog: a FITS table (RA/DEC found by name), or",
+                 "text with columns ra dec (whitespace or CSV; an",
                  "optional first line with the row count, an optional",
                  "header line)")),
   optparse::make_option(c("-r", "--random"), metavar = "FILE",
@@ -44,10 +45,13 @@ option_list <- list(
   optparse::make_option("--random2", metavar = "FILE",
     help = paste("randoms on the footprint of --data2 (default: --random",
                  "serves both)")),
-  optparse::make_option(c("-u", "--units"), default = "deg", metavar = "U",
-    help = "units of every file: deg (default), arcmin, rad"),
+  optparse::make_option(c("-u", "--units"), metavar = "U",
+    help = paste("units of every file: deg, arcmin, arcsec, rad (default:",
+                 "a FITS column's TUNIT, else deg)")),
   optparse::make_option(c("-c", "--columns"), metavar = "A,B",
-    help = "ra and dec columns: numbers (default 1,2) or header names"),
+    help = paste("ra and dec columns: numbers or header names (default:",
+                 "found by name, RA/DEC and the like; a text file without",
+                 "a header: 1,2)")),
   optparse::make_option(c("-b", "--bins"), default = "lin:0,90,0.25",
     metavar = "SPEC",
     help = paste("angular bins in degrees: lin:FROM,TO,WIDTH (linear,",
@@ -206,8 +210,11 @@ main <- function(args) {
       fail_usage("--", f, ": file \"", opt[[f]], "\" does not exist.")
     }
   }
-  units <- parse_choice(opt$units, c("deg", "arcmin", "rad"), "units")
-  columns <- c(1, 2)
+  # NULL: degrees, or each FITS position column's TUNITn
+  units <- if (!is.null(opt$units)) {
+    parse_choice(opt$units, c("deg", "arcmin", "arcsec", "rad"), "units")
+  }
+  columns <- NULL                       # FITS: by name; text: 1,2 or names
   if (!is.null(opt$columns)) {
     columns <- strsplit(opt$columns, ",", fixed = TRUE)[[1L]]
     if (length(columns) != 2L) {

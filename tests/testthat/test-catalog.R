@@ -17,8 +17,11 @@ test_that("CSV with a header, column choice, comments and units", {
   expect_identical(cat$ra, c(10, 20))
   expect_identical(cat$dec, c(10, -5))
   expect_identical(read_catalog(f, columns = c(3, 2)), cat)
-  expect_error(read_catalog(f, columns = c("RA", "dec")),
-               "`columns` names \"RA\", which is not among the columns")
+  # names match case-insensitively
+  expect_identical(read_catalog(f, columns = c("RA", "Dec")), cat)
+  expect_error(read_catalog(f, columns = c("RA", "decl")),
+               "`columns` names \"decl\", which is not among the columns of `file`: id, dec, ra.",
+               fixed = TRUE)
   writeLines(c("0.5 0.25", "1 -0.5"), f)
   cat <- read_catalog(f, units = "rad")
   expect_equal(cat$dec, c(0.25, -0.5) * 180 / pi)
@@ -38,7 +41,8 @@ test_that("unreadable files name the line", {
   expect_error(read_catalog(file.path(tempdir(), "no-such-file")),
                "does not exist")
   expect_error(read_catalog(f, units = "parsec"),
-               "`units` must be one of \"deg\", \"arcmin\", \"rad\", not \"parsec\"")
+               "`units` must be NULL or one of \"deg\", \"arcmin\", \"arcsec\", \"rad\", not \"parsec\"",
+               fixed = TRUE)
 })
 
 test_that("the reference catalogs read in both forms", {

@@ -84,7 +84,7 @@ test_that("the command line names the argument it rejects", {
                         fixed = TRUE)))
   res <- run_cli("--data", f, "--random", f, "--units", "parsec")
   expect_identical(res$status, 2L)
-  expect_true(any(grepl("--units must be one of deg, arcmin, rad, not \"parsec\"",
+  expect_true(any(grepl("--units must be one of deg, arcmin, arcsec, rad, not \"parsec\"",
                         res$out, fixed = TRUE)))
   res <- run_cli("-d", f, "-r", f, "--error", "jack", "-p", "1")
   expect_identical(res$status, 2L)

@@ -124,19 +124,25 @@ test_that("a million-row file reads exactly", {
                fixed = TRUE)
 })
 
-test_that("the fast and the line-by-line readers agree", {
-  ns <- asNamespace("wtheta")
-  x <- c("1 2", "1e-3 -2.5E2 7", "+.5 0x10", "  3\t4  ", "-0 5.")
-  fast <- ns$parse_columns(trimws(x), c(1L, 2L), "")
-  slow <- ns$parse_columns_slowly(trimws(x), c(1L, 2L), "", seq_along(x), x)
-  expect_identical(fast, slow)
-  expect_identical(fast[[2]], c(2, -250, 16, 4, 5))
-  y <- c("1, 2,", "3 ,4", " 5 , 6 , 7")
-  expect_identical(ns$parse_columns(trimws(y), c(1L, 1L), ","),
-                   ns$parse_columns_slowly(trimws(y), c(1L, 1L), ",",
-                                           seq_along(y), y))
-  expect_null(ns$parse_columns(c("1 2", "3"), 1:2, ""))
-  expect_null(ns$parse_columns(c("1 2", "3 NaN"), 1:2, ""))
+test_that("numbers are read as strtod() reads them, correctly rounded", {
+  f <- withr_tempfile()
+  # the third column is free of the position checks
+  writeLines(c("1 2 0.1",
+               "1e-3 -2.5E1 9007199254740993",          # 2^53 + 1: ties to even
+               "+.5 0x10 1e23",                        # beyond the exact powers
+               "  3\t4   123456789012345678901234567890",  # more than 19 digits
+               "-0 5. 2.2250738585072011e-308",
+               "7 8 NA"), f)
+  cat <- read_catalog(f, columns = c(1, 2, x = 3))
+  expect_identical(cat$ra, c(1, 0.001, 0.5, 3, 0, 7))
+  expect_identical(cat$dec, c(2, -25, 16, 4, 5, 8))
+  expect_identical(cat$x, c(0.1, 2^53, 1e23, 1.2345678901234568e29,
+                            2.2250738585072011e-308, NA))
+  # a column that is not all numbers is character
+  writeLines(c("ra,dec,name,w", "10,20,gal1,1", "30,40,\"gal 2\",", "50,60,,2"), f)
+  cat <- read_catalog(f, columns = c("ra", "dec", "name", "w"))
+  expect_identical(cat$name, c("gal1", "gal 2", NA))
+  expect_identical(cat$w, c(1, NA, 2))
 })
 
 test_that("right ascension is reduced to [0, 360); declination is checked", {

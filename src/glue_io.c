@@ -1,0 +1,441 @@
+/* The R boundary of the readers (text.c, fits.c): the only io file that
+ * sees SEXP. Kept apart from glue.c, which is the boundary of the counting
+ * core, so that each stays a size one can read; the same rules hold here:
+ * check what R hands over, call the plain-C readers, free, then error(). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+#include <zlib.h>
+#include <R.h>
+#include <Rinternals.h>
+#include "wt.h"
+#include "io.h"
+
+static void check_interrupt(void *unused)
+{
+  (void)unused;
+  R_CheckUserInterrupt();
+}
+
+static const char *path_of(SEXP path)
+{
+  if (TYPEOF(path) != STRSXP || XLENGTH(path) != 1)
+    errorcall(R_NilValue, "wtheta internal: path must be one string");
+  return translateChar(STRING_ELT(path, 0));
+}
+
+/* The whole decompressed content of a gzip-compressed or plain file or
+ * stream (a FIFO, a process substitution), read once through zlib; a
+ * truncated or corrupt gzip stream is an error, never a prefix. */
+SEXP wt_r_read_gzip(SEXP path)
+{
+  const char *p = path_of(path);
+  gzFile g = gzopen(p, "rb");
+  if (!g) errorcall(R_NilValue, "cannot open \"%s\"", p);
+  size_t cap = 1 << 20, len = 0;
+  char *buf = malloc(cap);
+  if (!buf) { gzclose_r(g); errorcall(R_NilValue, "out of memory reading \"%s\"", p); }
+  gzbuffer(g, 1 << 17);
+  for (;;) {
+    if (cap - len < (1u << 16)) {
+      size_t nc = cap * 2;
+      char *nb = nc > cap ? realloc(buf, nc) : NULL;
+      if (!nb) { free(buf); gzclose_r(g); errorcall(R_NilValue, "out of memory reading \"%s\"", p); }
+      buf = nb;
+      cap = nc;
+    }
+    unsigned want = (unsigned)((cap - len) > (1u << 30) ? (1u << 30) : (cap - len));
+    int got = gzread(g, buf + len, want);
+    if (got < 0) {
+      int errnum = 0;
+      const char *m = gzerror(g, &errnum);
+      char text[200];
+      snprintf(text, sizeof text, "%s", m ? m : "read error");
+      free(buf);
+      gzclose_r(g);
+      errorcall(R_NilValue, "`file` \"%s\" is a damaged or truncated gzip file (%s).", p, text);
+    }
+    if (got == 0) break;
+    len += (size_t)got;
+  }
+  int errnum = 0;
+  const char *m = gzerror(g, &errnum);
+  if (errnum != Z_OK && errnum != Z_STREAM_END) {
+    char text[200];
+    snprintf(text, sizeof text, "%s", m ? m : "read error");
+    free(buf);
+    gzclose_r(g);
+    errorcall(R_NilValue, "`file` \"%s\" is a damaged or truncated gzip file (%s).", p, text);
+  }
+  gzclose_r(g);
+  SEXP out = allocVector(RAWSXP, (R_xlen_t)len);
+  if (len) memcpy(RAW(out), buf, len);
+  free(buf);
+  return out;
+}
+
+static SEXP text_of(const char *buf, int64_t s, int64_t e)
+{
+  if (e - s > INT_MAX) e = s + INT_MAX;
+  return mkCharLenCE(buf + s, (int)(e - s), CE_NATIVE);
+}
+
+static const char *raw_or_die(SEXP x, int64_t *len)
+{
+  if (TYPEOF(x) != RAWSXP) errorcall(R_NilValue, "wtheta internal: text must be raw");
+  *len = (int64_t)XLENGTH(x);
+  return (const char *)RAW(x);
+}
+
+/* list(n: content lines, nul_line: line of the first NUL byte or 0, head:
+ * the first k content lines, head_line: their line numbers) */
+SEXP wt_r_text_info(SEXP text, SEXP k_)
+{
+  int64_t len, nul;
+  const char *buf = raw_or_die(text, &len);
+  int k = asInteger(k_);
+  int64_t n = wt_text_count(buf, len, &nul);
+  double nul_line = 0;
+  if (nul >= 0) {
+    int64_t ln, ls, le;
+    wt_text_line_at(buf, len, nul, &ln, &ls, &le);
+    nul_line = (double)ln;
+  }
+  int m = nul >= 0 ? 0 : n < k ? (int)n : k;   /* no strings with NULs */
+  SEXP out = PROTECT(allocVector(VECSXP, 4));
+  SEXP head = allocVector(STRSXP, m);
+  SET_VECTOR_ELT(out, 2, head);
+  SEXP head_line = allocVector(REALSXP, m);
+  SET_VECTOR_ELT(out, 3, head_line);
+  int64_t pos = 0, s, e;
+  for (int i = 0; i < m && wt_text_next(buf, len, &pos, &s, &e); i++) {
+    int64_t ln, ls, le;
+    SET_STRING_ELT(head, i, text_of(buf, s, e));
+    wt_text_line_at(buf, len, s, &ln, &ls, &le);
+    REAL(head_line)[i] = (double)ln;
+  }
+  SET_VECTOR_ELT(out, 0, ScalarReal((double)n));
+  SET_VECTOR_ELT(out, 1, ScalarReal(nul_line));
+  UNPROTECT(1);
+  return out;
+}
+
+/* list(line_no, text) of content row `row` (from 0) after `skip` lines */
+SEXP wt_r_text_row(SEXP text, SEXP skip, SEXP row)
+{
+  int64_t len;
+  const char *buf = raw_or_die(text, &len);
+  int64_t off = wt_text_row_offset(buf, len, (int64_t)asReal(skip),
+                                   (int64_t)asReal(row));
+  SEXP out = PROTECT(allocVector(VECSXP, 2));
+  if (off >= 0) {
+    int64_t ln, ls, le;
+    wt_text_line_at(buf, len, off, &ln, &ls, &le);
+    SET_VECTOR_ELT(out, 0, ScalarReal((double)ln));
+    SET_VECTOR_ELT(out, 1, ScalarString(text_of(buf, ls, le)));
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* The columns cols (from 0) of n_rows rows after skip content lines:
+ * list(values, bad, na, short): bad, na and short are rows from 1, 0 for
+ * none. Fields that are NA, empty or not numbers are NA in values. */
+SEXP wt_r_text_parse(SEXP text, SEXP sep_, SEXP skip_, SEXP n_rows_,
+                     SEXP cols_)
+{
+  int64_t len;
+  const char *buf = raw_or_die(text, &len);
+  int sep = asInteger(sep_), ncol = LENGTH(cols_);
+  int64_t skip = (int64_t)asReal(skip_), n_rows = (int64_t)asReal(n_rows_);
+  if (TYPEOF(cols_) != INTSXP || ncol < 1) errorcall(R_NilValue, "wtheta internal: cols");
+  SEXP out = PROTECT(allocVector(VECSXP, 4));
+  SEXP values = allocVector(VECSXP, ncol);
+  SET_VECTOR_ELT(out, 0, values);
+  double **dst = (double **)R_alloc((size_t)ncol, sizeof(double *));
+  int64_t *bad = (int64_t *)R_alloc((size_t)ncol * 2, sizeof(int64_t));
+  int64_t *na = bad + ncol, short_row = -1;
+  for (int j = 0; j < ncol; j++) {
+    SEXP v = allocVector(REALSXP, (R_xlen_t)n_rows);
+    SET_VECTOR_ELT(values, j, v);
+    dst[j] = REAL(v);
+  }
+  int status = wt_text_parse(buf, len, sep, skip, n_rows, ncol,
+                             INTEGER(cols_), dst, bad, na, &short_row);
+  if (status != WT_OK) errorcall(R_NilValue, "wtheta: out of memory parsing the text");
+  for (int j = 0; j < ncol; j++) {
+    double *v = dst[j];
+    for (int64_t r = 0; r < n_rows; r++) if (isnan(v[r])) v[r] = NA_REAL;
+  }
+  SEXP b = allocVector(REALSXP, ncol);
+  SET_VECTOR_ELT(out, 1, b);
+  SEXP a = allocVector(REALSXP, ncol);
+  SET_VECTOR_ELT(out, 2, a);
+  for (int j = 0; j < ncol; j++) {
+    REAL(b)[j] = (double)(bad[j] + 1);
+    REAL(a)[j] = (double)(na[j] + 1);
+  }
+  SET_VECTOR_ELT(out, 3, ScalarReal((double)(short_row + 1)));
+  UNPROTECT(1);
+  return out;
+}
+
+/* column col (from 0) of n_rows rows after skip lines, as text (one pair
+ * of surrounding double quotes removed; "NA" and empty fields NA) */
+SEXP wt_r_text_strings(SEXP text, SEXP sep_, SEXP skip_, SEXP n_rows_,
+                       SEXP col_)
+{
+  int64_t len;
+  const char *buf = raw_or_die(text, &len);
+  int sep = asInteger(sep_), col = asInteger(col_);
+  int64_t skip = (int64_t)asReal(skip_), n_rows = (int64_t)asReal(n_rows_);
+  SEXP out = PROTECT(allocVector(STRSXP, (R_xlen_t)n_rows));
+  int64_t pos = 0, s, e, fs, fe;
+  for (int64_t i = 0; i < skip && wt_text_next(buf, len, &pos, &s, &e); i++) {}
+  for (int64_t r = 0; r < n_rows && wt_text_next(buf, len, &pos, &s, &e); r++) {
+    if (!wt_text_field(buf, s, e, sep, col, &fs, &fe) || fe == fs ||
+        (fe - fs == 2 && buf[fs] == 'N' && buf[fs + 1] == 'A')) {
+      SET_STRING_ELT(out, (R_xlen_t)r, NA_STRING);
+      continue;
+    }
+    if (fe - fs >= 2 && buf[fs] == '"' && buf[fe - 1] == '"') { fs++; fe--; }
+    SET_STRING_ELT(out, (R_xlen_t)r, text_of(buf, fs, fe));
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* ---- FITS ---------------------------------------------------------------- */
+
+SEXP wt_r_fits_compiled(void) { return ScalarLogical(wt_fits_compiled()); }
+
+static void fits_open_or_die(SEXP path, SEXP hdu, SEXP extname,
+                             wt_fits_table *t)
+{
+  char msg[512] = "";
+  const char *p = path_of(path);
+  const char *ext = isString(extname) && XLENGTH(extname) == 1
+    ? translateChar(STRING_ELT(extname, 0)) : NULL;
+  int status = wt_fits_open(p, asInteger(hdu), ext, t, msg, sizeof msg);
+  if (status == WT_ERR_NOMEM) errorcall(R_NilValue, "wtheta: out of memory opening \"%s\"", p);
+  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", p, msg);
+}
+
+/* list(hdu, extname, n_rows, ascii, columns = list(name, unit, tform,
+ * kind, repeat, typecode, scaled), keywords = list(name, value, comment)) */
+SEXP wt_r_fits_info(SEXP path, SEXP hdu, SEXP extname)
+{
+  wt_fits_table t;
+  fits_open_or_die(path, hdu, extname, &t);
+  int nk = 0;
+  {
+    char n[80], v[80], c[80];
+    while (wt_fits_keyword(&t, nk + 1, n, v, c)) nk++;
+  }
+  const char *names[] = {"hdu", "extname", "n_rows", "ascii", "columns",
+                         "keywords", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, ScalarInteger(t.hdu));
+  SET_VECTOR_ELT(out, 1, mkString(t.extname));
+  SET_VECTOR_ELT(out, 2, ScalarReal((double)t.n_rows));
+  SET_VECTOR_ELT(out, 3, ScalarLogical(t.ascii));
+  const char *cn[] = {"name", "unit", "tform", "kind", "n_elements", "typecode",
+                      "scaled", ""};
+  SEXP cols = allocVector(VECSXP, 7);
+  SET_VECTOR_ELT(out, 4, cols);
+  SEXP nm = PROTECT(allocVector(STRSXP, 7));
+  for (int k = 0; k < 7; k++) SET_STRING_ELT(nm, k, mkChar(cn[k]));
+  setAttrib(cols, R_NamesSymbol, nm);
+  UNPROTECT(1);
+  int nc = t.n_cols;
+  SEXP c_name = allocVector(STRSXP, nc); SET_VECTOR_ELT(cols, 0, c_name);
+  SEXP c_unit = allocVector(STRSXP, nc); SET_VECTOR_ELT(cols, 1, c_unit);
+  SEXP c_tform = allocVector(STRSXP, nc); SET_VECTOR_ELT(cols, 2, c_tform);
+  SEXP c_kind = allocVector(INTSXP, nc); SET_VECTOR_ELT(cols, 3, c_kind);
+  SEXP c_rep = allocVector(REALSXP, nc); SET_VECTOR_ELT(cols, 4, c_rep);
+  SEXP c_type = allocVector(INTSXP, nc); SET_VECTOR_ELT(cols, 5, c_type);
+  SEXP c_sc = allocVector(LGLSXP, nc); SET_VECTOR_ELT(cols, 6, c_sc);
+  for (int c = 0; c < nc; c++) {
+    SET_STRING_ELT(c_name, c, mkChar(t.cols[c].name));
+    SET_STRING_ELT(c_unit, c, mkChar(t.cols[c].unit));
+    SET_STRING_ELT(c_tform, c, mkChar(t.cols[c].tform));
+    INTEGER(c_kind)[c] = t.cols[c].kind;
+    REAL(c_rep)[c] = (double)t.cols[c].repeat;
+    INTEGER(c_type)[c] = t.cols[c].typecode;
+    LOGICAL(c_sc)[c] = t.cols[c].scaled;
+  }
+  const char *kn[] = {"name", "value", "comment", ""};
+  SEXP keys = allocVector(VECSXP, 3);
+  SET_VECTOR_ELT(out, 5, keys);
+  SEXP knm = PROTECT(allocVector(STRSXP, 3));
+  for (int k = 0; k < 3; k++) SET_STRING_ELT(knm, k, mkChar(kn[k]));
+  setAttrib(keys, R_NamesSymbol, knm);
+  UNPROTECT(1);
+  SEXP k_name = allocVector(STRSXP, nk); SET_VECTOR_ELT(keys, 0, k_name);
+  SEXP k_val = allocVector(STRSXP, nk); SET_VECTOR_ELT(keys, 1, k_val);
+  SEXP k_com = allocVector(STRSXP, nk); SET_VECTOR_ELT(keys, 2, k_com);
+  for (int k = 0; k < nk; k++) {
+    char n[80] = "", v[80] = "", c[80] = "";
+    wt_fits_keyword(&t, k + 1, n, v, c);
+    SET_STRING_ELT(k_name, k, mkChar(n));
+    SET_STRING_ELT(k_val, k, mkChar(v));
+    SET_STRING_ELT(k_com, k, mkChar(c));
+  }
+  wt_fits_close(&t);
+  UNPROTECT(1);
+  return out;
+}
+
+/* Columns cols (from 0) of the table at HDU hdu (from 0): a list of
+ * vectors (double, integer, logical, character) or, for vector columns, n
+ * x repeat matrices; nulls are NA. Read in chunks of rows, each chunk
+ * column by column, so cfitsio reads the file once. */
+SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
+{
+  wt_fits_table t;
+  if (TYPEOF(cols_) != INTSXP) errorcall(R_NilValue, "wtheta internal: cols");
+  fits_open_or_die(path, hdu, R_NilValue, &t);
+  int ncol = LENGTH(cols_);
+  const int *cols = INTEGER(cols_);
+  long long n = t.n_rows;
+  if (n > R_XLEN_T_MAX) { wt_fits_close(&t); errorcall(R_NilValue, "wtheta: table too large"); }
+  for (int j = 0; j < ncol; j++) {
+    if (cols[j] < 0 || cols[j] >= t.n_cols || t.cols[cols[j]].kind == WT_COL_NONE) {
+      wt_fits_close(&t);
+      errorcall(R_NilValue, "wtheta internal: column %d cannot be read", cols[j] + 1);
+    }
+  }
+  SEXP out = PROTECT(allocVector(VECSXP, ncol));
+  long long max_rep = 1, max_width = 1;
+  for (int j = 0; j < ncol; j++) {
+    wt_fits_col *c = &t.cols[cols[j]];
+    R_xlen_t rep = (R_xlen_t)c->repeat;
+    SEXP v;
+    if (c->kind == WT_COL_STRING) {
+      v = allocVector(STRSXP, (R_xlen_t)n);
+      if (c->repeat + 1 > max_width) max_width = c->repeat + 1;
+    } else {
+      SEXPTYPE st = c->kind == WT_COL_DOUBLE ? REALSXP
+        : c->kind == WT_COL_INT ? INTSXP : LGLSXP;
+      if (rep > 1 && (double)n * (double)rep > (double)R_XLEN_T_MAX) {
+        wt_fits_close(&t);
+        errorcall(R_NilValue, "wtheta: vector column too large");
+      }
+      v = rep == 1 ? allocVector(st, (R_xlen_t)n)
+        : allocMatrix(st, (int)n, (int)rep);
+      if (c->repeat > max_rep) max_rep = c->repeat;
+    }
+    SET_VECTOR_ELT(out, j, v);
+  }
+  int n_fast = 0;
+  for (int j = 0; j < ncol; j++) n_fast += t.cols[cols[j]].fast;
+  long long chunk = wt_fits_chunk_rows(&t);
+  if (n_fast && t.row_bytes > 0) {
+    /* raw rows: about 4 MB at a time */
+    long long c2 = (4LL << 20) / t.row_bytes;
+    if (c2 > chunk) chunk = c2;
+  }
+  if (chunk > n) chunk = n > 0 ? n : 1;
+  /* bounded buffers: one chunk of values (8 bytes each) and of null flags */
+  size_t cells = (size_t)chunk * (size_t)(max_rep > max_width ? max_rep : max_width);
+  double *tmp = malloc(cells * sizeof(double));
+  char *nulls = malloc(cells);
+  char **strs = malloc((size_t)chunk * sizeof(char *));
+  /* fast columns decode from the mapped file when it can be mapped, else
+   * from rows read 4 MB at a time */
+  const unsigned char *mapped = n_fast ? wt_fits_map_rows(&t) : NULL;
+  unsigned char *raw = n_fast && !mapped
+    ? malloc((size_t)chunk * (size_t)t.row_bytes) : NULL;
+  if (!tmp || !nulls || !strs || (n_fast && !mapped && !raw)) {
+    free(tmp); free(nulls); free(strs); free(raw);
+    wt_fits_close(&t);
+    errorcall(R_NilValue, "wtheta: out of memory reading \"%s\"", path_of(path));
+  }
+  char msg[512] = "";
+  int status = WT_OK;
+  for (long long r0 = 0; r0 < n && status == WT_OK; r0 += chunk) {
+    long long m = n - r0 < chunk ? n - r0 : chunk;
+    const unsigned char *rows = mapped ? mapped + r0 * t.row_bytes : raw;
+    if (n_fast && !mapped)
+      status = wt_fits_read_rows(&t, r0, m, raw, msg, sizeof msg);
+    for (int j = 0; j < ncol && status == WT_OK; j++) {
+      wt_fits_col *c = &t.cols[cols[j]];
+      SEXP v = VECTOR_ELT(out, j);
+      long long rep = c->repeat;
+      if (c->fast) {
+        if (c->kind == WT_COL_DOUBLE)
+          wt_fits_decode(&t, cols[j], rows, m, REAL(v) + r0, NA_REAL);
+        else
+          wt_fits_decode(&t, cols[j], rows, m, INTEGER(v) + r0, 0);
+        continue;
+      }
+      if (c->kind == WT_COL_STRING) {
+        char *base = (char *)tmp;
+        for (long long i = 0; i < m; i++) strs[i] = base + i * (rep + 1);
+        status = wt_fits_read_strings(&t, cols[j], r0, m, strs, msg, sizeof msg);
+        for (long long i = 0; status == WT_OK && i < m; i++)
+          SET_STRING_ELT(v, (R_xlen_t)(r0 + i), mkChar(strs[i]));
+        continue;
+      }
+      if (rep == 1 && c->kind != WT_COL_LOGICAL) {
+        /* straight into the result: NaN and INT_MIN (R's NA_integer_) */
+        if (c->kind == WT_COL_DOUBLE) {
+          double *d = REAL(v) + r0;
+          status = wt_fits_read(&t, cols[j], r0, m, c->kind, d, NULL, msg,
+                                sizeof msg);
+          for (long long i = 0; status == WT_OK && i < m; i++)
+            if (isnan(d[i])) d[i] = NA_REAL;
+        } else {
+          status = wt_fits_read(&t, cols[j], r0, m, c->kind, INTEGER(v) + r0,
+                                NULL, msg, sizeof msg);
+        }
+        continue;
+      }
+      status = wt_fits_read(&t, cols[j], r0, m, c->kind, tmp, nulls, msg,
+                            sizeof msg);
+      if (status != WT_OK) break;
+      /* row-major chunk into the column-major result, nulls to NA */
+      R_xlen_t nn = (R_xlen_t)n;
+      if (c->kind == WT_COL_DOUBLE) {
+        double *d = REAL(v);
+        for (long long i = 0; i < m; i++)
+          for (long long k = 0; k < rep; k++) {
+            size_t from = (size_t)(i * rep + k);
+            d[(R_xlen_t)(r0 + i) + (R_xlen_t)k * nn] = nulls[from] ? NA_REAL : tmp[from];
+          }
+      } else if (c->kind == WT_COL_INT) {
+        int *d = INTEGER(v);
+        const int *s = (const int *)tmp;
+        for (long long i = 0; i < m; i++)
+          for (long long k = 0; k < rep; k++) {
+            size_t from = (size_t)(i * rep + k);
+            d[(R_xlen_t)(r0 + i) + (R_xlen_t)k * nn] = nulls[from] ? NA_INTEGER : s[from];
+          }
+      } else {
+        int *d = LOGICAL(v);
+        const char *s = (const char *)tmp;
+        for (long long i = 0; i < m; i++)
+          for (long long k = 0; k < rep; k++) {
+            size_t from = (size_t)(i * rep + k);
+            d[(R_xlen_t)(r0 + i) + (R_xlen_t)k * nn] = nulls[from] ? NA_LOGICAL : s[from] != 0;
+          }
+      }
+    }
+    if (status == WT_OK && !R_ToplevelExec(check_interrupt, NULL))
+      status = WT_ERR_INTERRUPTED;
+  }
+  free(tmp);
+  free(nulls);
+  free(strs);
+  free(raw);
+  wt_fits_close(&t);
+  if (status == WT_ERR_INTERRUPTED) {
+    UNPROTECT(1);
+    R_CheckUserInterrupt();
+    errorcall(R_NilValue, "wtheta: interrupted");
+  }
+  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", path_of(path), msg);
+  UNPROTECT(1);
+  return out;
+}

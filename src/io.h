@@ -1,0 +1,129 @@
+/* Plain-C API of the readers (no SEXP): text catalogs held in memory
+ * (text.c) and FITS tables through cfitsio (fits.c, or fits_stub.c when the
+ * package is built without it). Functions return WT_OK or a WT_ERR_* status
+ * (wt.h) and never call R; glue_io.c turns statuses into R errors. */
+#ifndef WT_IO_H
+#define WT_IO_H
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- text ---------------------------------------------------------------
+ * A text file is one byte buffer. A content line is a line (ends LF, CRLF
+ * or CR) with everything from '#' removed and spaces/tabs trimmed; blank
+ * content lines are skipped. A UTF-8 byte-order mark at offset 0 is
+ * skipped. sep 0 splits fields on runs of spaces and tabs, any other byte
+ * splits on that byte (fields trimmed of spaces and tabs). */
+
+/* next content line from *pos: 1 and [*s, *e) when there is one, else 0 */
+int wt_text_next(const char *buf, int64_t len, int64_t *pos, int64_t *s,
+                 int64_t *e);
+/* number of content lines; *nul = offset of the first NUL byte or -1 */
+int64_t wt_text_count(const char *buf, int64_t len, int64_t *nul);
+/* the physical line holding offset off: its number (from 1) and bounds
+ * (without the line end) */
+void wt_text_line_at(const char *buf, int64_t len, int64_t off,
+                     int64_t *line_no, int64_t *ls, int64_t *le);
+/* field k (from 0) of the content line [s, e): 1 and [*fs, *fe) or 0 */
+int wt_text_field(const char *buf, int64_t s, int64_t e, int sep, int k,
+                  int64_t *fs, int64_t *fe);
+/* the whole of [s, e) as a number: 1 and *v, else 0; "NA" and empty
+ * fields are 2 with *v = NaN */
+int wt_parse_number(const char *s, const char *e, double *v);
+
+/* Parses columns cols[0..ncol) (from 0) of the n_rows content lines that
+ * follow the first `skip` ones into out[j][0..n_rows). For each column,
+ * bad[j] is the first row (from 0) whose field is not a number, na[j] the
+ * first that is NA/empty/non-finite, each -1 when none; *short_row is the
+ * first row with too few fields (parsing stops there) or -1. */
+int wt_text_parse(const char *buf, int64_t len, int sep, int64_t skip,
+                  int64_t n_rows, int ncol, const int *cols, double **out,
+                  int64_t *bad, int64_t *na, int64_t *short_row);
+/* the offset where content line `row` after `skip` lines starts, or -1 */
+int64_t wt_text_row_offset(const char *buf, int64_t len, int64_t skip,
+                           int64_t row);
+
+/* ---- FITS -------------------------------------------------------------- */
+enum {
+  WT_ERR_FITS = 20,        /* cfitsio failed: see msg */
+  WT_ERR_NO_FITS = 21      /* built without cfitsio */
+};
+
+/* what a column becomes: double (E, D, K, unsigned J, scaled), integer
+ * (B, I, J, unsigned I), logical (L), character (A); 0: not readable
+ * (variable-length arrays, bits, complex numbers) */
+enum { WT_COL_NONE = 0, WT_COL_DOUBLE = 1, WT_COL_INT = 2,
+       WT_COL_LOGICAL = 3, WT_COL_STRING = 4 };
+
+typedef struct {
+  char name[72];           /* TTYPEn */
+  char unit[72];           /* TUNITn, "" when absent */
+  int typecode;            /* cfitsio's equivalent type code (scaling
+                              applied); < 0 for variable-length arrays */
+  int kind;                /* WT_COL_*: how the column reaches R */
+  long long repeat;        /* elements per row (characters for strings) */
+  long long width;         /* bytes per element */
+  int scaled;              /* TSCALn/TZEROn other than 1 and 0 */
+  double tscal, tzero;
+  char tform[72];
+  /* the fast path: an unscaled scalar D, E, K, J, I or B column of a
+   * binary table is decoded from the raw row bytes */
+  int fast;
+  int raw_code;            /* cfitsio's stored type code */
+  long long offset;        /* byte offset in the row */
+  int has_tnull;
+  long long tnull;
+} wt_fits_col;
+
+typedef struct {
+  void *fptr;              /* fitsfile *, opaque here */
+  int hdu;                 /* the HDU read, counted from 0 (primary) */
+  int ascii;               /* ASCII table rather than binary */
+  long long n_rows;
+  int n_cols;
+  wt_fits_col *cols;
+  char extname[72];
+  long long row_bytes;     /* NAXIS1 of a binary table */
+  char path[4096];
+  void *map;               /* mmap of the file, or NULL */
+  size_t map_len;
+} wt_fits_table;
+
+int wt_fits_compiled(void);
+/* opens path and moves to HDU `hdu` (from 0) or, hdu < 0, to the one
+ * named extname, or, extname NULL, to the first table extension */
+int wt_fits_open(const char *path, int hdu, const char *extname,
+                 wt_fits_table *t, char *msg, size_t msg_len);
+void wt_fits_close(wt_fits_table *t);
+/* reads n_rows rows from first_row (from 0) of column col (from 0) as
+ * `kind` (WT_COL_DOUBLE into double, WT_COL_INT into int, WT_COL_LOGICAL
+ * into char), row-major for vector
+ * columns: n_rows * repeat values; nulls[k] is 1 for a null (TNULLn or an
+ * IEEE NaN); with nulls NULL (double and int only), nulls are written as
+ * NaN (double) or INT_MIN (int) */
+int wt_fits_read(wt_fits_table *t, int col, long long first_row,
+                 long long n_rows, int kind, void *out, char *nulls,
+                 char *msg, size_t msg_len);
+/* the raw bytes of n_rows whole rows from first_row (from 0) */
+int wt_fits_read_rows(wt_fits_table *t, long long first_row, long long n_rows,
+                      unsigned char *buf, char *msg, size_t msg_len);
+/* column col (a fast one) of n_rows raw rows into out: double (`na` for
+ * NaN and nulls) for WT_COL_DOUBLE, int (INT_MIN for TNULLn) for
+ * WT_COL_INT */
+void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
+                    long long n_rows, void *out, double na);
+/* the table's rows mapped into memory read-only, when the file on disk is
+ * an uncompressed FITS file holding all of them: the first row's address,
+ * else NULL (then read rows with wt_fits_read_rows) */
+const unsigned char *wt_fits_map_rows(wt_fits_table *t);
+void wt_fits_unmap(wt_fits_table *t);
+/* strings: out holds n_rows pointers to buffers of repeat + 1 bytes */
+int wt_fits_read_strings(wt_fits_table *t, int col, long long first_row,
+                         long long n_rows, char **out, char *msg,
+                         size_t msg_len);
+/* rows to read at once for cfitsio's buffers to serve a whole chunk */
+long long wt_fits_chunk_rows(wt_fits_table *t);
+/* header keyword number k (from 1) of the current HDU: 1 and its name,
+ * value (as written) and comment; 0 past the last */
+int wt_fits_keyword(wt_fits_table *t, int k, char *name, char *value,
+                    char *comment);
+#endif
