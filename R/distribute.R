@@ -365,11 +365,12 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
 
 # progress through progressr (when installed): blocks done out of all, and
 # the rate of the blocks counted in this call
-block_progress <- function(n, n_reused) {
+block_progress <- function(n, n_reused, envir = parent.frame()) {
   if (!requireNamespace("progressr", quietly = TRUE)) {
     return(function(elapsed) invisible())
   }
-  p <- progressr::progressor(steps = n)
+  # lives as long as the caller (run_blocks()), finished when it returns
+  p <- progressr::progressor(steps = n, envir = envir)
   done <- n_reused
   if (n_reused > 0L) {
     p(amount = n_reused,
