@@ -222,6 +222,7 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
     plan = plan_name(future::plan()),
     reused = sum(run$reused),
     retried = run$retried,
+    count_s = sum(vapply(counted, `[[`, 0, "elapsed")),
     checkpoint = how$checkpoint,
     points_per_task = max(per_task),
     bytes_per_task = max(per_task) * bytes_point)
@@ -257,6 +258,7 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
   retried <- 0L
   failure <- NULL
   t0 <- proc.time()[["elapsed"]]
+  wait <- 0.02
   finish <- function(k, v) {
     if (!is.null(files)) save_atomic(v, files[k])
     parts[[k]] <<- v
@@ -346,7 +348,12 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
       drain()
       restart_workers()
     }
-    if (!done && length(running)) Sys.sleep(0.05)
+    # polling a scheduler's queue costs a command per future: wait longer
+    # (up to 2 s) while nothing finishes
+    if (done) wait <- 0.02 else if (length(running)) {
+      Sys.sleep(wait)
+      wait <- min(2 * wait, 2)
+    }
   }
   if (!is.null(failure)) {
     k <- failure$k
