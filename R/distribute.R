@@ -163,31 +163,12 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
   start <- proc.time()[["elapsed"]]
   is_auto <- is.null(b)
   n_blocks <- how$n_blocks
-  cut <- function(n) {
-    k <- min(n_blocks, n)
-    split(seq_len(n), rep(seq_len(k), diff(round(seq(0, n, length.out = k + 1)))))
-  }
-  ba <- cut(nrow(a))
-  bb <- if (is_auto) ba else cut(nrow(b))
-  jobs <- expand.grid(i = seq_along(ba), j = seq_along(bb))
-  if (is_auto) jobs <- jobs[jobs$i <= jobs$j, ]
-  fault <- getOption("wtheta.test_block_fault")
-  # made when a task is sent, so that the blocks are not all copied at once
-  make_task <- function(k) {
-    ia <- ba[[jobs$i[k]]]
-    ib <- bb[[jobs$j[k]]]
-    diagonal <- is_auto && jobs$i[k] == jobs$j[k]
-    y <- if (is_auto) a else b
-    wy <- if (is_auto) wa else wb
-    py <- if (is_auto) pa else pb
-    list(a = a[ia, , drop = FALSE], b = if (!diagonal) y[ib, , drop = FALSE],
-         wa = wa[ia], wb = if (!diagonal) wy[ib], pa = pa[ia],
-         pb = if (!diagonal) py[ib], diagonal = diagonal,
-         self_pairs = diagonal && self_pairs, edges = edges,
-         backend = how$backend, threads = how$threads, n_patches = n_patches,
-         block = block_name(label, jobs$i[k], jobs$j[k]),
-         fault = if (!is.null(fault) && k %in% fault$block) fault)
-  }
+  bt <- block_tasks(a, b, edges, self_pairs, how, wa, wb, pa, pb, n_patches,
+                    label)
+  jobs <- bt$jobs
+  make_task <- bt$make_task
+  ba <- bt$ba
+  bb <- bt$bb
   files <- if (!is.null(how$checkpoint)) {
     file.path(how$checkpoint, paste0(block_name(label, jobs$i, jobs$j),
                                      ".rds"))
@@ -228,6 +209,41 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
     bytes_per_task = max(per_task) * bytes_point)
   out$elapsed <- proc.time()[["elapsed"]] - start
   structure(out, class = "pair_counts")
+}
+
+# The block pairs of a count: `jobs` (block indices i, j), the blocks'
+# point indices `ba`, `bb`, and `make_task(k)`, the list sent for task k
+# (only its two blocks' unit vectors, weights and patch numbers), made when
+# the task is sent so that the blocks are not all copied at once.
+block_tasks <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
+                        n_patches, label) {
+  is_auto <- is.null(b)
+  n_blocks <- how$n_blocks
+  cut <- function(n) {
+    k <- min(n_blocks, n)
+    split(seq_len(n), rep(seq_len(k), diff(round(seq(0, n, length.out = k + 1)))))
+  }
+  ba <- cut(nrow(a))
+  bb <- if (is_auto) ba else cut(nrow(b))
+  jobs <- expand.grid(i = seq_along(ba), j = seq_along(bb))
+  if (is_auto) jobs <- jobs[jobs$i <= jobs$j, ]
+  fault <- getOption("wtheta.test_block_fault")
+  make_task <- function(k) {
+    ia <- ba[[jobs$i[k]]]
+    ib <- bb[[jobs$j[k]]]
+    diagonal <- is_auto && jobs$i[k] == jobs$j[k]
+    y <- if (is_auto) a else b
+    wy <- if (is_auto) wa else wb
+    py <- if (is_auto) pa else pb
+    list(a = a[ia, , drop = FALSE], b = if (!diagonal) y[ib, , drop = FALSE],
+         wa = wa[ia], wb = if (!diagonal) wy[ib], pa = pa[ia],
+         pb = if (!diagonal) py[ib], diagonal = diagonal,
+         self_pairs = diagonal && self_pairs, edges = edges,
+         backend = how$backend, threads = how$threads, n_patches = n_patches,
+         block = block_name(label, jobs$i[k], jobs$j[k]),
+         fault = if (!is.null(fault) && k %in% fault$block) fault)
+  }
+  list(jobs = jobs, ba = ba, bb = bb, make_task = make_task)
 }
 
 block_name <- function(label, i, j) sprintf("%s-%d-%d", label, i, j)
