@@ -23,7 +23,13 @@
 #'   tests only, makes the engines fail on purpose at a named step: a comma
 #'   separated list of `alloc` (an allocation), `launch` (a GPU kernel
 #'   launch), `copy` (copying GPU results back) and `thread` (a worker
-#'   thread). The call then ends with an error and returns nothing.
+#'   thread). The call then ends with an error and returns nothing. The
+#'   option `wtheta.test_block_fault`, a list with `block` (task numbers),
+#'   `action` (`"die"`: the worker kills its own process; `"hang"`: it
+#'   sleeps for an hour) and optionally `once` (a file created the first
+#'   time, after which the block counts normally), makes the workers of a
+#'   distributed count fail in those blocks. Never use `"die"` with a
+#'   sequential plan: the worker is this R session.
 #'
 #' @param x A catalog: a data frame (or matrix) with right ascension and
 #'   declination columns in degrees, as returned by [read_catalog()].
@@ -105,7 +111,8 @@
 #'   With `distribute`, `distributed` is a list: `tasks`, `blocks` (per
 #'   catalog), `workers` (distinct worker processes that counted), `plan`
 #'   (the plan's class), `reused` (blocks read from the checkpoint),
-#'   `retried` (blocks sent again), `checkpoint`, and what each worker
+#'   `retried` (blocks sent again), `count_s` (seconds the workers spent
+#'   in the blocks counted by this call), `checkpoint`, and what each worker
 #'   received: `points_per_task` and `bytes_per_task` (the largest task's
 #'   points and bytes of point data); `backend` then lists the backends the
 #'   workers used.
