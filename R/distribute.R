@@ -281,14 +281,32 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
     tick(proc.time()[["elapsed"]] - t0)
   }
   # waits for the running blocks (after a failure, or before the workers
-  # are restarted), keeping those that finish
+  # are restarted), keeping those that finish; a block lost meanwhile
+  # goes back to the queue, as one more attempt
   drain <- function() {
-    for (r in running) {
-      v <- tryCatch(future::value(r$f), error = function(e) e)
-      if (!inherits(v, "error")) finish(r$k, v) else
-        if (is.null(failure)) pending <<- c(r$k, pending)
+    while (length(running)) {
+      keep <- rep(TRUE, length(running))
+      for (m in seq_along(running)) {
+        r <- running[[m]]
+        v <- poll_block(r, timeout)
+        if (is.null(v)) next
+        keep[m] <- FALSE
+        if (!inherits(v, "error")) {
+          finish(r$k, v)
+        } else if (is.null(failure)) {
+          attempts[r$k] <<- attempts[r$k] + 1L
+          retried <<- retried + 1L
+          if (attempts[r$k] > retries) {
+            failure <<- list(k = r$k, why = conditionMessage(v),
+                             attempts = attempts[r$k])
+          } else {
+            pending <<- c(r$k, pending)
+          }
+        }
+      }
+      running <<- running[keep]
+      if (length(running)) Sys.sleep(0.1)
     }
-    running <<- list()
   }
   while (length(pending) || length(running)) {
     lost <- FALSE
@@ -308,7 +326,8 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
           retried <- retried + 1L
           pending <- c(pending, k)
         } else {
-          failure <- list(k = k, why = conditionMessage(f))
+          failure <- list(k = k, why = conditionMessage(f),
+                          attempts = attempts[k] + 1L)
         }
         break
       }
@@ -320,21 +339,8 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
     keep <- rep(TRUE, length(running))
     for (m in seq_along(running)) {
       r <- running[[m]]
-      st <- tryCatch(future::resolved(r$f), error = function(e) e)
-      v <- NULL
-      if (isTRUE(st)) {
-        v <- tryCatch(future::value(r$f), error = function(e) e)
-      } else if (inherits(st, "error")) {
-        v <- st
-      } else if (!is.null(timeout) &&
-                 proc.time()[["elapsed"]] - r$t > timeout) {
-        kill_future(r$f)
-        v <- structure(class = c("wtheta_timeout", "error", "condition"),
-                       list(message = sprintf("it ran past timeout = %g s",
-                                              timeout), call = NULL))
-      } else {
-        next
-      }
+      v <- poll_block(r, timeout)
+      if (is.null(v)) next
       keep[m] <- FALSE
       done <- TRUE
       k <- r$k
@@ -355,7 +361,10 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
     }
     running <- running[keep]
     if (!is.null(failure)) {
-      drain()
+      # with a checkpoint, the running blocks are worth waiting for; lost
+      # workers are restarted so that the plan stays usable
+      if (!is.null(files)) drain()
+      if (lost && persistent_workers()) restart_workers()
       break
     }
     # a lost worker of a plan with persistent workers (multisession, a
@@ -375,8 +384,8 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
     k <- failure$k
     stop(sprintf(paste0("block %s (task %d of %d) failed after %d ",
                         "attempt%s: %s%s"),
-                 name(k), k, n, attempts[k] + 1L,
-                 if (attempts[k] > 0L) "s" else "", failure$why,
+                 name(k), k, n, failure$attempts,
+                 if (failure$attempts > 1L) "s" else "", failure$why,
                  if (!is.null(files)) paste0("\nThe ", sum(!vapply(
                    parts, is.null, TRUE)), " finished blocks are in the ",
                    "checkpoint directory ", dQuote(dirname(files[1L]), FALSE),
@@ -384,6 +393,22 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
          call. = FALSE)
   }
   list(parts = parts, reused = reused, retried = retried)
+}
+
+# a running block's outcome: NULL while it runs, its counts, or an error
+# (a FutureError when its worker was lost, a wtheta_timeout when it ran
+# past `timeout`, after its worker was stopped)
+poll_block <- function(r, timeout) {
+  st <- tryCatch(future::resolved(r$f), error = function(e) e)
+  if (isTRUE(st)) return(tryCatch(future::value(r$f), error = function(e) e))
+  if (inherits(st, "error")) return(st)
+  if (!is.null(timeout) && proc.time()[["elapsed"]] - r$t > timeout) {
+    kill_future(r$f)
+    return(structure(class = c("wtheta_timeout", "error", "condition"),
+                     list(message = sprintf("it ran past timeout = %g s",
+                                            timeout), call = NULL)))
+  }
+  NULL
 }
 
 # progress through progressr (when installed): blocks done out of all, and

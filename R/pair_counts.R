@@ -82,9 +82,10 @@
 #'   when the result is safe.
 #' @param retries With `distribute`: how many times a block is sent again
 #'   when its worker is lost (the process died, the job was killed) or it
-#'   runs past `timeout`. Lost workers of a `multisession` or `cluster`
-#'   plan are restarted (the plan is set again) once the other running
-#'   blocks have finished. An error from the count itself is not retried.
+#'   runs past `timeout`. Lost workers of a `multisession` plan (or of a
+#'   `cluster` plan that started its own workers) are restarted (the plan
+#'   is set again) once the other running blocks have finished; a cluster
+#'   made by the user keeps its lost node. An error from the count itself is not retried.
 #'   When a block still fails, the call ends with an error naming it; with
 #'   `checkpoint` the finished blocks stay saved.
 #' @param timeout With `distribute`: `NULL` (no limit) or the seconds a
