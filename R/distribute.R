@@ -451,18 +451,20 @@ restart_workers <- function() {
 # done: the process of a worker on this machine, or a batchtools job.
 # Elsewhere the future is abandoned (it ends with its worker's plan).
 kill_future <- function(f) {
-  if (inherits(f, "ClusterFuture") && is.numeric(f$node)) {
-    node <- f$workers[[f$node]]
-    pid <- node$session_info$process$pid
-    if (isTRUE(attr(node$host, "localhost")) && is.numeric(pid)) {
-      tools::pskill(pid)
+  # reads future's and future.batchtools' objects, which may change shape
+  tryCatch({
+    if (inherits(f, "ClusterFuture") && is.numeric(f$node)) {
+      node <- f$workers[[f$node]]
+      pid <- node$session_info$process$pid
+      if (isTRUE(attr(node$host, "localhost")) && is.numeric(pid)) {
+        tools::pskill(pid)
+      }
+    } else if (inherits(f, "BatchtoolsFuture") &&
+               requireNamespace("batchtools", quietly = TRUE)) {
+      suppressMessages(batchtools::killJobs(f$config$jobid,
+                                            reg = f$config$reg))
     }
-  } else if (inherits(f, "BatchtoolsFuture") &&
-             requireNamespace("batchtools", quietly = TRUE)) {
-    try(suppressMessages(batchtools::killJobs(f$config$jobid,
-                                              reg = f$config$reg)),
-        silent = TRUE)
-  }
+  }, error = function(e) NULL)
   invisible()
 }
 

@@ -47,24 +47,42 @@ same("w", slu$w, loc$w)
 same("jackknife w_err", slu$w_err, loc$w_err)
 print(attr(slu, "pair_counts")$DR)
 
+pc_same <- function(what, a, b) {
+  f <- c("counts", "n_below", "n_above", "n_pairs")
+  same(what, unclass(a)[f], unclass(b)[f])
+}
+pc_local <- pair_counts(data, bins = bins, threads = 1)
+
 cat("a job killed mid-block (its Rscript kills itself), retried\n")
-ref <- pair_counts(data, bins = bins, weights = "w", distribute = 2)
-jobs <- jobs + 3
 once <- tempfile("fault-", tmpdir = getwd())
 options(wtheta.test_block_fault = list(block = 2, action = "die",
                                        once = once))
 t0 <- proc.time()[["elapsed"]]
-rt <- pair_counts(data, bins = bins, weights = "w", distribute = 2,
+rt <- pair_counts(data, bins = bins, threads = 1, distribute = 2,
                   retries = 1)
 t_retry <- proc.time()[["elapsed"]] - t0
 options(wtheta.test_block_fault = NULL)
 if (!file.exists(once)) stop("SLURM check: the fault was not triggered")
 if (rt$distributed$retried != 1L) stop("SLURM check: no block was retried")
 jobs <- jobs + 4
-keep <- setdiff(names(ref), c("elapsed", "distributed", "threads"))
-same("counts after a killed job", unclass(rt)[keep], unclass(ref)[keep])
+pc_same("counts after a killed job", rt, pc_local)
 cat(sprintf("  retried %d block; %.1f s with the retry\n",
             rt$distributed$retried, t_retry))
+
+cat("a hung job stopped by timeout = 40 s (scancel), retried\n")
+once <- tempfile("fault-", tmpdir = getwd())
+options(wtheta.test_block_fault = list(block = 1, action = "hang",
+                                       once = once))
+t0 <- proc.time()[["elapsed"]]
+ht <- pair_counts(data, bins = bins, threads = 1, distribute = 2,
+                  timeout = 40)
+t_hang <- proc.time()[["elapsed"]] - t0
+options(wtheta.test_block_fault = NULL)
+if (ht$distributed$retried != 1L) stop("SLURM check: no block was retried")
+jobs <- jobs + 4
+pc_same("counts after a hung job", ht, pc_local)
+cat(sprintf("  retried %d block; %.1f s with the timeout\n",
+            ht$distributed$retried, t_hang))
 
 cat("checkpointed run, two blocks lost, resumed\n")
 ck <- file.path(getwd(), "checkpoint")

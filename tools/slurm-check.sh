@@ -4,8 +4,8 @@
 # wtheta(..., distribute = TRUE) through future.batchtools::batchtools_slurm
 # with the template shipped in inst/batchtools/slurm.tmpl. Checks that the
 # histograms and w are identical to a local run (also after a batch job is
-# killed mid-block and retried, and when resumed from a checkpoint), and
-# prints the jobs run and the scheduler's overhead.
+# killed mid-block or hangs past `timeout` and is retried, and when resumed
+# from a checkpoint), and prints the jobs run and the scheduler's overhead.
 #
 #   sh tools/slurm-check.sh       (as root; wtheta installed where the
 #                                  batch jobs' Rscript finds it: the site
