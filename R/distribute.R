@@ -203,6 +203,7 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
     plan = plan_name(future::plan()),
     reused = sum(run$reused),
     retried = run$retried,
+    faults = run$faults,
     count_s = sum(vapply(counted, `[[`, 0, "elapsed")),
     checkpoint = how$checkpoint,
     points_per_task = max(per_task),
@@ -271,7 +272,7 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
   pending <- which(!reused)
   attempts <- integer(n)
   running <- list()
-  retried <- 0L
+  faults <- character()
   failure <- NULL
   t0 <- proc.time()[["elapsed"]]
   wait <- 0.02
@@ -295,7 +296,7 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
           finish(r$k, v)
         } else if (is.null(failure)) {
           attempts[r$k] <<- attempts[r$k] + 1L
-          retried <<- retried + 1L
+          faults <<- c(faults, fault_note(name(r$k), v))
           if (attempts[r$k] > retries) {
             failure <<- list(k = r$k, why = conditionMessage(v),
                              attempts = attempts[r$k])
@@ -323,7 +324,7 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
         lost <- TRUE
         if (attempts[k] < retries) {
           attempts[k] <- attempts[k] + 1L
-          retried <- retried + 1L
+          faults <- c(faults, fault_note(name(k), f))
           pending <- c(pending, k)
         } else {
           failure <- list(k = k, why = conditionMessage(f),
@@ -352,7 +353,7 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
       if (worker_lost) lost <- TRUE
       if (worker_lost && attempts[k] < retries && is.null(failure)) {
         attempts[k] <- attempts[k] + 1L
-        retried <- retried + 1L
+        faults <- c(faults, fault_note(name(k), v))
         pending <- c(pending, k)
       } else if (is.null(failure)) {
         failure <- list(k = k, why = conditionMessage(v),
@@ -392,7 +393,13 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
                    "; the same call resumes from them.") else ""),
          call. = FALSE)
   }
-  list(parts = parts, reused = reused, retried = retried)
+  list(parts = parts, reused = reused, retried = length(faults),
+       faults = faults)
+}
+
+# why a block was sent again, in one line
+fault_note <- function(block, e) {
+  paste0(block, ": ", strsplit(conditionMessage(e), "\n")[[1L]][1L])
 }
 
 # a running block's outcome: NULL while it runs, its counts, or an error

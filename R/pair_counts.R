@@ -112,7 +112,7 @@
 #'   With `distribute`, `distributed` is a list: `tasks`, `blocks` (per
 #'   catalog), `workers` (distinct worker processes that counted), `plan`
 #'   (the plan's class), `reused` (blocks read from the checkpoint),
-#'   `retried` (blocks sent again), `count_s` (seconds the workers spent
+#'   `retried` (blocks sent again) and `faults` (why, one line each), `count_s` (seconds the workers spent
 #'   in the blocks counted by this call), `checkpoint`, and what each worker
 #'   received: `points_per_task` and `bytes_per_task` (the largest task's
 #'   points and bytes of point data); `backend` then lists the backends the

@@ -66,8 +66,8 @@ if (!file.exists(once)) stop("SLURM check: the fault was not triggered")
 if (rt$distributed$retried != 1L) stop("SLURM check: no block was retried")
 jobs <- jobs + 4
 pc_same("counts after a killed job", rt, pc_local)
-cat(sprintf("  retried %d block; %.1f s with the retry\n",
-            rt$distributed$retried, t_retry))
+cat(sprintf("  retried %d block (%s); %.1f s with the retry\n",
+            rt$distributed$retried, rt$distributed$faults, t_retry))
 
 cat("a hung job stopped by timeout = 40 s (scancel), retried\n")
 once <- tempfile("fault-", tmpdir = getwd())
@@ -81,8 +81,8 @@ options(wtheta.test_block_fault = NULL)
 if (ht$distributed$retried != 1L) stop("SLURM check: no block was retried")
 jobs <- jobs + 4
 pc_same("counts after a hung job", ht, pc_local)
-cat(sprintf("  retried %d block; %.1f s with the timeout\n",
-            ht$distributed$retried, t_hang))
+cat(sprintf("  retried %d block (%s); %.1f s with the timeout\n",
+            ht$distributed$retried, ht$distributed$faults, t_hang))
 
 cat("checkpointed run, two blocks lost, resumed\n")
 ck <- file.path(getwd(), "checkpoint")
@@ -99,6 +99,8 @@ same("resumed w and counts", list(w2$w, hist_of(w2)),
 loc2 <- wtheta(data, rand, bins, threads = 1)
 same("w against a local run", w2$w, loc2$w)
 
+cat("\n(future.batchtools prints an 'Error : BatchtoolsExpiration' line",
+    "for the killed job's registry when R exits: expected)\n")
 cat("\n", jobs, " jobs submitted (slurmctld's log has the count)\n", sep = "")
 cat(sprintf(paste0("\nSLURM check passed: %d jobs run. The jackknife ",
                    "wtheta() took %.1f s on SLURM, %.2f s locally;\n",

@@ -118,6 +118,10 @@ PartitionName=check Nodes=$host Default=YES MaxTime=INFINITE State=UP
 EOF
 SLURM_CONF="$T/slurm.conf"
 export SLURM_CONF
+# batchtools lists a user's jobs with squeue --user=$USER: with USER unset
+# (containers, cron) a running job looks finished and is called expired
+USER=${USER:-$(id -un)}
+export USER
 
 slurmctld -f "$SLURM_CONF" -i > "$T/log/slurmctld.out" 2>&1 ||
   fail_daemon slurmctld "$T/log/slurmctld.log"
@@ -137,3 +141,14 @@ echo "SLURM $(sinfo -V | sed 's/^slurm //') up on $host: $cpus CPUs, $T"
 cd "$T/work"
 Rscript "$here/tools/slurm-check.R"
 echo "slurmctld allocated $(grep -c 'Allocate JobId' "$T/log/slurmctld.log") jobs"
+# the hung job was cancelled: nothing may be left in the queue
+for i in $(seq 1 15); do
+  [ "$(squeue -h | wc -l)" = 0 ] && break
+  sleep 1
+done
+if [ "$(squeue -h | wc -l)" != 0 ]; then
+  squeue
+  echo "SLURM check failed: jobs left in the queue"
+  exit 1
+fi
+echo "queue empty: the hung job was cancelled"
