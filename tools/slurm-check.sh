@@ -45,6 +45,12 @@ mkdir -p "$T/state" "$T/spool" "$T/log" "$T/munge" "$T/work"
 chmod 700 "$T/munge"
 
 cleanup() {
+  # jobs still running (a failed check) are cancelled before the daemons
+  # stop: their slurmstepd would outlive slurmd
+  if [ -n "${SLURM_CONF:-}" ]; then
+    squeue -h -o %i 2> /dev/null | while read -r j; do scancel "$j"; done
+    sleep 2
+  fi
   for pf in "$T/slurmd.pid" "$T/slurmctld.pid" "$T/munge/munged.pid"; do
     if [ -s "$pf" ]; then kill "$(cat "$pf")" 2> /dev/null || true; fi
   done
