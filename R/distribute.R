@@ -195,7 +195,7 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
   sizes_b <- lengths(bb)
   per_task <- sizes[jobs$i] + ifelse(is_auto & jobs$i == jobs$j, 0,
                                      sizes_b[jobs$j])
-  bytes_point <- 24 + 8 * !is.null(wa) + 4 * !is.null(pa)
+  bytes_point <- 24 + 8 * (!is.null(wa)) + 4 * (!is.null(pa))
   out$distributed <- list(
     tasks = length(parts),
     blocks = n_blocks,
@@ -316,8 +316,9 @@ run_blocks <- function(n, make_task, files, retries, timeout, name) {
       k <- pending[1L]
       pending <- pending[-1L]
       f <- tryCatch(
-        future::future(fn(task), globals = list(fn = count_block,
-                                                task = make_task(k)),
+        future::future(quote(count(task)), substitute = FALSE,
+                       globals = list(count = count_block,
+                                      task = make_task(k)),
                        packages = "wtheta", seed = FALSE, lazy = FALSE),
         error = function(e) e)
       if (inherits(f, "error")) {

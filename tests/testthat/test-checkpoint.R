@@ -89,6 +89,9 @@ test_that("a cross count and wtheta() resume from a checkpoint", {
                    weights = "w", patches = "p", distribute = 2,
                    checkpoint = dir)
   same_pc(d, local)
+  # each task got two blocks: 150 + 100 points, 24 + 8 + 4 bytes each
+  expect_equal(d$distributed$points_per_task, 250)
+  expect_equal(d$distributed$bytes_per_task, 250 * 36)
   unlink(file.path(dir, "pairs-2-1.rds"))
   d2 <- pair_counts(cs$x, cs$y, bins = cs$e, backend = "cpu", threads = 1,
                     weights = "w", patches = "p", distribute = 2,
