@@ -78,8 +78,10 @@
 #'   again reuses the saved blocks and counts only the rest, with a result
 #'   identical to an uninterrupted run. The directory records a hash of
 #'   the inputs (catalogs, bins, weights, patches, options) and the number
-#'   of blocks; a call with other inputs is refused. Delete the directory
-#'   when the result is safe.
+#'   of blocks; a call with other inputs is refused. In [wtheta()] with
+#'   jackknife or bootstrap errors and patches made by [sky_patches()],
+#'   give `seed` (or the patches), or a rerun makes other patches and is
+#'   refused. Delete the directory when the result is safe.
 #' @param retries With `distribute`: how many times a block is sent again
 #'   when its worker is lost (the process died, the job was killed) or it
 #'   runs past `timeout`. Lost workers of a `multisession` plan (or of a
