@@ -14,6 +14,8 @@ print.pair_counts <- function(x, ...) {
       " pairs, ", format_n(x$n_outside), " outside the edges\n", sep = "")
   cat("  ", describe_run(x$backend, x$threads, x$devices, x$elapsed), "\n",
       sep = "")
+  if (!is.null(x$distributed)) cat("  ", describe_distributed(x$distributed),
+                                   "\n", sep = "")
   show <- min(length(x$counts), 6L)
   print(data.frame(theta_lo = x$theta_lo, theta_hi = x$theta_hi,
                    count = x$counts)[seq_len(show), ], row.names = FALSE)
@@ -21,6 +23,18 @@ print.pair_counts <- function(x, ...) {
     cat("  ... ", length(x$counts) - show, " more bins\n", sep = "")
   }
   invisible(x)
+}
+
+# one line on a distributed count: tasks, workers, what each received
+describe_distributed <- function(d) {
+  paste0("distributed: ", d$tasks, " tasks (", d$blocks, " blocks per ",
+         "catalog) on ", d$workers, " worker", if (d$workers != 1L) "s",
+         " (", d$plan, "); each task received at most ",
+         format_n(d$points_per_task), " points (",
+         format(round(d$bytes_per_task / 1e6, 2), nsmall = 2), " MB)",
+         if (isTRUE(d$reused > 0)) paste0("; ", d$reused,
+                                          " reused from the checkpoint"),
+         if (isTRUE(d$retried > 0)) paste0("; ", d$retried, " retried"))
 }
 
 estimator_name <- function(e) {

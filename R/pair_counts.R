@@ -23,7 +23,13 @@
 #'   tests only, makes the engines fail on purpose at a named step: a comma
 #'   separated list of `alloc` (an allocation), `launch` (a GPU kernel
 #'   launch), `copy` (copying GPU results back) and `thread` (a worker
-#'   thread). The call then ends with an error and returns nothing.
+#'   thread). The call then ends with an error and returns nothing. The
+#'   option `wtheta.test_block_fault`, a list with `block` (task numbers),
+#'   `action` (`"die"`: the worker kills its own process; `"hang"`: it
+#'   sleeps for an hour) and optionally `once` (a file created the first
+#'   time, after which the block counts normally), makes the workers of a
+#'   distributed count fail in those blocks. Never use `"die"` with a
+#'   sequential plan: the worker is this R session.
 #'
 #' @param x A catalog: a data frame (or matrix) with right ascension and
 #'   declination columns in degrees, as returned by [read_catalog()].
@@ -49,7 +55,8 @@
 #'   [progressr::with_progress()] (without global handlers, a count
 #'   running longer than two seconds says so once per session); it also
 #'   reaches you from
-#'   `distribute = TRUE` workers. Without progressr, when progressr is
+#'   `distribute = TRUE` counts, block by block ("block 3 of 6 done" and
+#'   the rate). Without progressr, when progressr is
 #'   disabled (its option `progressr.enable`, `FALSE` by default outside
 #'   interactive sessions) or with `options(wtheta.progressr = FALSE)`, the
 #'   count prints lines (share
@@ -75,14 +82,40 @@
 #'   and there may be at most 46,340 distinct labels.
 #' @param distribute `FALSE` (the default) counts in this R process. `TRUE`
 #'   or a number of blocks `k` cuts each catalog into `k` blocks and counts
-#'   every pair of blocks as a separate task through the future framework
-#'   (package future.apply): the plan set with [future::plan()] decides where
+#'   every pair of blocks as a separate task (one future each) through the
+#'   future framework: the plan set with [future::plan()] decides where
 #'   tasks run (other R sessions with `multisession`, other machines with a
-#'   PSOCK `cluster` or batchtools), and each worker counts with its own
-#'   best backend (`backend` and `threads` are resolved there; `devices`
-#'   cannot be given). The histograms add up exactly, so the result is the
-#'   same whatever the plan. `TRUE` picks `k` so that there are at least
-#'   twice as many tasks as workers.
+#'   PSOCK `cluster`, a batch scheduler with future.batchtools), and each
+#'   worker counts with its own best backend (`backend` and `threads` are
+#'   resolved there; `devices` cannot be given). A task carries only the
+#'   points of its two blocks (unit vectors, 24 bytes a point, plus 8 for a
+#'   weight and 4 for a patch number), never whole catalogs. The histograms
+#'   add up exactly, so the result is the same whatever the plan. `TRUE`
+#'   picks `k` so that there are at least twice as many tasks as workers.
+#'   Progress (blocks done out of all, and blocks a second) is signalled
+#'   through progressr when it is installed: see [progressr::with_progress()].
+#' @param checkpoint With `distribute`: `NULL` (the default), or a
+#'   directory where each finished block's counts (patch arrays and
+#'   weighted counts included) are saved as they arrive. The same call
+#'   again reuses the saved blocks and counts only the rest, with a result
+#'   identical to an uninterrupted run. The directory records a hash of
+#'   the inputs (catalogs, bins, weights, patches, options) and the number
+#'   of blocks; a call with other inputs is refused. In [wtheta()] with
+#'   jackknife or bootstrap errors and patches made by [sky_patches()],
+#'   give `seed` (or the patches), or a rerun makes other patches and is
+#'   refused. Delete the directory when the result is safe.
+#' @param retries With `distribute`: how many times a block is sent again
+#'   when its worker is lost (the process died, the job was killed) or it
+#'   runs past `timeout`. Lost workers of a `multisession` plan (or of a
+#'   `cluster` plan that started its own workers) are restarted (the plan
+#'   is set again) once the other running blocks have finished; a cluster
+#'   made by the user keeps its lost node. An error from the count itself is not retried.
+#'   When a block still fails, the call ends with an error naming it; with
+#'   `checkpoint` the finished blocks stay saved.
+#' @param timeout With `distribute`: `NULL` (no limit) or the seconds a
+#'   block may run before it counts as lost. Its worker is stopped where
+#'   that can be done (a worker process on this machine, a batchtools job)
+#'   and the block is retried or the call ends.
 #' @return An object of class `pair_counts`: a list with `counts` (a double
 #'   vector, one count per bin, exact up to 2^53), `edges`, `theta_lo`,
 #'   `theta_hi`, `n1`, `n2`, `type` (`"auto"` or `"cross"`), `self_pairs`,
@@ -101,9 +134,14 @@
 #'   `pairs_skipped` counts the pairs that pruning by the last edge proved
 #'   to lie beyond it and counted without visiting (see [wtheta-package]),
 #'   and `grid_plan_s` the seconds spent planning that grid (0 without it).
-#'   With `distribute`, `distributed` gives the number of tasks, of
-#'   distinct worker processes and the plan's class; `backend` then lists
-#'   the backends the workers used.
+#'   With `distribute`, `distributed` is a list: `tasks`, `blocks` (per
+#'   catalog), `workers` (distinct worker processes that counted), `plan`
+#'   (the plan's class), `reused` (blocks read from the checkpoint),
+#'   `retried` (blocks sent again) and `faults` (why, one line each), `count_s` (seconds the workers spent
+#'   in the blocks counted by this call), `checkpoint`, and what each worker
+#'   received: `points_per_task` and `bytes_per_task` (the largest task's
+#'   points and bytes of point data); `backend` then lists the backends the
+#'   workers used.
 #' @seealso [wtheta()], which combines counts into w(theta); [theta_bins()];
 #'   [sky_patches()]; [wtheta_backends()].
 #' @examples
@@ -121,7 +159,8 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         backend = c("auto", "cpu", "cuda"), threads = NULL,
                         devices = NULL, columns = c("ra", "dec"),
                         progress = NULL, weights = NULL, patches = NULL,
-                        distribute = FALSE) {
+                        distribute = FALSE, checkpoint = NULL, retries = 1,
+                        timeout = NULL) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   a <- as_catalog(x, "x", columns)
@@ -142,15 +181,18 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
     labels <- pn$labels
     p <- pn$numbers
   }
-  how <- plan_counting(backend, devices, threads, distribute)
+  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
+                       retries, timeout)
   check_memory(nrow(a) + if (is.null(b)) 0 else nrow(b), !is.null(w),
                !is.null(p))
   threads <- threads_or_default(threads)
   progress <- progress_start(progress, 1L, environment())
-  pc <- count_planned(how, unit_vectors(a, threads),
-                      if (!is.null(b)) unit_vectors(b, threads), edges,
-                      self_pairs, threads, progress, w$x, w$y, p$x, p$y,
-                      length(labels))
+  ua <- unit_vectors(a, threads)
+  ub <- if (!is.null(b)) unit_vectors(b, threads)
+  how <- checkpoint_open(how, "pair_counts", list(ua, ub, edges, self_pairs,
+                                                  w, p, length(labels)))
+  pc <- count_planned(how, ua, ub, edges, self_pairs, threads, progress,
+                      w$x, w$y, p$x, p$y, length(labels))
   if (!is.null(labels)) pc$patches <- labels
   pc$elapsed <- proc.time()[["elapsed"]] - start
   pc

@@ -114,7 +114,8 @@ wtheta <- function(data, random, bins,
                    progress = NULL, weights = NULL,
                    error = c("poisson", "jackknife", "bootstrap", "none"),
                    patches = NULL, n_patches = 20, n_boot = 500, seed = NULL,
-                   data2 = NULL, random2 = NULL, distribute = FALSE) {
+                   data2 = NULL, random2 = NULL, distribute = FALSE,
+                   checkpoint = NULL, retries = 1, timeout = NULL) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   estimator <- match_choice(estimator, c("LS", "natural", "DP", "Hamilton"),
@@ -156,7 +157,8 @@ wtheta <- function(data, random, bins,
   if (resample) check_n_patches(n_patches)
   if (error == "bootstrap") check_count(n_boot, "n_boot")
   check_seed(seed)
-  how <- plan_counting(backend, devices, threads, distribute)
+  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
+                       retries, timeout)
   check_memory(sum(vapply(cats, nrow, 0L)), !is.null(w), resample)
   threads <- threads_or_default(threads)
 
@@ -199,10 +201,13 @@ wtheta <- function(data, random, bins,
   }
   progress <- progress_start(progress, if (is_cross) 4L else 3L,
                              environment())
+  how <- checkpoint_open(how, "wtheta", list(u, w, p, edges, self_pairs,
+                                             length(labels), is.null(random2)))
   count <- function(x, y, sp) {
     count_planned(how, u[[x]], if (!is.null(y)) u[[y]], edges, sp, threads,
                   progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
-                  if (!is.null(y)) p[[y]], length(labels))
+                  if (!is.null(y)) p[[y]], length(labels),
+                  label = paste0(x, "-", if (is.null(y)) x else y))
   }
   if (!is_cross) {
     pcs <- list(DD = count("data", NULL, self_pairs),

@@ -5,8 +5,10 @@
 #
 #   sh tools/do.sh demo    simulate a catalog, estimate w(theta), write
 #                          output/wtheta-demo.csv and output/wtheta-demo.png
-#   sh tools/do.sh test    the testthat suite, R CMD check --as-cran, then
-#                          the suite under ASan + UBSan and a subset under
+#   sh tools/do.sh test    the testthat suite, R CMD check --as-cran, the
+#                          SLURM check (tools/slurm-check.sh: skipped with
+#                          its reason where SLURM cannot start), then the
+#                          suite under ASan + UBSan and a subset under
 #                          valgrind (tools/sanitize.sh)
 #   sh tools/do.sh install just install the package
 #   sh tools/do.sh site    the documentation site, offline, into docs/ (not
@@ -16,7 +18,8 @@
 #
 # Environment: WTHETA_CUDA=0 builds without CUDA; WTHETA_DATA points the
 # tests at the reference catalogs (default: ../shared/data when present);
-# WTHETA_SANITIZE_CI=0 leaves out the sanitizer run of `test`.
+# WTHETA_SANITIZE_CI=0 leaves out the sanitizer run of `test`,
+# WTHETA_SLURM_CI=0 its SLURM check.
 set -eu
 cd "$(dirname "$0")/.."
 task=${1:-demo}
@@ -24,8 +27,10 @@ task=${1:-demo}
 # checkbashisms (devscripts) and qpdf let R CMD check --as-cran run complete
 debs="r-base-dev r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-roxygen2 pandoc devscripts qpdf"
 # valgrind for the memory check of `test`; tibble for a hostile-input test;
-# future.apply for counting through future plans; ggplot2 for autoplot()
-debs="$debs valgrind r-cran-tibble r-cran-future.apply r-cran-ggplot2"
+# future for counting through future plans, future.batchtools, slurm-wlm
+# and munge for the SLURM check of `test`; ggplot2 for autoplot()
+debs="$debs valgrind r-cran-tibble r-cran-future r-cran-ggplot2"
+debs="$debs r-cran-future.batchtools slurm-wlm munge"
 # parallelly for the default thread count (cores granted by cgroups, Slurm, PBS)
 debs="$debs r-cran-parallelly"
 # optparse for the command line; progressr for progress; pkgdown and
@@ -137,6 +142,12 @@ case "$task" in
     # the documentation site and its check in headless Chromium (about 4
     # minutes on 2 cores)
     build_site
+    # wtheta through future.batchtools on a single-node SLURM started here
+    # (about 2 minutes on 2 cores); it skips where SLURM cannot start
+    if [ "${WTHETA_SLURM_CI:-1}" != 0 ]; then
+      echo "== SLURM (sh tools/slurm-check.sh)"
+      sh tools/slurm-check.sh
+    fi
     # the suite again with the C code under ASan + UBSan, and a subset under
     # valgrind (about 50 s each on 2 cores; WTHETA_SANITIZE_CI=0 skips
     # them). The reference-catalog tests only repeat the same code on 10^5

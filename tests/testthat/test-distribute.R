@@ -41,7 +41,7 @@ check_plan <- function(k) {
 }
 
 test_that("sequential plan: block pairs add up to the whole count", {
-  skip_if_not_installed("future.apply")
+  skip_if_not_installed("future")
   old <- future::plan("sequential")
   on.exit(future::plan(old), add = TRUE)
   d <- check_plan(3L)
@@ -62,7 +62,7 @@ test_that("sequential plan: block pairs add up to the whole count", {
 })
 
 test_that("a multisession plan gives the same histograms", {
-  skip_if_not_installed("future.apply")
+  skip_if_not_installed("future")
   old <- future::plan("multisession", workers = 2)
   on.exit(future::plan(old), add = TRUE)
   d <- check_plan(2L)
@@ -71,7 +71,7 @@ test_that("a multisession plan gives the same histograms", {
 })
 
 test_that("a PSOCK cluster gives the same histograms", {
-  skip_if_not_installed("future.apply")
+  skip_if_not_installed("future")
   cl <- parallel::makePSOCKcluster(2)
   on.exit(parallel::stopCluster(cl), add = TRUE)
   old <- future::plan("cluster", workers = cl)

@@ -88,7 +88,7 @@ test_that("count arguments beyond the integer range are refused before coercion"
   expect_error(simulate_catalog(100, n_clusters = 1e12), paste0(
     "`n_clusters` must be at most the larger of `n` and 10^6 (1,000,000), ",
     "not 1e+12 (numeric)."), fixed = TRUE)
-  skip_if_not_installed("future.apply")
+  skip_if_not_installed("future")
   expect_error(pair_counts(x, bins = c(0, 1), distribute = 1e10),
                "`distribute` must be at most 2,147,483,647, not 1e+10",
                fixed = TRUE)

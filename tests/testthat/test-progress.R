@@ -68,7 +68,7 @@ test_that("the C poll forwards to the progressor during a count", {
 
 test_that("progress reaches the session from distribute = TRUE workers", {
   skip_if_not_installed("progressr")
-  skip_if_not_installed("future.apply")
+  skip_if_not_installed("future")
   old <- options(progressr.enable = TRUE)
   on.exit(options(old))
   oplan <- future::plan(future::sequential)
@@ -78,10 +78,17 @@ test_that("progress reaches the session from distribute = TRUE workers", {
   got <- progressions(pc <- pair_counts(sim, bins = b, threads = 1,
                                         progress = TRUE, distribute = 3))
   up <- vapply(got, function(c) c$type, "") == "update"
-  expect_identical(sum(up), 6L)                    # 3 x 3 blocks, i <= j
-  expect_equal(sum(vapply(got[up], function(c) c$amount, 0)), 1000)
+  msg <- vapply(got[up], function(c) paste(c$message, collapse = ""), "")
+  done <- grepl("^block [1-6] of 6 done", msg)
+  expect_identical(sum(done), 6L)                  # 3 x 3 blocks, i <= j
+  expect_true(grepl("^block 6 of 6 done, [0-9.]+ blocks/s$", msg[done][6L]))
   expect_identical(pc$counts, pair_counts(sim, bins = b, threads = 1,
                                           progress = FALSE)$counts)
+  # progress = FALSE: the workers' blocks report nothing
+  got <- progressions(pair_counts(sim, bins = b, threads = 1,
+                                  progress = FALSE, distribute = 3))
+  up <- vapply(got, function(c) c$type, "") == "update"
+  expect_identical(sum(up), 0L)
 })
 
 test_that("without global handlers a long count says once how to see it", {
