@@ -36,7 +36,7 @@
 #'
 #' @section Errors:
 #' \describe{
-#'   \item{`"poisson"`}{`(1 + w) / sqrt(DD)` with the raw DD (D1D2) pair
+#'   \item{`"poisson"`}{`|1 + w| / sqrt(DD)` with the raw DD (D1D2) pair
 #'     count: the shot noise alone. It ignores the covariance between bins
 #'     and underestimates the error wherever the sample's own clustering
 #'     (cosmic variance) matters, that is at all but the smallest angles.}
@@ -236,7 +236,7 @@ wtheta <- function(data, random, bins,
   reps <- NULL
   if (error == "poisson") {
     raw <- pcs[[1L]]$counts
-    out$w_err <- ifelse(raw > 0, (1 + wv) / sqrt(raw), NA_real_)
+    out$w_err <- ifelse(raw > 0, abs(1 + wv) / sqrt(raw), NA_real_)
     cov <- diag(out$w_err^2, nb)
   } else if (resample) {
     reps <- replicate_w(pcs, estimator, is_cross, error, n_boot, seed,

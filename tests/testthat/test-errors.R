@@ -67,6 +67,12 @@ test_that("poisson errors and error arguments", {
   w <- wtheta(d, r, e, threads = test_threads(), backend = "cpu")
   expect_equal(attr(w, "error"), "poisson")
   expect_equal(w$w_err, (1 + w$w) / sqrt(w$DD))
+  # an error is never negative: data that are their own randoms give
+  # w < -1 in the first bin (DR holds the zero-distance self pairs)
+  ws <- wtheta(d, d, c(0, e), threads = test_threads(), backend = "cpu")
+  expect_lt(ws$w[1], -1)
+  expect_equal(ws$w_err, abs(1 + ws$w) / sqrt(ws$DD))
+  expect_true(all(ws$w_err > 0))
   expect_equal(unname(as.matrix(wtheta_cov(w))), diag(w$w_err^2))
   wn <- wtheta(d, r, e, threads = test_threads(), backend = "cpu",
                error = "none")
