@@ -568,8 +568,9 @@ read_fits_catalog <- function(file, units, columns, hdu) {
 #' `w_err` (names case-insensitive), the covariance from an extension `COV`
 #' (an image, or a table whose first column holds one row of the matrix per
 #' bin) and the attributes from the keywords above in the table's header;
-#' what the file does not give is left out, and attribute `source` says
-#' the object was rebuilt this way.
+#' what the file does not give is left out (the error method is
+#' `"unknown"` when there are errors but no `ERRMETH`), and attribute
+#' `source` says the object was rebuilt this way.
 #'
 #' `write_pair_counts()` and `read_pair_counts()` do the same for a
 #' [pair_counts()] result (extensions `PAIR_COUNTS`, with `theta_lo`,
@@ -949,7 +950,10 @@ rebuild_wtheta <- function(file) {
       "auto"),
     n_data = key("N_DATA"), n_random = key("N_RANDOM"),
     estimator = key("ESTIMATR"), self_pairs = key("SELFPAIR"),
-    weighted = key("WEIGHTED"), error = key("ERRMETH"), cov = cov,
+    weighted = key("WEIGHTED"),
+    error = key("ERRMETH") %||% (if (!is.null(cov) || "w_err" %in% want)
+      "unknown" else "none"),
+    cov = cov,
     n_patches = key("NPATCHES"), backend = key("BACKEND"),
     edges = if (adjacent) c(out$theta_lo, out$theta_hi[nb]),
     source = paste0("FITS table without R_OBJECT (HDU ", tab$hdu, ")"))

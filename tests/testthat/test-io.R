@@ -261,3 +261,48 @@ test_that("without cfitsio, writing FITS is an error that says what to install",
                fixed = TRUE)
   expect_false(file.exists(f))
 })
+
+test_that("read_wtheta() rebuilds a result from a FITS table another tool wrote", {
+  skip_if_no_fits()
+  # made by astropy (tools/make-fits-fixtures.py); expected values beside
+  want <- utils::read.csv(fixture("foreign-wtheta.csv"))
+  cov <- unname(as.matrix(utils::read.csv(fixture("foreign-wtheta-cov.csv"))))
+  w <- read_wtheta(fixture("foreign-wtheta.fits"))
+  expect_s3_class(w, "wtheta")
+  expect_named(w, c("theta_lo", "theta_hi", "theta", "DD", "DR", "RR", "w",
+                    "w_err"))
+  for (nm in names(want)) expect_identical(w[[nm]], want[[nm]])
+  expect_identical(unname(attr(w, "cov")), cov)     # [i, j] kept, not transposed
+  expect_identical(rownames(attr(w, "cov")), format(want$theta))
+  expect_identical(unname(as.matrix(wtheta_cov(w))), cov)
+  expect_identical(attr(w, "estimator"), "LS")
+  expect_identical(attr(w, "type"), "auto")
+  expect_identical(attr(w, "n_data"), 1000L)
+  expect_identical(attr(w, "n_random"), 5000L)
+  expect_identical(attr(w, "error"), "jackknife")
+  expect_identical(attr(w, "n_patches"), 10L)
+  expect_false(attr(w, "self_pairs"))
+  expect_identical(attr(w, "edges"), c(want$theta_lo, want$theta_hi[4]))
+  expect_match(attr(w, "source"), "FITS table without R_OBJECT (HDU 1)",
+               fixed = TRUE)
+  expect_null(attr(w, "pair_counts"))               # not in the file: absent
+  expect_output(print(w), "Landy-Szalay")
+  # single precision, no keywords, another EXTNAME, COV as a table
+  w32 <- read_wtheta(fixture("foreign-wtheta-f32.fits"))
+  expect_named(w32, c("theta_lo", "theta_hi", "theta", "DD", "DR", "RR", "w"))
+  expect_identical(w32$w, as.double(as.vector(
+    readBin(writeBin(want$w, raw(), size = 4), "double", 4, size = 4))))
+  expect_identical(unname(attr(w32, "cov")), cov)
+  expect_identical(attr(w32, "type"), "auto")
+  expect_null(attr(w32, "estimator"))
+  expect_identical(attr(w32, "error"), "unknown")   # a COV, no ERRMETH
+  expect_null(attr(w32, "n_data"))
+  expect_output(print(summary(w32)),
+                "unknown estimator\n  data:     ? points; randoms: ? points",
+                fixed = TRUE)
+  # written again by wtheta, it comes back identical
+  f <- paste0(tempfile(), ".fits")
+  on.exit(unlink(f), add = TRUE)
+  write_wtheta(w, f)
+  expect_identical(read_wtheta(f), w)
+})
