@@ -514,9 +514,10 @@ int wt_fits_finish(void *fptr, const char *tmp, const char *path, char *msg,
     remove(tmp);
     return WT_ERR_FITS;
   }
+  errno = 0;
   if (rename(tmp, path) != 0) {
-    snprintf(msg, msg_len, "cannot rename the finished file \"%s\" to it",
-             tmp);
+    snprintf(msg, msg_len, "cannot rename the finished file \"%.200s\" to "
+             "it: %s", tmp, strerror(errno));
     remove(tmp);
     return WT_ERR_FITS;
   }
