@@ -537,18 +537,23 @@ read_fits_catalog <- function(file, units, columns, hdu) {
 #'
 #' `write_wtheta()` writes a [wtheta()] result; the format follows the
 #' extension of `file`:
-#' * `.fits` (or `.fit`, `.fts`): a FITS file whose extension `WTHETA` is a
-#'   binary table with `theta_lo`, `theta_hi`, `theta`, `DD`, `DR`, `RR`,
-#'   `w`, `w_err` (every column of the result, in double precision) and
-#'   header keywords `ESTIMATR` (estimator), `COUNTING` (`auto` or `cross`),
-#'   `SELFPAIR`, `WEIGHTED`, `N_DATA`, `N_RANDOM`, `BACKEND`, `ERRMETH`
-#'   (error method), `NPATCHES` and `WTVERSN` (wtheta's version); extension
-#'   `COV` a table whose column `COV` holds one row of the covariance matrix
-#'   per bin (astropy reads it as a 2-d array); extension `R_OBJECT` the
-#'   remaining R attributes (pair counts, patches, replicates), serialized
-#'   with [serialize()]. Other tools read the first two; `read_wtheta()`
-#'   reads all three. Written by wtheta itself, no cfitsio needed; reading
-#'   it back does need cfitsio.
+#' * `.fits` (or `.fit`, `.fts`): a FITS file written through cfitsio, so
+#'   the package must be built with it (Debian: `apt-get install
+#'   libcfitsio-dev pkg-config`, then reinstall; without it writing FITS is
+#'   an error and `.csv` is the way). Its extension `WTHETA` is a binary
+#'   table with `theta_lo`, `theta_hi`, `theta` (`TUNIT` `deg`), `DD`,
+#'   `DR`, `RR`, `w`, `w_err` (every column of the result, in double
+#'   precision); the primary header and the table's carry the keywords
+#'   `ESTIMATR` (estimator), `COUNTING` (`auto` or `cross`), `SELFPAIR`,
+#'   `WEIGHTED`, `N_DATA`, `N_RANDOM`, `BACKEND`, `ERRMETH` (error method),
+#'   `NPATCHES` and `WTVERSN` (wtheta's version), each with a comment saying
+#'   what it is. Extension `COV` is an image holding the covariance matrix
+#'   (astropy's `fits.getdata(file, "COV")[i, j]` is the covariance of bins
+#'   `i` and `j`); extension `R_OBJECT` holds the remaining R attributes
+#'   (pair counts, patches, replicates), serialized with [serialize()], so
+#'   that the round trip is exact. Every HDU has `CHECKSUM` and `DATASUM`.
+#'   The file is written under a temporary name in the same directory and
+#'   renamed when complete: a failed write leaves no file behind.
 #' * `.csv`: the table, numbers with 17 significant digits (exact), after
 #'   comment lines (`#`) giving the same keywords and naming two files
 #'   written beside it: the covariance (`<name>-cov.csv`) and the R
@@ -556,7 +561,16 @@ read_fits_catalog <- function(file, units, columns, hdu) {
 #'
 #' `read_wtheta()` gives back an object identical to the one written,
 #' covariance and attributes included. Read only files you trust: the R
-#' attributes are unserialized.
+#' attributes are unserialized. A FITS file without `R_OBJECT` (a table
+#' written by another tool) is read from its table (`WTHETA`, else the
+#' first table) with the columns `theta_lo`, `theta_hi`, `theta`, `DD`,
+#' `DR`, `RR` (or `D1D2`, `D1R2`, `R1D2`, `R1R2`), `w` and optionally
+#' `w_err` (names case-insensitive), the covariance from an extension `COV`
+#' (an image, or a table whose first column holds one row of the matrix per
+#' bin) and the attributes from the keywords above in the table's header;
+#' what the file does not give is left out (the error method is
+#' `"unknown"` when there are errors but no `ERRMETH`), and attribute
+#' `source` says the object was rebuilt this way.
 #'
 #' `write_pair_counts()` and `read_pair_counts()` do the same for a
 #' [pair_counts()] result (extensions `PAIR_COUNTS`, with `theta_lo`,
@@ -664,19 +678,30 @@ write_result <- function(file, overwrite, extname, table, keys, extra,
   }
   check_flag(overwrite, "overwrite")
   format <- result_format(file)
+  if (format == "fits" && !fits_available()) {
+    stop("`file` \"", file, "\" is FITS, and writing FITS needs wtheta ",
+         "built with cfitsio. Install it (Debian/Ubuntu: apt-get install ",
+         "libcfitsio-dev pkg-config) and reinstall wtheta, or write a .csv ",
+         "file.", call. = FALSE)
+  }
+  dir <- dirname(file)
+  if (!dir.exists(dir)) {
+    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
+         "\" does not exist.", call. = FALSE)
+  }
+  if (file.access(dir, 2L) != 0L) {
+    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
+         "\" is not writable.", call. = FALSE)
+  }
+  if (dir.exists(file)) {
+    stop("`file` \"", file, "\" is a directory, not a file.", call. = FALSE)
+  }
   if (file.exists(file) && !overwrite) {
     stop("`file` \"", file, "\" exists; use `overwrite = TRUE` to replace ",
          "it.", call. = FALSE)
   }
   if (format == "fits") {
-    con <- file(file, "wb")
-    on.exit(close(con))
-    fits_write_primary(con, keys)
-    fits_write_table(con, extname, table, keys)
-    for (nm in names(extra)) fits_write_table(con, nm, extra[[nm]], list())
-    blob <- serialize(robject, NULL, xdr = TRUE)
-    fits_write_table(con, "R_OBJECT", list(SERIAL = matrix(blob, 1L)),
-                     list())
+    write_fits_result(file, extname, table, keys, extra, robject, what)
     return(invisible(file))
   }
   lines <- c(paste0("# wtheta ", keys$WTVERSN, ": ", what),
@@ -733,14 +758,19 @@ read_result <- function(file, extname, what) {
   check_file(file)
   src <- open_source(file)
   if (src$fits) {
-    tab <- fits_read_table(file, hdu = extname)
+    need_fits(file)
     blob <- tryCatch(fits_read_table(file, hdu = "R_OBJECT"),
-                     error = function(e) NULL)
-    if (is.null(blob)) {
+                     error = function(e) conditionMessage(e))
+    if (is.character(blob)) {
+      if (!grepl("no HDU with EXTNAME \"R_OBJECT\"", blob, fixed = TRUE)) {
+        stop(blob, call. = FALSE)
+      }
+      if (extname == "WTHETA") return(rebuild_wtheta(file))
       stop("`file` \"", file, "\" has no R_OBJECT extension: it was not ",
            "written by wtheta; read its tables with read_catalog() or ",
            "another FITS reader.", call. = FALSE)
     }
+    tab <- fits_read_table(file, hdu = extname)
     robject <- unserialize(as.raw(blob$columns$SERIAL))
     table <- tab$columns
   } else {
@@ -765,77 +795,169 @@ read_result <- function(file, extname, what) {
   out
 }
 
-# ---- a small FITS writer (binary tables only) -------------------------------
+# ---- FITS results, written through cfitsio (src/fits.c) ---------------------
 
-fits_card <- function(key, value = NULL) {
-  if (is.null(value)) return(formatC(key, width = -80))
-  v <- if (is.character(value)) {
-    formatC(sprintf("'%-8s'", gsub("'", "''", value)), width = -20)
-  } else if (is.logical(value)) {
-    formatC(if (value) "T" else "F", width = 20)
-  } else if (is.integer(value)) {
-    formatC(as.character(value), width = 20)
-  } else {
-    s <- sprintf("%.17G", value)
-    if (!grepl("[.E]", s)) s <- paste0(s, ".0")
-    formatC(s, width = 20)
-  }
-  substr(formatC(paste0(formatC(key, width = -8), "= ", v), width = -80),
-         1L, 80L)
+# what each keyword of a result file says, written as its comment
+keyword_comments <- c(
+  ESTIMATR = "w(theta) estimator",
+  COUNTING = "auto: one catalog; cross: two",
+  SELFPAIR = "pairs of a point with itself counted",
+  WEIGHTED = "pairs weighted by point weights",
+  N_DATA = "points in the data catalog",
+  N_RANDOM = "points in the random catalog",
+  BACKEND = "where the pairs were counted",
+  ERRMETH = "error method of w_err and COV",
+  NPATCHES = "sky patches of the resampling",
+  N1 = "points in the first catalog",
+  N2 = "points in the second catalog",
+  N_PAIRS = "pairs looked at",
+  N_BELOW = "pairs closer than the first bin",
+  N_ABOVE = "pairs wider than the last bin",
+  WTVERSN = "version of wtheta that wrote this file")
+
+fits_keys <- function(keys) {
+  list(name = names(keys), value = unname(keys),
+       comment = unname(ifelse(names(keys) %in% names(keyword_comments),
+                               keyword_comments[names(keys)], "")))
 }
 
-fits_write_header <- function(con, cards) {
-  cards <- c(cards, fits_card("END"))
-  pad <- (-length(cards)) %% 36L
-  txt <- paste0(c(cards, rep(strrep(" ", 80L), pad)), collapse = "")
-  writeBin(charToRaw(txt), con)
-}
-
-fits_write_primary <- function(con, keys) {
-  fits_write_header(con, c(fits_card("SIMPLE", TRUE),
-                           fits_card("BITPIX", 8L), fits_card("NAXIS", 0L),
-                           fits_card("EXTEND", TRUE),
-                           mapply(fits_card, names(keys), keys)))
-}
-
-# columns: double vectors (1D), double matrices (kD: one row per table
-# row), raw matrices (kB)
-fits_write_table <- function(con, extname, columns, keys) {
+# A list of numeric vectors (one number a row) or matrices (one row of
+# numbers a row) as columns for C_fits_write: values row after row
+fits_columns <- function(columns, extname) {
   n <- NROW(columns[[1L]])
-  parts <- list()
-  forms <- character()
-  for (nm in names(columns)) {
-    v <- columns[[nm]]
-    k <- NCOL(v)
-    if (is.raw(v)) {
-      bytes <- matrix(as.vector(t(v)), k)
-      forms <- c(forms, paste0(k, "B"))
+  list(extname = extname,
+       columns = lapply(columns, function(v) {
+         if (is.raw(v)) as.vector(t(v)) else if (is.matrix(v))
+           as.vector(t(v)) + 0 else as.double(v)
+       }),
+       `repeat` = vapply(columns, function(v) as.integer(NCOL(v)), 1L),
+       unit = ifelse(grepl("^theta", names(columns)), "deg", ""),
+       n_rows = as.double(n))
+}
+
+# The file is written under a temporary name in its own directory and
+# renamed when complete, so a failed write leaves neither a half file nor
+# a damaged old one.
+write_fits_result <- function(file, extname, table, keys, extra, robject,
+                              what) {
+  k <- fits_keys(keys)
+  none <- fits_keys(list())
+  main <- c(fits_columns(table, extname), list(keys = k))
+  hdus <- list(main)
+  for (nm in names(extra)) {
+    if (nm == "COV") {
+      # an image: the usual FITS form of a matrix; astropy's
+      # fits.getdata(file, "COV")[i, j] is the covariance of bins i and j
+      cov <- extra[[nm]][[1L]]
+      hdus[[length(hdus) + 1L]] <- list(
+        extname = "COV", keys = none,
+        image = matrix(as.double(cov), nrow(cov), ncol(cov)))
     } else {
-      vals <- if (is.matrix(v)) as.vector(t(v)) else as.double(v)
-      bytes <- matrix(writeBin(vals, raw(), size = 8L, endian = "big"),
-                      8L * k)
-      forms <- c(forms, paste0(k, "D"))
-    }
-    parts[[nm]] <- bytes
-  }
-  data <- as.vector(do.call(rbind, parts))
-  width <- length(data) / max(n, 1L)
-  cards <- c(fits_card("XTENSION", "BINTABLE"), fits_card("BITPIX", 8L),
-             fits_card("NAXIS", 2L), fits_card("NAXIS1", as.integer(width)),
-             fits_card("NAXIS2", as.integer(n)), fits_card("PCOUNT", 0L),
-             fits_card("GCOUNT", 1L),
-             fits_card("TFIELDS", length(columns)))
-  for (j in seq_along(columns)) {
-    cards <- c(cards, fits_card(paste0("TTYPE", j), names(columns)[j]),
-               fits_card(paste0("TFORM", j), forms[j]))
-    if (grepl("^theta", names(columns)[j])) {
-      cards <- c(cards, fits_card(paste0("TUNIT", j), "deg"))
+      hdus[[length(hdus) + 1L]] <- c(fits_columns(extra[[nm]], nm),
+                                     list(keys = none))
     }
   }
-  cards <- c(cards, fits_card("EXTNAME", extname),
-             unlist(mapply(fits_card, names(keys), keys)))
-  fits_write_header(con, cards)
-  writeBin(data, con)
-  pad <- (-length(data)) %% 2880L
-  if (pad) writeBin(raw(pad), con)
+  blob <- serialize(robject, NULL, xdr = TRUE)
+  hdus[[length(hdus) + 1L]] <- c(
+    fits_columns(list(SERIAL = matrix(blob, 1L)), "R_OBJECT"),
+    list(keys = none))
+  tmp <- tempfile(paste0(".", basename(file), "-"), tmpdir = dirname(file),
+                  fileext = ".part")
+  on.exit(if (file.exists(tmp)) unlink(tmp), add = TRUE)
+  .Call(C_fits_write, path.expand(tmp), path.expand(file), k, hdus)
+  invisible(file)
+}
+
+# Internal: the 2-d image HDU named `extname` as a double matrix, [i, j]
+# as astropy's data[i, j] (nulls NA)
+fits_read_image <- function(file, extname) {
+  need_fits(file)
+  .Call(C_fits_read_image, path.expand(file), extname)
+}
+
+# a header keyword's value as written ("'LS      '", "T", "400", "1.5E-3")
+# as an R value
+keyword_value <- function(v) {
+  v <- trimws(v)
+  if (grepl("^'", v)) return(trimws(gsub("''", "'", sub("^'(.*)'$", "\\1", v)),
+                                    "right"))
+  if (v %in% c("T", "F")) return(v == "T")
+  if (grepl("^[+-]?[0-9]+$", v)) {
+    x <- as.numeric(v)
+    return(if (abs(x) <= .Machine$integer.max) as.integer(x) else x)
+  }
+  as.numeric(sub("D", "E", v, fixed = TRUE))
+}
+
+# A wtheta object from a FITS table written by another tool (no R_OBJECT):
+# the columns, the keywords of the table's header and the COV extension
+# (an image, or a table with a vector column COV) when there is one.
+# Attributes the file does not give are left out, not guessed.
+rebuild_wtheta <- function(file) {
+  info <- tryCatch(.Call(C_fits_info, path.expand(file), -1L, "WTHETA"),
+                   error = function(e) NULL) %||%
+    .Call(C_fits_info, path.expand(file), -1L, NULL)
+  have <- info$columns$name
+  auto <- c("DD", "DR", "RR")
+  cross <- c("D1D2", "D1R2", "R1D2", "R1R2")
+  counts <- if (all(tolower(cross) %in% tolower(have))) cross else auto
+  want <- c("theta_lo", "theta_hi", "theta", counts, "w")
+  if ("w_err" %in% tolower(have)) want <- c(want, "w_err")
+  idx <- match(tolower(want), tolower(have))
+  if (anyNA(idx)) {
+    stop("`file` \"", file, "\" has no R_OBJECT extension and its table ",
+         "(HDU ", info$hdu, ") lacks the column(s) ",
+         paste(want[is.na(idx)], collapse = ", "), " of a w(theta) result ",
+         "(theta_lo, theta_hi, theta, DD, DR, RR, w, and optionally w_err). ",
+         "Its columns: ", paste(have, collapse = ", "), ".", call. = FALSE)
+  }
+  bad <- idx[!info$columns$kind[idx] %in% 1:2 |
+             info$columns$n_elements[idx] != 1]
+  if (length(bad)) {
+    stop("`file` \"", file, "\" column ", dQuote(have[bad[1L]], FALSE),
+         " (TFORM ", info$columns$tform[bad[1L]], ") must hold one number ",
+         "per row.", call. = FALSE)
+  }
+  tab <- fits_read_table(file, columns = idx, info = info)
+  out <- stats::setNames(lapply(tab$columns, as.double), want)
+  nb <- length(out$theta)
+  kw <- tab$keywords
+  key <- function(name) {
+    i <- match(name, kw$name)
+    if (is.na(i)) NULL else keyword_value(kw$value[i])
+  }
+  cov <- NULL
+  cov_hdu <- tryCatch(fits_read_image(file, "COV"),
+                      error = function(e) conditionMessage(e))
+  if (is.character(cov_hdu) && grepl("is a table", cov_hdu, fixed = TRUE)) {
+    cov_hdu <- fits_read_table(file, hdu = "COV")$columns[[1L]]
+  }
+  if (is.matrix(cov_hdu)) {
+    if (!identical(dim(cov_hdu), c(nb, nb))) {
+      stop("`file` \"", file, "\" has a COV extension of ",
+           paste(dim(cov_hdu), collapse = " x "), " values for ", nb,
+           " bins.", call. = FALSE)
+    }
+    cov <- cov_hdu
+    nm <- format(out$theta)
+    dimnames(cov) <- list(nm, nm)
+  } else if (!grepl("no HDU with EXTNAME", cov_hdu, fixed = TRUE)) {
+    stop(cov_hdu, call. = FALSE)
+  }
+  adjacent <- nb < 2L || all(out$theta_hi[-nb] == out$theta_lo[-1L])
+  a <- list(
+    type = key("COUNTING") %||% (if (identical(counts, cross)) "cross" else
+      "auto"),
+    n_data = key("N_DATA"), n_random = key("N_RANDOM"),
+    estimator = key("ESTIMATR"), self_pairs = key("SELFPAIR"),
+    weighted = key("WEIGHTED"),
+    error = key("ERRMETH") %||% (if (!is.null(cov) || "w_err" %in% want)
+      "unknown" else "none"),
+    cov = cov,
+    n_patches = key("NPATCHES"), backend = key("BACKEND"),
+    edges = if (adjacent) c(out$theta_lo, out$theta_hi[nb]),
+    source = paste0("FITS table without R_OBJECT (HDU ", tab$hdu, ")"))
+  a <- a[!vapply(a, is.null, TRUE)]
+  do.call(structure, c(list(as.data.frame(out)),
+                       list(class = c("wtheta", "data.frame")), a))
 }

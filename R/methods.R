@@ -222,9 +222,11 @@ print.summary.wtheta <- function(x, ...) {
   f <- function(v) format(signif(v, 4))
   cat(if (x$type == "cross") "Angular cross-correlation" else
     "Angular auto-correlation", ", ", estimator_name(x$estimator),
-    " estimator\n", sep = "")
-  cat("  data:     ", paste(format_n(x$n_data), collapse = " x "),
-      " points; randoms: ", paste(format_n(x$n_random), collapse = " x "),
+    if (!is.null(x$estimator)) " estimator", "\n", sep = "")
+  # sizes are absent from results read from files that do not record them
+  cat("  data:     ", paste(format_n(x$n_data %||% "?"), collapse = " x "),
+      " points; randoms: ", paste(format_n(x$n_random %||% "?"),
+                                  collapse = " x "),
       " points\n", sep = "")
   cat("  bins:     ", x$n_bins, " from ", f(x$theta_range[1L]), " to ",
       f(x$theta_range[2L]), " deg\n", sep = "")

@@ -67,11 +67,8 @@ for (n in sizes) {
   }
   if (has_fits) {
     fts <- file.path(dir, "cat.fits")
-    con <- file(fts, "wb")
-    wtheta:::fits_write_primary(con, list())
-    wtheta:::fits_write_table(con, "CAT", list(RA = ra, DEC = dec, W = w),
-                              list())
-    close(con)
+    wtheta:::write_fits_result(fts, "CAT", list(RA = ra, DEC = dec, W = w),
+                               list(), NULL, NULL, "catalog")
     fb <- file.size(fts)
     add("fits", "read_catalog", n, fb,
         timed(function() read_catalog(fts, columns = c("RA", "DEC", "W"))))

@@ -3,6 +3,7 @@
  * message in msg (cfitsio's own words). Columns are read in chunks of rows
  * that fit cfitsio's buffers, so a table is read once and never held twice
  * (glue_io.c drives the chunks). */
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +30,8 @@ static int fits_fail(int status, char *msg, size_t msg_len, const char *what)
     while (fits_read_errmsg(detail)) {}
   }
   size_t k = strlen(first);
-  while (k > 0 && (first[k - 1] == '.' || first[k - 1] == ' ')) first[--k] = '\0';
+  while (k > 0 && (first[k - 1] == '.' || first[k - 1] == ' ' ||
+                   first[k - 1] == ':')) first[--k] = '\0';
   snprintf(msg, msg_len, "%s: %s (cfitsio status %d)%s%s", what, text,
            status, first[0] ? "; " : "", first);
   fits_clear_errmsg();
@@ -377,4 +379,218 @@ const unsigned char *wt_fits_map_rows(wt_fits_table *t)
   t->map = m;
   t->map_len = (size_t)need;
   return (const unsigned char *)m + data;
+}
+
+/* ---- writing ---------------------------------------------------------------
+ * A result file is written HDU by HDU into a new file (cfitsio refuses to
+ * create over an existing one) and then renamed over its final name, so
+ * that a failed write leaves no half file behind. */
+
+static int write_keys(fitsfile *f, const wt_fits_key *keys, int n_keys,
+                      int *status)
+{
+  for (int k = 0; k < n_keys && !*status; k++) {
+    const wt_fits_key *key = &keys[k];
+    char *name = (char *)key->name, *comment = (char *)key->comment;
+    switch (key->type) {
+    case WT_KEY_STRING:
+      fits_update_key_str(f, name, (char *)key->s, comment, status);
+      break;
+    case WT_KEY_LOGICAL:
+      fits_update_key_log(f, name, key->l, comment, status);
+      break;
+    case WT_KEY_INT:
+      fits_update_key_lng(f, name, key->i, comment, status);
+      break;
+    default:
+      /* -17: 17 significant digits, every double exactly */
+      fits_update_key_dbl(f, name, key->d, -17, comment, status);
+    }
+  }
+  return *status;
+}
+
+int wt_fits_create(const char *path, void **fptr, const wt_fits_key *keys,
+                   int n_keys, char *msg, size_t msg_len)
+{
+  int status = 0;
+  fitsfile *f = NULL;
+  *fptr = NULL;
+  /* the disk-file create takes the name literally, like the open */
+  errno = 0;
+  fits_create_diskfile(&f, path, &status);
+  if (status) {
+    /* the system's reason, when it gave one, says more than cfitsio's
+     * guess ("already exists?") */
+    int err = errno;
+    char what[300];
+    snprintf(what, sizeof what, "cannot create the file (as \"%.150s\")%s%s",
+             path, err ? ": " : "", err ? strerror(err) : "");
+    return fits_fail(status, msg, msg_len, what);
+  }
+  *fptr = f;
+  /* a primary HDU with no data: the keywords of the result */
+  fits_create_img(f, BYTE_IMG, 0, NULL, &status);
+  write_keys(f, keys, n_keys, &status);
+  fits_write_chksum(f, &status);
+  if (status) return fits_fail(status, msg, msg_len, "cannot write the primary HDU");
+  return WT_OK;
+}
+
+int wt_fits_write_table(void *fptr, const char *extname, long long n_rows,
+                        const wt_fits_wcol *cols, int n_cols,
+                        const wt_fits_key *keys, int n_keys, char *msg,
+                        size_t msg_len)
+{
+  fitsfile *f = fptr;
+  int status = 0;
+  char **ttype = calloc((size_t)n_cols + 1, sizeof(char *));
+  char **tform = calloc((size_t)n_cols + 1, sizeof(char *));
+  char **tunit = calloc((size_t)n_cols + 1, sizeof(char *));
+  char *forms = calloc((size_t)n_cols + 1, 32);
+  if (!ttype || !tform || !tunit || !forms) {
+    free(ttype); free(tform); free(tunit); free(forms);
+    return WT_ERR_NOMEM;
+  }
+  for (int j = 0; j < n_cols; j++) {
+    ttype[j] = (char *)cols[j].name;
+    tunit[j] = (char *)(cols[j].unit ? cols[j].unit : "");
+    tform[j] = forms + 32 * j;
+    snprintf(tform[j], 32, "%lld%c", cols[j].repeat, cols[j].b ? 'B' : 'D');
+  }
+  fits_create_tbl(f, BINARY_TBL, n_rows, n_cols, ttype, tform, tunit,
+                  (char *)extname, &status);
+  free(ttype); free(tform); free(tunit); free(forms);
+  write_keys(f, keys, n_keys, &status);
+  for (int j = 0; j < n_cols && !status && n_rows > 0; j++) {
+    LONGLONG n = (LONGLONG)n_rows * cols[j].repeat;
+    if (n == 0) continue;
+    if (cols[j].b)
+      fits_write_col(f, TBYTE, j + 1, 1, 1, n, (void *)cols[j].b, &status);
+    else
+      fits_write_col(f, TDOUBLE, j + 1, 1, 1, n, (void *)cols[j].d, &status);
+  }
+  fits_write_chksum(f, &status);
+  if (status) {
+    char what[120];
+    snprintf(what, sizeof what, "cannot write the table %s", extname);
+    return fits_fail(status, msg, msg_len, what);
+  }
+  return WT_OK;
+}
+
+int wt_fits_write_image(void *fptr, const char *extname, long long n_rows,
+                        long long n_cols, const double *rows,
+                        const wt_fits_key *keys, int n_keys, char *msg,
+                        size_t msg_len)
+{
+  fitsfile *f = fptr;
+  int status = 0;
+  /* NAXIS1 runs along a row: astropy's data[i, j] is row i, column j */
+  LONGLONG naxes[2] = {n_cols, n_rows};
+  fits_create_imgll(f, DOUBLE_IMG, 2, naxes, &status);
+  fits_update_key_str(f, "EXTNAME", (char *)extname, "name of this HDU",
+                      &status);
+  write_keys(f, keys, n_keys, &status);
+  if (n_rows > 0 && n_cols > 0)
+    fits_write_img(f, TDOUBLE, 1, (LONGLONG)n_rows * n_cols, (void *)rows,
+                   &status);
+  fits_write_chksum(f, &status);
+  if (status) {
+    char what[120];
+    snprintf(what, sizeof what, "cannot write the image %s", extname);
+    return fits_fail(status, msg, msg_len, what);
+  }
+  return WT_OK;
+}
+
+int wt_fits_finish(void *fptr, const char *tmp, const char *path, char *msg,
+                   size_t msg_len)
+{
+  int status = 0;
+  if (fptr) fits_close_file((fitsfile *)fptr, &status);
+  if (status) {
+    fits_fail(status, msg, msg_len, "cannot finish the file");
+    remove(tmp);
+    return WT_ERR_FITS;
+  }
+  errno = 0;
+  if (rename(tmp, path) != 0) {
+    snprintf(msg, msg_len, "cannot rename the finished file \"%.200s\" to "
+             "it: %s", tmp, strerror(errno));
+    remove(tmp);
+    return WT_ERR_FITS;
+  }
+  return WT_OK;
+}
+
+void wt_fits_abandon(void *fptr, const char *tmp)
+{
+  int status = 0;
+  if (fptr) fits_close_file((fitsfile *)fptr, &status);
+  fits_clear_errmsg();
+  remove(tmp);
+}
+
+/* ---- images (read) ---------------------------------------------------------- */
+
+int wt_fits_read_image(const char *path, const char *extname,
+                       long long *n_rows, long long *n_cols, double **out,
+                       char *msg, size_t msg_len)
+{
+  int status = 0, type = 0, naxis = 0, anynul = 0;
+  fitsfile *f = NULL;
+  LONGLONG naxes[2] = {0, 0};
+  *out = NULL;
+  *n_rows = *n_cols = 0;
+  fits_open_diskfile(&f, path, READONLY, &status);
+  if (status) return fits_fail(status, msg, msg_len, "cannot open the file");
+  fits_movnam_hdu(f, ANY_HDU, (char *)extname, 0, &status);
+  if (status == BAD_HDU_NUM) {
+    snprintf(msg, msg_len, "the file has no HDU with EXTNAME \"%s\"", extname);
+    status = 0;
+    fits_close_file(f, &status);
+    fits_clear_errmsg();
+    return WT_ERR_ARG;
+  }
+  fits_get_hdu_type(f, &type, &status);
+  if (!status && type != IMAGE_HDU) {
+    snprintf(msg, msg_len, "HDU %s is a table, not an image", extname);
+    fits_close_file(f, &status);
+    fits_clear_errmsg();
+    return WT_ERR_ARG;
+  }
+  fits_get_img_dim(f, &naxis, &status);
+  if (!status && naxis != 2) {
+    snprintf(msg, msg_len, "image %s has %d axes, not 2", extname, naxis);
+    fits_close_file(f, &status);
+    fits_clear_errmsg();
+    return WT_ERR_ARG;
+  }
+  fits_get_img_sizell(f, 2, naxes, &status);
+  if (!status && naxes[0] > 0 && naxes[1] > 0) {
+    double *v = malloc((size_t)naxes[0] * (size_t)naxes[1] * sizeof(double));
+    if (!v) {
+      fits_close_file(f, &status);
+      return WT_ERR_NOMEM;
+    }
+    double nan_val = NAN;
+    fits_read_img(f, TDOUBLE, 1, naxes[0] * naxes[1], &nan_val, v, &anynul,
+                  &status);
+    if (status) free(v); else *out = v;
+  }
+  if (status) {
+    char what[120];
+    snprintf(what, sizeof what, "cannot read the image %s", extname);
+    fits_fail(status, msg, msg_len, what);
+    status = 0;
+    fits_close_file(f, &status);
+    fits_clear_errmsg();
+    return WT_ERR_FITS;
+  }
+  *n_rows = naxes[1];
+  *n_cols = naxes[0];
+  fits_close_file(f, &status);
+  fits_clear_errmsg();
+  return WT_OK;
 }

@@ -63,3 +63,55 @@ void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
 const unsigned char *wt_fits_map_rows(wt_fits_table *t) { (void)t; return NULL; }
 
 void wt_fits_unmap(wt_fits_table *t) { (void)t; }
+
+int wt_fits_create(const char *path, void **fptr, const wt_fits_key *keys,
+                   int n_keys, char *msg, size_t msg_len)
+{
+  (void)path; (void)keys; (void)n_keys;
+  *fptr = NULL;
+  snprintf(msg, msg_len, "wtheta was built without cfitsio");
+  return WT_ERR_NO_FITS;
+}
+
+int wt_fits_write_table(void *fptr, const char *extname, long long n_rows,
+                        const wt_fits_wcol *cols, int n_cols,
+                        const wt_fits_key *keys, int n_keys, char *msg,
+                        size_t msg_len)
+{
+  (void)fptr; (void)extname; (void)n_rows; (void)cols; (void)n_cols;
+  (void)keys; (void)n_keys;
+  snprintf(msg, msg_len, "wtheta was built without cfitsio");
+  return WT_ERR_NO_FITS;
+}
+
+int wt_fits_write_image(void *fptr, const char *extname, long long n_rows,
+                        long long n_cols, const double *rows,
+                        const wt_fits_key *keys, int n_keys, char *msg,
+                        size_t msg_len)
+{
+  (void)fptr; (void)extname; (void)n_rows; (void)n_cols; (void)rows;
+  (void)keys; (void)n_keys;
+  snprintf(msg, msg_len, "wtheta was built without cfitsio");
+  return WT_ERR_NO_FITS;
+}
+
+int wt_fits_finish(void *fptr, const char *tmp, const char *path, char *msg,
+                   size_t msg_len)
+{
+  (void)fptr; (void)tmp; (void)path;
+  snprintf(msg, msg_len, "wtheta was built without cfitsio");
+  return WT_ERR_NO_FITS;
+}
+
+void wt_fits_abandon(void *fptr, const char *tmp) { (void)fptr; (void)tmp; }
+
+int wt_fits_read_image(const char *path, const char *extname,
+                       long long *n_rows, long long *n_cols, double **out,
+                       char *msg, size_t msg_len)
+{
+  (void)path; (void)extname;
+  *n_rows = *n_cols = 0;
+  *out = NULL;
+  snprintf(msg, msg_len, "wtheta was built without cfitsio");
+  return WT_ERR_NO_FITS;
+}

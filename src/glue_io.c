@@ -439,3 +439,169 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
   UNPROTECT(1);
   return out;
 }
+
+/* ---- FITS writing -------------------------------------------------------- */
+
+static SEXP elt_named(SEXP list, const char *name)
+{
+  SEXP nm = getAttrib(list, R_NamesSymbol);
+  for (R_xlen_t k = 0; k < XLENGTH(list); k++)
+    if (!strcmp(CHAR(STRING_ELT(nm, k)), name)) return VECTOR_ELT(list, k);
+  errorcall(R_NilValue, "wtheta internal: no element %s", name);
+  return R_NilValue;
+}
+
+static const char *string_of(SEXP x)
+{
+  if (TYPEOF(x) != STRSXP || XLENGTH(x) != 1 || STRING_ELT(x, 0) == NA_STRING)
+    errorcall(R_NilValue, "wtheta internal: a string is needed");
+  return translateChar(STRING_ELT(x, 0));
+}
+
+/* keys: list(name = character, value = list of scalars, comment =
+ * character) into an R_alloc'ed array */
+static wt_fits_key *keys_of(SEXP keys, int *n)
+{
+  SEXP name = elt_named(keys, "name"), value = elt_named(keys, "value"),
+    comment = elt_named(keys, "comment");
+  *n = LENGTH(name);
+  if (TYPEOF(value) != VECSXP || LENGTH(value) != *n || LENGTH(comment) != *n)
+    errorcall(R_NilValue, "wtheta internal: keys");
+  wt_fits_key *k = (wt_fits_key *)R_alloc((size_t)(*n > 0 ? *n : 1),
+                                          sizeof(wt_fits_key));
+  for (int i = 0; i < *n; i++) {
+    SEXP v = VECTOR_ELT(value, i);
+    memset(&k[i], 0, sizeof k[i]);
+    k[i].name = translateChar(STRING_ELT(name, i));
+    k[i].comment = translateChar(STRING_ELT(comment, i));
+    if (XLENGTH(v) != 1) errorcall(R_NilValue, "wtheta internal: key %s", k[i].name);
+    switch (TYPEOF(v)) {
+    case STRSXP: k[i].type = WT_KEY_STRING; k[i].s = string_of(v); break;
+    case LGLSXP: k[i].type = WT_KEY_LOGICAL; k[i].l = LOGICAL(v)[0] == 1; break;
+    case INTSXP: k[i].type = WT_KEY_INT; k[i].i = INTEGER(v)[0]; break;
+    case REALSXP: k[i].type = WT_KEY_DOUBLE; k[i].d = REAL(v)[0]; break;
+    default: errorcall(R_NilValue, "wtheta internal: key %s", k[i].name);
+    }
+  }
+  return k;
+}
+
+typedef struct {
+  int image;
+  const char *extname;
+  wt_fits_key *keys;
+  int n_keys;
+  long long n_rows, n_cols;    /* image: its size; table: rows, columns */
+  wt_fits_wcol *cols;
+  const double *data;
+} hdu_plan;
+
+/* Writes a new FITS file at tmp, then renames it to path. primary: keys
+ * of the primary HDU; hdus: a list of list(extname, keys, and either
+ * columns = named list of double (row after row) or raw vectors, repeat,
+ * unit, n_rows; or image = a double matrix, written row after row). Every
+ * R object is read before the file is created, so no R error can leave it
+ * open. */
+SEXP wt_r_fits_write(SEXP tmp_, SEXP path_, SEXP primary, SEXP hdus)
+{
+  const char *tmp = path_of(tmp_), *path = path_of(path_);
+  int n_primary = 0, n_hdu = LENGTH(hdus);
+  wt_fits_key *pkeys = keys_of(primary, &n_primary);
+  hdu_plan *plan = (hdu_plan *)R_alloc((size_t)(n_hdu > 0 ? n_hdu : 1),
+                                       sizeof(hdu_plan));
+  for (int h = 0; h < n_hdu; h++) {
+    SEXP hdu = VECTOR_ELT(hdus, h);
+    hdu_plan *p = &plan[h];
+    memset(p, 0, sizeof *p);
+    p->extname = string_of(elt_named(hdu, "extname"));
+    p->keys = keys_of(elt_named(hdu, "keys"), &p->n_keys);
+    SEXP nm = getAttrib(hdu, R_NamesSymbol);
+    int is_image = 0;
+    for (int k = 0; k < LENGTH(hdu); k++)
+      if (!strcmp(CHAR(STRING_ELT(nm, k)), "image")) is_image = 1;
+    if (is_image) {
+      SEXP m = elt_named(hdu, "image");
+      SEXP dim = getAttrib(m, R_DimSymbol);
+      if (TYPEOF(m) != REALSXP || LENGTH(dim) != 2)
+        errorcall(R_NilValue, "wtheta internal: image");
+      p->image = 1;
+      p->n_rows = INTEGER(dim)[0];
+      p->n_cols = INTEGER(dim)[1];
+      /* R's column-major matrix, row after row */
+      double *rows = (double *)R_alloc((size_t)(p->n_rows * p->n_cols + 1),
+                                       sizeof(double));
+      for (long long i = 0; i < p->n_rows; i++)
+        for (long long j = 0; j < p->n_cols; j++)
+          rows[i * p->n_cols + j] = REAL(m)[i + j * p->n_rows];
+      p->data = rows;
+      continue;
+    }
+    SEXP cols = elt_named(hdu, "columns"), rep = elt_named(hdu, "repeat"),
+      unit = elt_named(hdu, "unit");
+    SEXP cn = getAttrib(cols, R_NamesSymbol);
+    p->n_rows = (long long)asReal(elt_named(hdu, "n_rows"));
+    p->n_cols = LENGTH(cols);
+    if (TYPEOF(rep) != INTSXP || LENGTH(rep) != p->n_cols ||
+        TYPEOF(unit) != STRSXP || LENGTH(unit) != p->n_cols)
+      errorcall(R_NilValue, "wtheta internal: columns");
+    p->cols = (wt_fits_wcol *)R_alloc((size_t)(p->n_cols + 1),
+                                      sizeof(wt_fits_wcol));
+    for (int j = 0; j < p->n_cols; j++) {
+      SEXP v = VECTOR_ELT(cols, j);
+      wt_fits_wcol *c = &p->cols[j];
+      memset(c, 0, sizeof *c);
+      c->name = translateChar(STRING_ELT(cn, j));
+      c->unit = translateChar(STRING_ELT(unit, j));
+      c->repeat = INTEGER(rep)[j];
+      if ((double)XLENGTH(v) != (double)p->n_rows * (double)c->repeat)
+        errorcall(R_NilValue, "wtheta internal: column %s length", c->name);
+      if (TYPEOF(v) == RAWSXP) c->b = RAW(v);
+      else if (TYPEOF(v) == REALSXP) c->d = REAL(v);
+      else errorcall(R_NilValue, "wtheta internal: column %s type", c->name);
+    }
+  }
+  char msg[512] = "";
+  void *f = NULL;
+  int status = wt_fits_create(tmp, &f, pkeys, n_primary, msg, sizeof msg);
+  for (int h = 0; h < n_hdu && status == WT_OK; h++) {
+    hdu_plan *p = &plan[h];
+    status = p->image
+      ? wt_fits_write_image(f, p->extname, p->n_rows, p->n_cols, p->data,
+                            p->keys, p->n_keys, msg, sizeof msg)
+      : wt_fits_write_table(f, p->extname, p->n_rows, p->cols, p->n_cols,
+                            p->keys, p->n_keys, msg, sizeof msg);
+  }
+  if (status == WT_OK) {
+    status = wt_fits_finish(f, tmp, path, msg, sizeof msg);
+  } else {
+    wt_fits_abandon(f, tmp);
+  }
+  if (status == WT_ERR_NOMEM) errorcall(R_NilValue, "wtheta: out of memory writing \"%s\"", path);
+  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", path, msg);
+  return R_NilValue;
+}
+
+/* The 2-d image HDU named extname as a double matrix (nulls NA). */
+SEXP wt_r_fits_read_image(SEXP path, SEXP extname)
+{
+  const char *p = path_of(path), *ext = string_of(extname);
+  char msg[512] = "";
+  long long nr = 0, nc = 0;
+  double *v = NULL;
+  int status = wt_fits_read_image(p, ext, &nr, &nc, &v, msg, sizeof msg);
+  if (status == WT_ERR_NOMEM) errorcall(R_NilValue, "wtheta: out of memory reading \"%s\"", p);
+  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", p, msg);
+  if (nr > INT_MAX || nc > INT_MAX) {
+    free(v);
+    errorcall(R_NilValue, "`file` \"%s\": image %s is too large.", p, ext);
+  }
+  SEXP out = allocMatrix(REALSXP, (int)nr, (int)nc);
+  double *d = REAL(out);
+  for (long long i = 0; i < nr; i++)
+    for (long long j = 0; j < nc; j++) {
+      double x = v[i * nc + j];
+      d[i + j * nr] = isnan(x) ? NA_REAL : x;
+    }
+  free(v);
+  return out;
+}

@@ -28,6 +28,8 @@ SEXP wt_r_text_strings(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_fits_compiled(void);
 SEXP wt_r_fits_info(SEXP, SEXP, SEXP);
 SEXP wt_r_fits_read(SEXP, SEXP, SEXP);
+SEXP wt_r_fits_write(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_fits_read_image(SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
@@ -52,6 +54,8 @@ static const R_CallMethodDef call_methods[] = {
   {"fits_compiled", (DL_FUNC)&wt_r_fits_compiled, 0},
   {"fits_info", (DL_FUNC)&wt_r_fits_info, 3},
   {"fits_read", (DL_FUNC)&wt_r_fits_read, 3},
+  {"fits_write", (DL_FUNC)&wt_r_fits_write, 4},
+  {"fits_read_image", (DL_FUNC)&wt_r_fits_read_image, 2},
   {NULL, NULL, 0}
 };
 

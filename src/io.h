@@ -126,4 +126,49 @@ long long wt_fits_chunk_rows(wt_fits_table *t);
  * value (as written) and comment; 0 past the last */
 int wt_fits_keyword(wt_fits_table *t, int k, char *name, char *value,
                     char *comment);
+/* ---- FITS writing ----------------------------------------------------------
+ * wt_fits_create() makes a new file (never over an existing one) with a
+ * primary HDU that holds only keywords; the write functions append HDUs;
+ * wt_fits_finish() closes the file and renames it from tmp to path, and
+ * wt_fits_abandon() closes and removes it after a failure. Each HDU gets
+ * CHECKSUM and DATASUM. */
+enum { WT_KEY_STRING = 0, WT_KEY_LOGICAL = 1, WT_KEY_INT = 2,
+       WT_KEY_DOUBLE = 3 };
+typedef struct {
+  const char *name;        /* at most 8 characters */
+  int type;                /* WT_KEY_* */
+  const char *s;           /* the value of the one type */
+  int l;
+  long long i;
+  double d;
+  const char *comment;     /* what the keyword is */
+} wt_fits_key;
+
+typedef struct {
+  const char *name;        /* TTYPEn */
+  const char *unit;        /* TUNITn, "" or NULL for none */
+  long long repeat;        /* elements per row */
+  const double *d;         /* n_rows * repeat doubles, row after row (D) */
+  const unsigned char *b;  /* or bytes (B); exactly one is not NULL */
+} wt_fits_wcol;
+
+int wt_fits_create(const char *path, void **fptr, const wt_fits_key *keys,
+                   int n_keys, char *msg, size_t msg_len);
+int wt_fits_write_table(void *fptr, const char *extname, long long n_rows,
+                        const wt_fits_wcol *cols, int n_cols,
+                        const wt_fits_key *keys, int n_keys, char *msg,
+                        size_t msg_len);
+/* a 2-d double image of n_rows x n_cols, `rows` row after row */
+int wt_fits_write_image(void *fptr, const char *extname, long long n_rows,
+                        long long n_cols, const double *rows,
+                        const wt_fits_key *keys, int n_keys, char *msg,
+                        size_t msg_len);
+int wt_fits_finish(void *fptr, const char *tmp, const char *path, char *msg,
+                   size_t msg_len);
+void wt_fits_abandon(void *fptr, const char *tmp);
+/* the 2-d image HDU named extname: *out (malloc'ed, the caller frees) holds
+ * n_rows x n_cols doubles row after row (NULL when empty); nulls NaN */
+int wt_fits_read_image(const char *path, const char *extname,
+                       long long *n_rows, long long *n_cols, double **out,
+                       char *msg, size_t msg_len);
 #endif

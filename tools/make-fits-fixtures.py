@@ -179,4 +179,49 @@ data[i:i + 80] = card
 open(p("bad-naxis2.fits"), "wb").write(bytes(data))
 fits.PrimaryHDU(np.arange(12, dtype=np.float64).reshape(3, 4)).writeto(
     p("image-only.fits"), overwrite=True)
+
+# 8. w(theta) results written by another tool (no R_OBJECT), read back by
+# read_wtheta(); an rng of their own, so the fixtures above do not change
+rw = np.random.default_rng(1919)
+nb = 4
+edges = np.logspace(-1, 1, nb + 1)
+lo, hi = edges[:-1], edges[1:]
+mid = np.sqrt(lo * hi)
+dd = rw.integers(1000, 5000, nb).astype(np.float64)
+dr = rw.integers(5000, 20000, nb).astype(np.float64)
+rr = rw.integers(20000, 90000, nb).astype(np.float64)
+wv = rw.normal(0, 0.1, nb)
+werr = rw.uniform(0.01, 0.05, nb)
+# variances on the diagonal; not symmetric on purpose, so that the test
+# sees that [i, j] stays [i, j]
+cov = np.diag(werr ** 2) + rw.normal(0, 1e-5, (nb, nb)) * (1 - np.eye(nb))
+cols = [fits.Column(name="THETA_LO", format="D", unit="deg", array=lo),
+        fits.Column(name="THETA_HI", format="D", unit="deg", array=hi),
+        fits.Column(name="THETA", format="D", unit="deg", array=mid),
+        fits.Column(name="DD", format="D", array=dd),
+        fits.Column(name="DR", format="D", array=dr),
+        fits.Column(name="RR", format="D", array=rr),
+        fits.Column(name="W", format="D", array=wv),
+        fits.Column(name="W_ERR", format="D", array=werr)]
+t = fits.BinTableHDU.from_columns(cols, name="WTHETA")
+for k, v in [("ESTIMATR", "LS"), ("COUNTING", "auto"), ("SELFPAIR", False),
+             ("WEIGHTED", False), ("N_DATA", 1000), ("N_RANDOM", 5000),
+             ("ERRMETH", "jackknife"), ("NPATCHES", 10)]:
+    t.header[k] = v
+fits.HDUList([fits.PrimaryHDU(), t, fits.ImageHDU(cov, name="COV")]).writeto(
+    p("foreign-wtheta.fits"), overwrite=True)
+write_csv("foreign-wtheta.csv", [("theta_lo", lo), ("theta_hi", hi),
+                                 ("theta", mid), ("DD", dd), ("DR", dr),
+                                 ("RR", rr), ("w", wv), ("w_err", werr)])
+write_csv("foreign-wtheta-cov.csv", [("V%d" % (j + 1), cov[:, j]) for j in range(nb)])
+# the second: single precision, no keywords, no w_err, the table not named
+# WTHETA, the covariance a table with one vector column (a row per bin)
+cols = [fits.Column(name=c, format="E", array=a.astype(np.float32))
+        for c, a in [("theta_lo", lo), ("theta_hi", hi), ("theta", mid),
+                     ("DD", dd), ("DR", dr), ("RR", rr), ("w", wv)]]
+fits.HDUList([fits.PrimaryHDU(),
+              fits.BinTableHDU.from_columns(cols, name="RESULT"),
+              fits.BinTableHDU.from_columns(
+                  [fits.Column(name="COV", format="%dD" % nb, array=cov)],
+                  name="COV")]).writeto(p("foreign-wtheta-f32.fits"), overwrite=True)
 print("fixtures written to", out)

@@ -122,7 +122,24 @@ if (wtheta:::fits_available() && dir.exists(fx)) {
   wf <- tempfile(fileext = ".fits")
   write_wtheta(w, wf)
   check(identical(read_wtheta(wf), w), "write_wtheta / read_wtheta FITS")
+  write_wtheta(w, wf, overwrite = TRUE)
+  check(identical(read_wtheta(wf), w), "write_wtheta FITS over a file")
   unlink(wf)
+  pf <- tempfile(fileext = ".fits")
+  pp <- attr(w, "pair_counts")[[1L]]
+  write_pair_counts(pp, pf)
+  check(identical(read_pair_counts(pf), pp), "write_pair_counts FITS")
+  unlink(pf)
+  # cfitsio refuses to create the file: closed, nothing left
+  if (dir.exists("/sys/kernel")) {
+    check(inherits(try(write_wtheta(w, "/sys/w.fits"), silent = TRUE),
+                   "try-error"), "write_wtheta FITS refused by the system")
+  }
+  fw <- read_wtheta(file.path(fx, "foreign-wtheta.fits"))
+  f32 <- read_wtheta(file.path(fx, "foreign-wtheta-f32.fits"))
+  check(identical(dim(attr(fw, "cov")), c(4L, 4L)) &&
+          identical(dim(attr(f32, "cov")), c(4L, 4L)),
+        "read_wtheta of tables astropy wrote (COV image and table)")
 }
 pc <- pair_counts(x, bins = b, backend = "cpu", threads = 2)
 check(identical(slots_of(pc), as.double(ref_slots(x, NULL, b))),

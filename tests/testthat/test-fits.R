@@ -142,10 +142,8 @@ test_that("the reference catalogs give the same counts from a FITS copy", {
   rownames(t) <- NULL
   f <- withr_tempfile()
   f <- paste0(f, ".fits")
-  con <- file(f, "wb")
-  wtheta:::fits_write_primary(con, list())
-  wtheta:::fits_write_table(con, "CAT", list(RA = t$ra, DEC = t$dec), list())
-  close(con)
+  wtheta:::write_fits_result(f, "CAT", list(RA = t$ra, DEC = t$dec),
+                              list(), NULL, NULL, "catalog")
   on.exit(unlink(f), add = TRUE)
   back <- read_catalog(f)
   expect_identical(back, t)
