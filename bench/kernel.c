@@ -1,6 +1,6 @@
 /* Kernel benchmark without R: the counting engines driven through the C core
  * (wt_count), for work on the CUDA kernels on a GPU machine that has no R.
- * bench/kernel.sh builds it against one or more builds of count_cuda.cu.
+ * bench/kernel.sh builds it against one or more builds of the CUDA engine (src/cuda/entry.cu).
  *
  *   kernel DATA_DIR REPS [CHECK_N]
  *
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../src/wt.h"
-#include "../src/threads.h"
+#include "../src/core/threads.h"
 
 typedef struct {
   double *x, *y, *z;

@@ -116,7 +116,7 @@ typedef struct {
   char message[256];       /* out: detail for WT_ERR_CUDA and friends */
 } wt_job;
 
-/* bins.c */
+/* core/bins.c */
 double wt_edge_c2(double theta_deg);
 void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
                      double *x, double *y, double *z, int n_threads);
@@ -126,7 +126,7 @@ int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
                  double *upper, uint16_t *table);
 int wt_bins_table_capacity(void);
 int wt_slot_of(const wt_bins *bins, double d2);
-/* patches.c */
+/* core/patches.c */
 void wt_nearest_centre(const double *x, const double *y, const double *z,
                        int64_t n, const double *cx, const double *cy,
                        const double *cz, int k, int *label, int n_threads);
@@ -137,19 +137,32 @@ int wt_kmeans(const double *x, const double *y, const double *z, int64_t n,
               double *cx, double *cy, double *cz, int k, int max_iter,
               int *label, int n_threads);
 
-/* count.c: dispatch */
+/* core/resample.c: patch arrays, jackknife replicates, grouping by patch */
+void wt_patch_array(const uint64_t *counts, const double *wsums,
+                    int n_patches, int n_bins, int is_auto, double *o);
+void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
+                         double *rows, double *o);
+void wt_group_by_label(const double *x, const double *y, const double *z,
+                       const int *lab, const double *wv, int64_t n, int P,
+                       int *cnt, int64_t *at, double *ox, double *oy,
+                       double *oz, int *ol, double *ow);
+
+/* core/count.c: dispatch (the grid when it pays, then one engine) */
 int wt_count(wt_job *job);
+/* core/job.c: conventions shared by the dispatcher and the engines */
 /* pairs a task holds */
 double wt_task_pairs(const wt_job *job, const wt_task *t);
+/* 1 when every task lies inside its catalogs and histograms */
+int wt_tasks_valid(const wt_job *job);
 /* WT_FAULT_* bits from the environment variable WTHETA_TEST_FAULT, a comma
  * separated list of alloc, launch, copy, thread (tests only) */
 int wt_fault_from_env(void);
 double wt_seconds(void);
 
-/* count_cpu.c */
+/* cpu/driver.c: the OpenMP engine */
 int wt_count_cpu(wt_job *job);
 
-/* count_cuda.cu or cuda_stub.c */
+/* cuda/entry.cu, or cuda/stub.c when built without nvcc */
 int wt_cuda_compiled(void);      /* 1 when built with nvcc */
 /* number of usable devices (0 when none, or when not compiled in); on a
  * CUDA error returns 0 and writes the reason into msg (may be NULL) */
