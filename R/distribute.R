@@ -106,7 +106,7 @@ count_pairs_future <- function(a, b, edges, self_pairs, backend, threads,
                           workers = length(unique(vapply(parts, `[[`, 0, "pid"))),
                           plan = plan_name(future::plan()))
   out$elapsed <- proc.time()[["elapsed"]] - start
-  structure(out, class = "pair_counts")
+  new_pair_counts(out)
 }
 
 # adds up the pair_counts of block pairs. For an auto count the blocks

@@ -156,6 +156,8 @@ static void status_error(int status, const wt_job *job)
     error("wtheta: CUDA error: %s", job->message);
   case WT_ERR_WORKER:
     error("wtheta: a counting thread failed: %s", job->message);
+  case WT_ERR_ISA:
+    error("wtheta: %s", job->message);
   default:
     error("wtheta: internal error (status %d) %s", status, job->message);
   }
@@ -238,7 +240,8 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   job.poll = r_poll;
   job.poll_ctx = &prog;
   job.grid = asInteger(grid);
-  if (job.grid < 0 || job.grid > 3) error("wtheta internal: grid must be 0 to 3");
+  if (job.grid < WT_GRID_NEVER || job.grid > WT_GRID_PRUNE)
+    error("wtheta internal: grid must be a wt_grid_mode, not %d", job.grid);
 
   wt_bins bins;
   double *upper = (double *)R_alloc((size_t)n_edges + 1, sizeof(double));
@@ -318,6 +321,63 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   SET_VECTOR_ELT(out, 4, total);
   SET_VECTOR_ELT(out, 5, wtotal);
   UNPROTECT(7);
+  return out;
+}
+
+/* a named integer vector of n codes */
+static SEXP named_codes(int n, const char *const *names, const int *codes)
+{
+  SEXP v = PROTECT(allocVector(INTSXP, n));
+  SEXP nm = PROTECT(allocVector(STRSXP, n));
+  for (int k = 0; k < n; k++) {
+    INTEGER(v)[k] = codes[k];
+    SET_STRING_ELT(nm, k, mkChar(names[k]));
+  }
+  setAttrib(v, R_NamesSymbol, nm);
+  UNPROTECT(2);
+  return v;
+}
+
+/* The codes of wt.h's enums, by name: the one place R learns them from
+ * (wt_constant() in R/backend.R). */
+SEXP wt_r_constants(void)
+{
+  static const char *const backend_names[] = {"cpu", "cuda"};
+  static const int backend_codes[] = {WT_BACKEND_CPU, WT_BACKEND_CUDA};
+  static const char *const grid_names[] = {"never", "auto", "always", "prune"};
+  static const int grid_codes[] = {WT_GRID_NEVER, WT_GRID_AUTO,
+                                   WT_GRID_ALWAYS, WT_GRID_PRUNE};
+  static const char *const isa_names[] = {"plain", "avx2", "avx512"};
+  static const int isa_codes[] = {WT_ISA_PLAIN, WT_ISA_AVX2, WT_ISA_AVX512};
+  const char *names[] = {"backend", "grid", "isa", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, named_codes(2, backend_names, backend_codes));
+  SET_VECTOR_ELT(out, 1, named_codes(4, grid_names, grid_codes));
+  SET_VECTOR_ELT(out, 2, named_codes(3, isa_names, isa_codes));
+  UNPROTECT(1);
+  return out;
+}
+
+/* The CPU engine's instruction sets: those this CPU and build can run, the
+ * one it uses now (NA when WTHETA_CPU_ISA is refused) and why not. */
+SEXP wt_r_cpu_isa(void)
+{
+  char msg[256] = "";
+  int chosen = WT_ISA_PLAIN, n = 0;
+  const int ok = wt_cpu_isa_chosen(&chosen, msg, sizeof msg) == WT_OK;
+  for (int k = WT_ISA_PLAIN; k <= WT_ISA_AVX512; k++)
+    n += wt_cpu_isa_supported(k);
+  const char *names[] = {"supported", "chosen", "message", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SEXP sup = allocVector(STRSXP, n);
+  SET_VECTOR_ELT(out, 0, sup);
+  for (int k = WT_ISA_PLAIN, i = 0; k <= WT_ISA_AVX512; k++)
+    if (wt_cpu_isa_supported(k))
+      SET_STRING_ELT(sup, i++, mkChar(wt_cpu_isa_name(k)));
+  SET_VECTOR_ELT(out, 1, ok ? mkString(wt_cpu_isa_name(chosen))
+                            : ScalarString(NA_STRING));
+  SET_VECTOR_ELT(out, 2, mkString(msg));
+  UNPROTECT(1);
   return out;
 }
 

@@ -31,10 +31,34 @@ enum {
   WT_ERR_NO_DEVICE = 4,    /* compiled with CUDA, but no usable GPU */
   WT_ERR_CUDA = 5,         /* a CUDA call failed: see wt_job.message */
   WT_ERR_ARG = 6,          /* an argument the R layer should have caught */
-  WT_ERR_WORKER = 7        /* a worker thread failed: see wt_job.message */
+  WT_ERR_WORKER = 7,       /* a worker thread failed: see wt_job.message */
+  WT_ERR_ISA = 8           /* WTHETA_CPU_ISA names an instruction set this
+                              CPU or build lacks: see wt_job.message */
 };
 
-enum { WT_BACKEND_CPU = 1, WT_BACKEND_CUDA = 2 };
+/* The enums below are mirrored on the R side from one place: glue.c's
+ * wt_r_constants() hands their names and values to R (wt_constant() in
+ * R/backend.R), so R never writes a raw code. */
+
+/* which engine counts */
+typedef enum { WT_BACKEND_CPU = 1, WT_BACKEND_CUDA = 2 } wt_backend;
+
+/* pruning by the last edge and bulk counting of cell pairs (core/grid.c) */
+typedef enum {
+  WT_GRID_NEVER = 0,       /* count every pair */
+  WT_GRID_AUTO = 1,        /* prune (and, on the CPU, count in bulk) when it
+                              pays: see core/count.c */
+  WT_GRID_ALWAYS = 2,      /* prune and count in bulk whenever the last edge
+                              is below 180 degrees */
+  WT_GRID_PRUNE = 3        /* always, but pruning only, no bulk counting */
+} wt_grid_mode;
+
+/* the CPU engine's kernels: the best the CPU has, or WTHETA_CPU_ISA */
+typedef enum {
+  WT_ISA_PLAIN = 0,        /* plain C, every CPU */
+  WT_ISA_AVX2 = 1,         /* x86-64 AVX2, in double */
+  WT_ISA_AVX512 = 2        /* x86-64 AVX-512, double and float prefilter */
+} wt_isa;
 
 /* one catalog as unit vectors, structure of arrays */
 typedef struct {
@@ -98,9 +122,8 @@ typedef struct {
   int (*poll)(void *ctx, double done, double total);
   void *poll_ctx;
   int fault;               /* WT_FAULT_* bits, tests only */
-  /* pruning by the last edge and bulk counting of cell pairs (grid.c):
-   * 0 never, 1 when it pays, 2 always (last edge below 180 degrees), 3
-   * always but pruning only */
+  /* pruning by the last edge and bulk counting of cell pairs: a
+   * wt_grid_mode */
   int grid;
   double pairs_skipped;    /* out: pairs the grid counted without visiting
                               them (beyond the last edge, or whole cell
@@ -161,6 +184,17 @@ double wt_seconds(void);
 
 /* cpu/driver.c: the OpenMP engine */
 int wt_count_cpu(wt_job *job);
+/* cpu/isa.c: 1 when this CPU and build can run the kernels of isa */
+int wt_cpu_isa_supported(int isa);
+/* the best instruction set this CPU and build can run */
+int wt_cpu_isa_best(void);
+/* the instruction set the CPU engine uses: WTHETA_CPU_ISA (plain, avx2,
+ * avx512) when set and not empty, else the best; WT_OK, or WT_ERR_ISA
+ * with the reason in msg when the variable names an unknown or
+ * unsupported one */
+int wt_cpu_isa_chosen(int *isa, char *msg, size_t len);
+/* the name of an instruction set ("plain", "avx2", "avx512") */
+const char *wt_cpu_isa_name(int isa);
 
 /* cuda/entry.cu, or cuda/stub.c when built without nvcc */
 int wt_cuda_compiled(void);      /* 1 when built with nvcc */

@@ -135,9 +135,11 @@ static void *cpu_calloc(const wt_job *job, size_t n, size_t size)
   return job->fault & WT_FAULT_ALLOC ? NULL : calloc(n, size);
 }
 
-/* Picks the kernels and builds the private tables they need, into *mem (one
- * block for the caller to free). pairs: the job's pairs, over all tasks. */
-static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, void **mem)
+/* Picks the kernels of instruction set isa (one this CPU can run) and
+ * builds the private tables they need, into *mem (one block for the caller
+ * to free). pairs: the job's pairs, over all tasks. */
+static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
+                    void **mem)
 {
   const wt_bins *bins = job->bins;
   memset(c, 0, sizeof *c);
@@ -152,17 +154,9 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, void **mem)
   c->sink = (uint32_t)(c->copies * c->n_slots);
   *mem = NULL;
 #ifdef WT_X86
-  if (bins->table == NULL) return WT_OK;
-  __builtin_cpu_init();
-  int avx512 = __builtin_cpu_supports("avx512f") &&
-    __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-    __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd");
-  if (avx512)
-    c->vec = wt_cpu_avx512;
-  else if (__builtin_cpu_supports("avx2"))
-    c->vec = wt_cpu_avx2;
-  else
-    return WT_OK;
+  if (bins->table == NULL || isa == WT_ISA_PLAIN) return WT_OK;
+  const int avx512 = isa == WT_ISA_AVX512;
+  c->vec = avx512 ? wt_cpu_avx512 : wt_cpu_avx2;
   /* one block: the double kernel's tables, then the float table */
   const int sh = bins->table_shift, n = bins->table_size;
   const size_t n_up = (size_t)c->n_slots + bins->table_steps;
@@ -198,6 +192,7 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, void **mem)
 #else
   (void)job;
   (void)pairs;
+  (void)isa;
 #endif
   return WT_OK;
 }
@@ -225,9 +220,12 @@ int wt_count_cpu(wt_job *job)
     total += wt_task_pairs(job, &job->tasks[k]);
   if (total == 0.0) return WT_OK;
 
+  int isa;
+  if (wt_cpu_isa_chosen(&isa, job->message, sizeof job->message) != WT_OK)
+    return WT_ERR_ISA;
   wt_ctx ctx;
   void *tables = NULL;
-  int status = ctx_init(&ctx, job, total, &tables);
+  int status = ctx_init(&ctx, job, total, isa, &tables);
   const int nt = job->n_threads < 1 ? 1 : job->n_threads;
   /* per thread: the copies and the sink, padded to a cache line */
   const size_t per = ((size_t)ctx.copies * n_slots + 1 + 15) & ~(size_t)15;

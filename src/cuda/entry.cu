@@ -59,12 +59,8 @@
  * call costs little more than its copies and kernels.
  * No R API, no printing, no exit.
  *
- * Measured on an H100 (ncu, bench/kernel-notes.md): with lane groups and
- * the queue the fast kernel is bound by instruction issue (84% of cycles)
- * more than by shared-memory wavefronts (71-75% of the pipe), at about 11
- * instructions per pair in the float step (3 FMAs, the cell key, the
- * threshold load, the side, the counter atomic, the margin check) and 1-2
- * per pair of step overhead and exact path. */
+ * Where the fast kernel's time goes (instruction issue more than
+ * shared-memory wavefronts) is in bench/kernel-notes.md. */
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
 
@@ -123,6 +119,16 @@ std::vector<long long> task_bounds(const wt_job *job, int cat)
   v.erase(std::unique(v.begin(), v.end()), v.end());
   return v;
 }
+
+/* Pairs of one launch. The caller sees progress, and can interrupt, only
+ * between launches, so each stays short: the exact kernel takes far longer
+ * per pair, so its launches hold fewer. With several devices a launch
+ * holds about 1 / LAUNCHES_PER_DEVICE of a device's share, so that the
+ * devices finish close together, but no fewer than LAUNCH_MIN_PAIRS. */
+constexpr double LAUNCH_MAX_PAIRS_FAST = (double)((int64_t)1 << 34);
+constexpr double LAUNCH_MAX_PAIRS_EXACT = (double)((int64_t)1 << 30);
+constexpr double LAUNCH_MIN_PAIRS = (double)((int64_t)1 << 28);
+constexpr double LAUNCHES_PER_DEVICE = 4.0;
 
 int count_impl(wt_job *job)
 {
@@ -199,9 +205,10 @@ int count_impl(wt_job *job)
   double total = 0.0;
   for (int64_t k = 0; k < job->n_tasks; k++)
     total += wt_task_pairs(job, &job->tasks[k]);
-  double lmax = plan.fast ? std::ldexp(1.0, 34) : std::ldexp(1.0, 30);
-  double per = job->n_devices == 1 ? lmax : total / (4.0 * job->n_devices);
-  if (per < std::ldexp(1.0, 28)) per = std::ldexp(1.0, 28);
+  double lmax = plan.fast ? LAUNCH_MAX_PAIRS_FAST : LAUNCH_MAX_PAIRS_EXACT;
+  double per = job->n_devices == 1
+    ? lmax : total / (LAUNCHES_PER_DEVICE * job->n_devices);
+  if (per < LAUNCH_MIN_PAIRS) per = LAUNCH_MIN_PAIRS;
   if (per > lmax) per = lmax;
   std::vector<Row> rows;
   std::vector<Launch> launches;

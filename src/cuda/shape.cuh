@@ -35,9 +35,8 @@ constexpr int BLOCK = WT_CUDA_BLOCK;
 /* A warp's 32 lanes form G groups of RL lanes. The lanes of a group hold
  * RL consecutive i points and each group takes its own j, so one
  * instruction spans RL i points x G j points, which land in fewer distinct
- * cells than 32 i points x 1 j: on the classic catalogs G = 4 cut the
- * shared-memory wavefronts of the fast kernel by 17% (bank conflicts of the
- * threshold load and the counter atomic; bench/kernel-notes.md). A
+ * cells than 32 i points x 1 j: fewer bank conflicts of the threshold
+ * load and the counter atomic (bench/kernel-notes.md, "Lane groups"). A
  * thread's NI points lie KS apart. */
 constexpr int G = WT_CUDA_G;
 constexpr int RL = 32 / G;
@@ -56,14 +55,9 @@ constexpr int64_t CHUNK = (int64_t)1 << 21;  /* points per device chunk */
 /* table shapes: MB mantissa bits per octave, OCT octaves below 4.0, from
  * the smallest table up. Coarser cells spread a warp's lanes over fewer
  * cells (fewer bank conflicts) but hold several edges more often (more
- * pairs on the exact path). Measured on an H200 with the classic catalogs
- * (bench/kernel.sh): {7, 16} took 20 log bins from 0.01 to 10 degrees
- * from 9.82 to 9.42 ms and 50 log bins from 0.001 to 1 from 9.90 to 9.66
- * ms, but 2000 log bins from 15.5 to 15.7 ms and 360 linear bins from 11.0
- * to 16.6 ms; coarser shapes still ({7, 8}, {8, 8}) were slower for both
- * kinds of bins, as were counters merged across the edge of a cell and
- * copies of the counters per warp (bench/kernel-notes.md; all measured
- * before the lane groups, with 32 i points x 1 j per instruction). */
+ * pairs on the exact path); {7, 16} first was faster for log bins and
+ * slower for many or linear bins, and coarser shapes still were slower
+ * for both (bench/kernel-notes.md, "Table shapes"). */
 struct TabCfg { int mb, oct; };
 constexpr TabCfg kCfgs[] = {{7, 16}, {8, 16}, {9, 16}, {10, 16}, {11, 8}};
 constexpr int kNumCfgs = 5;
