@@ -144,7 +144,8 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   }
   how <- plan_counting(backend, devices, threads, distribute)
   check_memory(nrow(a) + if (is.null(b)) 0 else nrow(b), !is.null(w),
-               !is.null(p))
+               !is.null(p), n_bins = length(edges) - 1L,
+               n_patches = length(labels))
   threads <- threads_or_default(threads)
   progress <- progress_start(progress, 1L, environment())
   pc <- count_planned(how, unit_vectors(a, threads),
