@@ -198,6 +198,229 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
 }
 
 
+/* The buffers of one run of the engine: per-thread counters and tiles,
+ * the items of a chunk and their records, and the chunk's weight sums per
+ * histogram. */
+typedef struct {
+  wt_ctx ctx;
+  void *tables;                 /* the kernels' private tables (ctx) */
+  int n_slots, weighted, n_out, nt;
+  size_t per;                   /* counters per thread, padded */
+  size_t cap;                   /* items per chunk, at most */
+  uint32_t *h;
+  double *wh, *rec_w, *wchunk;
+  float *tiles;
+  wt_item *items;
+  uint64_t *rec_n;
+  int32_t *outs;
+  char *seen;
+} wt_run;
+
+static void run_free(wt_run *r)
+{
+  free(r->h);
+  free(r->wh);
+  free(r->tiles);
+  free(r->items);
+  free(r->rec_n);
+  free(r->rec_w);
+  free(r->wchunk);
+  free(r->outs);
+  free(r->seen);
+  free(r->tables);
+}
+
+/* picks the kernels and allocates every buffer of a run; on failure the
+ * caller still calls run_free() */
+static int run_alloc(wt_run *r, const wt_job *job, double total, int isa)
+{
+  memset(r, 0, sizeof *r);
+  const int n_slots = r->n_slots = job->bins->n_bins + 2;
+  const int weighted = r->weighted = job->wsum != NULL;
+  const int n_out = r->n_out = job->n_out;
+  int status = ctx_init(&r->ctx, job, total, isa, &r->tables);
+  const int nt = r->nt = job->n_threads < 1 ? 1 : job->n_threads;
+  /* per thread: the copies and the sink, padded to a cache line */
+  const size_t per = r->per =
+    ((size_t)r->ctx.copies * n_slots + 1 + 15) & ~(size_t)15;
+  const size_t rec_bytes =
+    (size_t)n_slots * (sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
+  size_t cap = WT_RECORD_BYTES / rec_bytes;
+  if (cap < (size_t)4 * nt) cap = (size_t)4 * nt;
+  r->cap = cap;
+  if (status != WT_OK) return status;
+  r->h = cpu_calloc(job, (size_t)nt * per, sizeof *r->h);
+  r->items = cpu_malloc(job, cap * sizeof *r->items);
+  r->rec_n = cpu_malloc(job, cap * n_slots * sizeof *r->rec_n);
+  if (r->ctx.vec32)
+    r->tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *r->tiles);
+  if (weighted) {
+    r->wh = cpu_calloc(job, (size_t)nt * per, sizeof *r->wh);
+    r->rec_w = cpu_malloc(job, cap * n_slots * sizeof *r->rec_w);
+    r->wchunk = cpu_malloc(job, (size_t)n_out * n_slots * sizeof *r->wchunk);
+    r->outs = cpu_malloc(job, (size_t)n_out * sizeof *r->outs);
+    r->seen = cpu_calloc(job, (size_t)n_out, 1);
+  }
+  if (!r->h || !r->items || !r->rec_n || (r->ctx.vec32 && !r->tiles) ||
+      (weighted && (!r->wh || !r->rec_w || !r->wchunk || !r->outs ||
+                    !r->seen)))
+    return WT_ERR_NOMEM;
+  return WT_OK;
+}
+
+/* The next chunk of items, from task *task_at and row *row_at on: about
+ * WT_CHUNK_PAIRS pairs per thread, at least 4 items per thread, at most
+ * cap items. done: the pairs of the job before the chunk. Returns the
+ * items, their pairs in *chunk. */
+static int64_t next_chunk(const wt_job *job, wt_run *r, int64_t *task_at,
+                          int64_t *row_at, double done, double *chunk)
+{
+  const int nt = r->nt;
+  const size_t cap = r->cap;
+  wt_item *items = r->items;
+  const double chunk_pairs = (double)WT_CHUNK_PAIRS * nt;
+  int64_t task = *task_at, row = *row_at;
+  /* the next chunk of items */
+  int64_t n_items = 0;
+  double pairs = 0.0;
+  while (task < job->n_tasks && (size_t)n_items < cap &&
+         (pairs < chunk_pairs || n_items < 4 * nt)) {
+    const wt_task *t = &job->tasks[task];
+    if (row >= t->a1) {
+      if (++task < job->n_tasks) row = job->tasks[task].a0;
+      continue;
+    }
+    int64_t r1 = t->a1 - row < item_rows(t) ? t->a1 : row + item_rows(t);
+    int64_t p = item_pairs(job, t, row, r1);
+    if (p > 0) {
+      wt_item *it = &items[n_items++];
+      it->task = task;
+      it->r0 = row;
+      it->r1 = r1;
+      it->start = done + pairs;
+      it->pairs = p;
+      pairs += (double)p;
+    }
+    row = r1;
+  }
+  *task_at = task;
+  *row_at = row;
+  *chunk = pairs;
+  return n_items;
+}
+
+/* Counts the chunk's items on the team, each into its record. Returns 1
+ * when a worker failed (the message is in job->message). */
+static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
+                       int fault_thread, double fault_at)
+{
+  const int nt = r->nt, n_slots = r->n_slots, weighted = r->weighted;
+  const size_t per = r->per;
+  uint32_t *h = r->h;
+  double *wh = r->wh, *rec_w = r->rec_w;
+  float *tiles = r->tiles;
+  const wt_item *items = r->items;
+  uint64_t *rec_n = r->rec_n;
+  const wt_ctx ctx = r->ctx;
+  int failed = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+  {
+#ifdef _OPENMP
+    int id = omp_get_thread_num();
+#else
+    int id = 0;
+#endif
+    wt_thread t;
+    memset(&t, 0, sizeof t);
+    t.h = h + (size_t)id * per;
+    t.wh = weighted ? wh + (size_t)id * per : NULL;
+    t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (int64_t k = 0; k < n_items; k++) {
+      int stop;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+      stop = failed;
+      if (stop) continue;
+      const wt_item *it = &items[k];
+      if (fault_thread && it->start <= fault_at &&
+          fault_at < it->start + (double)it->pairs) {
+        /* a worker that cannot go on: report and leave the item */
+#ifdef _OPENMP
+#pragma omp critical(wt_cpu_failure)
+#endif
+        {
+          if (!failed)
+            snprintf(job->message, sizeof job->message,
+                     "injected fault in a CPU worker thread "
+                     "(WTHETA_TEST_FAULT=thread)");
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+          failed = 1;
+        }
+        continue;
+      }
+      t.acc = rec_n + (size_t)k * n_slots;
+      memset(t.acc, 0, (size_t)n_slots * sizeof *t.acc);
+      t.pending = 0;
+      if (weighted) {
+        t.wacc = rec_w + (size_t)k * n_slots;
+        memset(t.wacc, 0, (size_t)n_slots * sizeof *t.wacc);
+        t.wpending = 0;
+      }
+      do_item(job, &ctx, &job->tasks[it->task], it->r0, it->r1, &t);
+      flush(&ctx, &t);
+      if (weighted) flush_w(&ctx, &t);
+    }
+  }
+  return failed;
+}
+
+/* Adds the chunk's records into the tasks' histograms, in item order. */
+static void add_records(wt_job *job, wt_run *r, int64_t n_items)
+{
+  const int n_slots = r->n_slots, weighted = r->weighted;
+  const wt_item *items = r->items;
+  const uint64_t *rec_n = r->rec_n;
+  const double *rec_w = r->rec_w;
+  double *wchunk = r->wchunk;
+  int32_t *outs = r->outs;
+  char *seen = r->seen;
+  /* the records into the histograms, in item order; weight sums of the
+   * chunk first add up per histogram, then into the job's */
+  int n_seen = 0;
+  for (int64_t k = 0; k < n_items; k++) {
+    const int out = job->tasks[items[k].task].out;
+    uint64_t *dst = job->slots + (size_t)out * n_slots;
+    const uint64_t *src = rec_n + (size_t)k * n_slots;
+    for (int s = 0; s < n_slots; s++) dst[s] += src[s];
+    if (weighted) {
+      double *wc = wchunk + (size_t)out * n_slots;
+      const double *wsrc = rec_w + (size_t)k * n_slots;
+      if (!seen[out]) {
+        seen[out] = 1;
+        outs[n_seen++] = out;
+        memcpy(wc, wsrc, (size_t)n_slots * sizeof *wc);
+      } else {
+        for (int s = 0; s < n_slots; s++) wc[s] += wsrc[s];
+      }
+    }
+  }
+  for (int q = 0; q < n_seen; q++) {
+    const int out = outs[q];
+    double *dst = job->wsum + (size_t)out * n_slots;
+    const double *wc = wchunk + (size_t)out * n_slots;
+    for (int s = 0; s < n_slots; s++) dst[s] += wc[s];
+    seen[out] = 0;
+  }
+}
+
 /* The engine. The job's tasks are cut into work items (a task and a range
  * of its rows, see item_rows()), which go out in chunks of about
  * WT_CHUNK_PAIRS pairs per thread, one item at a time, to whichever thread
@@ -212,186 +435,33 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
  * the other threads skip their remaining items and nothing is added. */
 int wt_count_cpu(wt_job *job)
 {
-  const int n_slots = job->bins->n_bins + 2;
-  const int weighted = job->wsum != NULL;
-  const int n_out = job->n_out;
   double total = 0.0;
   for (int64_t k = 0; k < job->n_tasks; k++)
     total += wt_task_pairs(job, &job->tasks[k]);
   if (total == 0.0) return WT_OK;
-
   int isa;
   if (wt_cpu_isa_chosen(&isa, job->message, sizeof job->message) != WT_OK)
     return WT_ERR_ISA;
-  wt_ctx ctx;
-  void *tables = NULL;
-  int status = ctx_init(&ctx, job, total, isa, &tables);
-  const int nt = job->n_threads < 1 ? 1 : job->n_threads;
-  /* per thread: the copies and the sink, padded to a cache line */
-  const size_t per = ((size_t)ctx.copies * n_slots + 1 + 15) & ~(size_t)15;
-  const size_t rec_bytes =
-    (size_t)n_slots * (sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
-  size_t cap = WT_RECORD_BYTES / rec_bytes;
-  if (cap < (size_t)4 * nt) cap = (size_t)4 * nt;
-  uint32_t *h = NULL;
-  double *wh = NULL, *rec_w = NULL, *wchunk = NULL;
-  float *tiles = NULL;
-  wt_item *items = NULL;
-  uint64_t *rec_n = NULL;
-  int32_t *outs = NULL;
-  char *seen = NULL;
-  if (status == WT_OK) {
-    h = cpu_calloc(job, (size_t)nt * per, sizeof *h);
-    items = cpu_malloc(job, cap * sizeof *items);
-    rec_n = cpu_malloc(job, cap * n_slots * sizeof *rec_n);
-    if (ctx.vec32)
-      tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *tiles);
-    if (weighted) {
-      wh = cpu_calloc(job, (size_t)nt * per, sizeof *wh);
-      rec_w = cpu_malloc(job, cap * n_slots * sizeof *rec_w);
-      wchunk = cpu_malloc(job, (size_t)n_out * n_slots * sizeof *wchunk);
-      outs = cpu_malloc(job, (size_t)n_out * sizeof *outs);
-      seen = cpu_calloc(job, (size_t)n_out, 1);
-    }
-    if (!h || !items || !rec_n || (ctx.vec32 && !tiles) ||
-        (weighted && (!wh || !rec_w || !wchunk || !outs || !seen)))
-      status = WT_ERR_NOMEM;
-  }
 
+  wt_run run;
+  int status = run_alloc(&run, job, total, isa);
   const int fault_thread = (job->fault & WT_FAULT_THREAD) != 0;
   const double fault_at = total / 2;   /* the pair whose item fails */
-  const double chunk_pairs = (double)WT_CHUNK_PAIRS * nt;
   int64_t task = 0, row = job->n_tasks > 0 ? job->tasks[0].a0 : 0;
   double done = 0.0;
   while (status == WT_OK) {
-    /* the next chunk of items */
-    int64_t n_items = 0;
     double pairs = 0.0;
-    while (task < job->n_tasks && (size_t)n_items < cap &&
-           (pairs < chunk_pairs || n_items < 4 * nt)) {
-      const wt_task *t = &job->tasks[task];
-      if (row >= t->a1) {
-        if (++task < job->n_tasks) row = job->tasks[task].a0;
-        continue;
-      }
-      int64_t r1 = t->a1 - row < item_rows(t) ? t->a1 : row + item_rows(t);
-      int64_t p = item_pairs(job, t, row, r1);
-      if (p > 0) {
-        wt_item *it = &items[n_items++];
-        it->task = task;
-        it->r0 = row;
-        it->r1 = r1;
-        it->start = done + pairs;
-        it->pairs = p;
-        pairs += (double)p;
-      }
-      row = r1;
-    }
+    const int64_t n_items = next_chunk(job, &run, &task, &row, done, &pairs);
     if (n_items == 0) break;
-
-    int failed = 0;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-    {
-#ifdef _OPENMP
-      int id = omp_get_thread_num();
-#else
-      int id = 0;
-#endif
-      wt_thread t;
-      memset(&t, 0, sizeof t);
-      t.h = h + (size_t)id * per;
-      t.wh = weighted ? wh + (size_t)id * per : NULL;
-      t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-      for (int64_t k = 0; k < n_items; k++) {
-        int stop;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-        stop = failed;
-        if (stop) continue;
-        const wt_item *it = &items[k];
-        if (fault_thread && it->start <= fault_at &&
-            fault_at < it->start + (double)it->pairs) {
-          /* a worker that cannot go on: report and leave the item */
-#ifdef _OPENMP
-#pragma omp critical(wt_cpu_failure)
-#endif
-          {
-            if (!failed)
-              snprintf(job->message, sizeof job->message,
-                       "injected fault in a CPU worker thread "
-                       "(WTHETA_TEST_FAULT=thread)");
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-            failed = 1;
-          }
-          continue;
-        }
-        t.acc = rec_n + (size_t)k * n_slots;
-        memset(t.acc, 0, (size_t)n_slots * sizeof *t.acc);
-        t.pending = 0;
-        if (weighted) {
-          t.wacc = rec_w + (size_t)k * n_slots;
-          memset(t.wacc, 0, (size_t)n_slots * sizeof *t.wacc);
-          t.wpending = 0;
-        }
-        do_item(job, &ctx, &job->tasks[it->task], it->r0, it->r1, &t);
-        flush(&ctx, &t);
-        if (weighted) flush_w(&ctx, &t);
-      }
-    }
-    if (failed) {
+    if (count_chunk(job, &run, n_items, fault_thread, fault_at)) {
       status = WT_ERR_WORKER;
       break;
     }
-
-    /* the records into the histograms, in item order; weight sums of the
-     * chunk first add up per histogram, then into the job's */
-    int n_seen = 0;
-    for (int64_t k = 0; k < n_items; k++) {
-      const int out = job->tasks[items[k].task].out;
-      uint64_t *dst = job->slots + (size_t)out * n_slots;
-      const uint64_t *src = rec_n + (size_t)k * n_slots;
-      for (int s = 0; s < n_slots; s++) dst[s] += src[s];
-      if (weighted) {
-        double *wc = wchunk + (size_t)out * n_slots;
-        const double *wsrc = rec_w + (size_t)k * n_slots;
-        if (!seen[out]) {
-          seen[out] = 1;
-          outs[n_seen++] = out;
-          memcpy(wc, wsrc, (size_t)n_slots * sizeof *wc);
-        } else {
-          for (int s = 0; s < n_slots; s++) wc[s] += wsrc[s];
-        }
-      }
-    }
-    for (int q = 0; q < n_seen; q++) {
-      const int out = outs[q];
-      double *dst = job->wsum + (size_t)out * n_slots;
-      const double *wc = wchunk + (size_t)out * n_slots;
-      for (int s = 0; s < n_slots; s++) dst[s] += wc[s];
-      seen[out] = 0;
-    }
-
+    add_records(job, &run, n_items);
     done += pairs;
     if (done < total && job->poll && job->poll(job->poll_ctx, done, total))
       status = WT_ERR_INTERRUPTED;
   }
-  free(h);
-  free(wh);
-  free(tiles);
-  free(items);
-  free(rec_n);
-  free(rec_w);
-  free(wchunk);
-  free(outs);
-  free(seen);
-  free(tables);
+  run_free(&run);
   return status;
 }
