@@ -60,7 +60,7 @@ static int count_pruned(wt_job *job, double pairs)
    * task on the host, so there it runs only when asked (WT_GRID_ALWAYS;
    * bench/kernel-notes.md, "Grid thresholds"). */
   const int bulk = job->grid == WT_GRID_ALWAYS ||
-                   (job->grid == WT_GRID_AUTO && job->backend == WT_BACKEND_CPU);
+    (job->grid == WT_GRID_AUTO && job->backend == WT_BACKEND_CPU);
   const double min_split = job->backend == WT_BACKEND_CUDA
     ? WT_GRID_MIN_SPLIT_GPU : WT_GRID_MIN_SPLIT_CPU;
   const double t0 = wt_seconds();

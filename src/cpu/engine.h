@@ -1,4 +1,5 @@
-/* The CPU engine (private to src/cpu/): OpenMP over work items, per-thread histograms.
+/* The CPU engine (private to src/cpu/): OpenMP over work items,
+ * per-thread histograms.
  *
  * Every count is the double-precision answer of wt.h: a pair's slot is that
  * of d2 = ((xi-xj)^2 + (yi-yj)^2) + (zi-zj)^2 in IEEE double (separate
