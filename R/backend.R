@@ -11,16 +11,26 @@
 #'   `threads` (CPU threads wtheta uses by default: see [wtheta_threads()],
 #'   from the cores `parallelly::availableCores()` finds). Its attribute
 #'   `cuda_compiled` says whether CUDA support was compiled in; when a
-#'   `"cuda"` row is unavailable, `name` says why.
+#'   `"cuda"` row is unavailable, `name` says why. The attribute `cpu_isa`
+#'   names the instruction set of the CPU engine's kernels (`"avx512"`,
+#'   `"avx2"` or `"plain"`): the best this CPU runs, or the one the
+#'   environment variable `WTHETA_CPU_ISA` asks for (`NA` when it asks for
+#'   one this CPU or build cannot run: the `cpu` row's `name` then says so,
+#'   and CPU counts stop with that error). `cpu_isas` lists those this CPU
+#'   and build can run.
 #' @seealso [wtheta_threads()] for the CPU thread count, [wtheta_free_gpu()],
 #'   the `backend` argument of [pair_counts()] and [wtheta()].
 #' @examples
 #' wtheta_backends()
 #' @export
 wtheta_backends <- function() {
-  cpu <- data.frame(backend = "cpu", available = TRUE, device = NA_integer_,
+  isa <- .Call(C_cpu_isa)
+  cpu <- data.frame(backend = "cpu", available = !is.na(isa$chosen),
+                    device = NA_integer_,
                     name = paste0("OpenMP CPU engine (", cpu_cores(),
-                                  " cores)"),
+                                  " cores, ",
+                                  if (is.na(isa$chosen)) isa$message
+                                  else paste(isa$chosen, "kernels"), ")"),
                     compute_capability = NA_character_, memory_gb = NA_real_,
                     threads = wtheta_threads())
   info <- .Call(C_cuda_info)
@@ -46,8 +56,22 @@ wtheta_backends <- function() {
   }
   out <- rbind(cpu, gpu)
   attr(out, "cuda_compiled") <- info$compiled
+  attr(out, "cpu_isa") <- isa$chosen
+  attr(out, "cpu_isas") <- isa$supported
   out
 }
+
+# The codes of the C core's enums (backends, grid modes, instruction sets),
+# by name, from the one place that defines them (src/wt.h, handed over by
+# wt_r_constants() in src/glue.c): R never writes a raw code.
+wt_constant <- function(kind, name) {
+  if (is.null(constants_cache$codes)) constants_cache$codes <- .Call(C_constants)
+  code <- constants_cache$codes[[kind]][name]
+  if (length(code) != 1L || is.na(code))
+    stop("wtheta internal: no constant ", kind, " \"", name, "\"", call. = FALSE)
+  unname(code)
+}
+constants_cache <- new.env(parent = emptyenv())
 
 #' Threads used by the CPU engine
 #'

@@ -210,7 +210,7 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
     points_per_task = max(per_task),
     bytes_per_task = max(per_task) * bytes_point)
   out$elapsed <- proc.time()[["elapsed"]] - start
-  structure(out, class = "pair_counts")
+  new_pair_counts(out)
 }
 
 # The block pairs of a count: `jobs` (block indices i, j), the blocks'
@@ -552,38 +552,4 @@ block_fault <- function(fault) {
 plan_name <- function(p) {
   cl <- setdiff(class(p), c("FutureStrategy", "tweaked", "function"))
   if (length(cl)) cl[1L] else "unknown"
-}
-
-# Host memory a count needs beyond the catalogs the user holds, in bytes:
-# checked catalogs (16 bytes a point), unit vectors (24), copies sorted by
-# patch (24 + 8 for weights), the grid's sorted copies (24 + 8), weights
-# and labels (8 + 4). An estimate on the high side.
-memory_needed <- function(n_points, weighted, patched) {
-  per <- 16 + 24 + 24 + 8 * weighted + 8 * weighted + 4 * patched +
-    (24 + 8 * weighted) * patched
-  n_points * per
-}
-
-# stops before counting when the estimate exceeds the memory available
-# (Linux: MemAvailable of /proc/meminfo; elsewhere not checked)
-check_memory <- function(n_points, weighted = FALSE, patched = FALSE,
-                         available = memory_available()) {
-  need <- memory_needed(n_points, weighted, patched)
-  if (!is.na(available) && need > 0.9 * available) {
-    stop(sprintf(paste0("counting %s points needs about %.1f GB of memory, ",
-                        "but only %.1f GB are available; use fewer points, ",
-                        "or distribute = TRUE with a plan whose workers ",
-                        "have more memory."),
-                 format_n(n_points), need / 1e9, available / 1e9),
-         call. = FALSE)
-  }
-  invisible(need)
-}
-
-memory_available <- function() {
-  f <- "/proc/meminfo"
-  if (!file.exists(f)) return(NA_real_)
-  m <- grep("^MemAvailable:", readLines(f, warn = FALSE), value = TRUE)
-  if (!length(m)) return(NA_real_)
-  as.numeric(gsub("[^0-9]", "", m)) * 1024
 }

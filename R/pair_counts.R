@@ -184,7 +184,8 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
                        retries, timeout)
   check_memory(nrow(a) + if (is.null(b)) 0 else nrow(b), !is.null(w),
-               !is.null(p))
+               !is.null(p), n_bins = length(edges) - 1L,
+               n_patches = length(labels))
   threads <- threads_or_default(threads)
   progress <- progress_start(progress, 1L, environment())
   ua <- unit_vectors(a, threads)
@@ -243,7 +244,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     n_out <- n_patches * n_patches
   }
   res <- .Call(C_pair_counts, a, b, edges, self_pairs,
-               if (run$backend == "cuda") 2L else 1L, threads, run$devices,
+               wt_constant("backend", run$backend), threads, run$devices,
                if (weighted) as.double(wa), if (weighted && !is_auto)
                  as.double(wb), tasks, as.integer(n_out), progress,
                grid_mode(), if (is.null(pa)) 0L else as.integer(n_patches))
@@ -288,7 +289,20 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     out$patch_counts <- res$patch_counts
     if (weighted) out$patch_weighted <- res$patch_weighted
   }
-  structure(out, class = "pair_counts")
+  new_pair_counts(out)
+}
+
+# The one constructor of a pair_counts object (pair_counts() and
+# distributed counts): checks that the fields every method reads are there
+# and sets the class.
+new_pair_counts <- function(x) {
+  need <- c("counts", "edges", "theta_lo", "theta_hi", "n1", "n2", "type",
+            "self_pairs", "n_pairs", "backend")
+  miss <- setdiff(need, names(x))
+  if (length(miss))
+    stop("wtheta internal: a pair_counts object without ",
+         paste(miss, collapse = ", "), call. = FALSE)
+  structure(x, class = "pair_counts")
 }
 
 # Ctrl-C during a count: the engine stopped between chunks and freed
@@ -398,10 +412,10 @@ with_ranges <- function(g) {
 # degrees), TRUE (always, with bulk counting inside bins) or FALSE (never)
 grid_mode <- function() {
   g <- getOption("wtheta.grid", "auto")
-  if (identical(g, "auto")) return(1L)
-  if (isTRUE(g)) return(2L)
-  if (identical(g, "prune")) return(3L)
-  if (isFALSE(g)) return(0L)
+  if (identical(g, "auto")) return(wt_constant("grid", "auto"))
+  if (isTRUE(g)) return(wt_constant("grid", "always"))
+  if (identical(g, "prune")) return(wt_constant("grid", "prune"))
+  if (isFALSE(g)) return(wt_constant("grid", "never"))
   stop("option `wtheta.grid` must be \"auto\", TRUE, \"prune\" or FALSE, ",
        "not ", describe(g), ".", call. = FALSE)
 }

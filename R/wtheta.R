@@ -159,7 +159,14 @@ wtheta <- function(data, random, bins,
   check_seed(seed)
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
                        retries, timeout)
-  check_memory(sum(vapply(cats, nrow, 0L)), !is.null(w), resample)
+  # patches given as labels are counted once read, below; made or given
+  # as centres, they are known now
+  n_p <- if (!resample) 0 else if (is.null(patches)) n_patches else
+    if (inherits(patches, "wtheta_patches")) nrow(patches) else 0
+  check_memory(sum(vapply(cats, nrow, 0L)), !is.null(w), resample,
+               n_bins = length(edges) - 1L, n_patches = n_p,
+               n_replicates = if (error == "bootstrap") n_boot else n_p,
+               n_counts = if (is_cross) 4 else 3)
   threads <- threads_or_default(threads)
 
   p <- NULL

@@ -1,13 +1,13 @@
 /* Kernel benchmark without R: the counting engines driven through the C core
  * (wt_count), for work on the CUDA kernels on a GPU machine that has no R.
- * bench/kernel.sh builds it against one or more builds of count_cuda.cu.
+ * bench/kernel.sh builds it against one or more builds of the CUDA engine (src/cuda/entry.cu).
  *
  *   kernel DATA_DIR REPS [CHECK_N]
  *
  * Cases: the classic workload (the two reference catalogs, DD + RR + DR,
  * 360 bins of 0.25 degree from 0 to 90) and the same pairs in 20 log bins
  * from 0.01 to 10 degrees, 2000 log bins from 0.001 to 90 and 50 log bins
- * from 0.001 to 1, the last two also pruned by the grid (wt_job.grid = 3,
+ * from 0.001 to 1, the last two also pruned by the grid (WT_GRID_PRUNE,
  * as on the GPU by default): summed GPU kernel time (CUDA events, job.gpu_ms) of
  * REPS warm runs, minimum and median; the histograms of the first run
  * against the CPU engine's, slot by slot. Then, on the first CHECK_N
@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../src/wt.h"
-#include "../src/threads.h"
+#include "../src/core/threads.h"
 
 typedef struct {
   double *x, *y, *z;
@@ -82,7 +82,7 @@ static bins_t make_bins(int n_bins, double lo, double hi, int logb)
   return b;
 }
 
-static int use_grid = 0;   /* wt_job.grid of the counts */
+static int use_grid = WT_GRID_NEVER;   /* wt_job.grid of the counts */
 
 /* one count; returns gpu_ms (CUDA) and fills slots */
 static double count(const cat_t *a, const cat_t *b, const bins_t *bn,
@@ -170,10 +170,10 @@ int main(int argc, char **argv)
   bad |= run_case("classic 2000 log bins", &D, &R, &lg2k, reps, 1);
   bins_t lg50 = make_bins(50, 0.001, 1.0, 1);
   bad |= run_case("classic 50 log to 1 deg", &D, &R, &lg50, reps, 1);
-  use_grid = 3;   /* pruning by the last edge, as pair_counts() does */
+  use_grid = WT_GRID_PRUNE;   /* pruning by the last edge */
   bad |= run_case("grid, 20 log bins", &D, &R, &lg, reps, 1);
   bad |= run_case("grid, 50 log to 1 deg", &D, &R, &lg50, reps, 1);
-  use_grid = 0;
+  use_grid = WT_GRID_NEVER;
   cat_t d = D, r = R;
   if (check_n < d.n) d.n = check_n;
   if (check_n < r.n) r.n = check_n;

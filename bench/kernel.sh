@@ -5,7 +5,9 @@
 #   sh bench/kernel.sh DATA_DIR REPS VARIANT...
 #
 # A VARIANT is NAME=SOURCE or NAME=SOURCE:NVCC_FLAGS, for example
-#   base=src/count_cuda.cu  ni8=src/count_cuda.cu:-DWT_CUDA_NI=8
+#   base=src/cuda/entry.cu  ni8=src/cuda/entry.cu:-DWT_CUDA_NI=8
+# (an older tree's single src/count_cuda.cu builds against the same C core,
+# so one run can time the engine before and after a change)
 # Builds run in parallel; each run prints kernel.c's table (writes
 # $OUT/NAME.txt and the build log with ptxas's resource report there too,
 # when OUT is set). Environment: NVCC (default nvcc), WTHETA_CUDA_ARCH
@@ -26,9 +28,11 @@ cudalib=$(dirname "$(dirname "$(command -v "$nvcc")")")/lib64
 b=$(mktemp -d)
 trap 'rm -rf "$b"' EXIT
 cobj=""
-for f in bins count count_cpu grid patches threads; do
-  gcc -O2 -fopenmp -ffp-contract=off -fPIC -Isrc -c "src/$f.c" -o "$b/$f.o" &
-  cobj="$cobj $b/$f.o"
+for f in core/bins core/count core/job core/grid core/patches core/resample \
+         core/threads cpu/driver cpu/isa cpu/kernels_plain cpu/kernels_x86 cpu/tables; do
+  o="$b/$(echo "$f" | tr / _).o"
+  gcc -O2 -fopenmp -ffp-contract=off -fPIC -Isrc -c "src/$f.c" -o "$o" &
+  cobj="$cobj $o"
 done
 gcc -O2 -Isrc -c bench/kernel.c -o "$b/main.o" &
 cobj="$cobj $b/main.o"

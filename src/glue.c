@@ -9,7 +9,7 @@
 #include <R.h>
 #include <Rinternals.h>
 #include "wt.h"
-#include "threads.h"
+#include "core/threads.h"
 
 static void check_interrupt(void *unused)
 {
@@ -156,6 +156,8 @@ static void status_error(int status, const wt_job *job)
     error("wtheta: CUDA error: %s", job->message);
   case WT_ERR_WORKER:
     error("wtheta: a counting thread failed: %s", job->message);
+  case WT_ERR_ISA:
+    error("wtheta: %s", job->message);
   default:
     error("wtheta: internal error (status %d) %s", status, job->message);
   }
@@ -192,29 +194,12 @@ static wt_task *tasks_of(SEXP tasks, int64_t *n_tasks)
   return t;
 }
 
-/* The counts of a patched count (task a + b P into histogram (a - 1) +
- * (b - 1) P, 1-based patches) as an n_patches x n_patches x n_bins array
- * [a, b, bin] of the in-range slots. In an auto count the tasks filled
- * a <= b only: the transpose is added off the diagonal, so that [a, b] and
- * [b, a] both hold the pairs between patches a and b. From counts (exact
- * 64-bit) or from weight sums. */
+/* a patch array (see wt_patch_array) as an R array */
 static SEXP patch_array(const uint64_t *counts, const double *wsums,
                         int n_patches, int n_bins, int is_auto)
 {
-  const size_t P = (size_t)n_patches, n_row = (size_t)n_bins + 2;
   SEXP out = PROTECT(alloc3DArray(REALSXP, n_patches, n_patches, n_bins));
-  double *o = REAL(out);
-  for (size_t b = 0; b < P; b++)
-    for (size_t a = 0; a < P; a++) {
-      const size_t h = a + b * P, t = b + a * P;
-      for (size_t k = 0; k < (size_t)n_bins; k++) {
-        const size_t s = k + 1;
-        double v = counts ? (double)counts[h * n_row + s] : wsums[h * n_row + s];
-        if (is_auto && a != b)
-          v += counts ? (double)counts[t * n_row + s] : wsums[t * n_row + s];
-        o[h + k * P * P] = v;
-      }
-    }
+  wt_patch_array(counts, wsums, n_patches, n_bins, is_auto, REAL(out));
   UNPROTECT(1);
   return out;
 }
@@ -255,7 +240,8 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   job.poll = r_poll;
   job.poll_ctx = &prog;
   job.grid = asInteger(grid);
-  if (job.grid < 0 || job.grid > 3) error("wtheta internal: grid must be 0 to 3");
+  if (job.grid < WT_GRID_NEVER || job.grid > WT_GRID_PRUNE)
+    error("wtheta internal: grid must be a wt_grid_mode, not %d", job.grid);
 
   wt_bins bins;
   double *upper = (double *)R_alloc((size_t)n_edges + 1, sizeof(double));
@@ -338,6 +324,63 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   return out;
 }
 
+/* a named integer vector of n codes */
+static SEXP named_codes(int n, const char *const *names, const int *codes)
+{
+  SEXP v = PROTECT(allocVector(INTSXP, n));
+  SEXP nm = PROTECT(allocVector(STRSXP, n));
+  for (int k = 0; k < n; k++) {
+    INTEGER(v)[k] = codes[k];
+    SET_STRING_ELT(nm, k, mkChar(names[k]));
+  }
+  setAttrib(v, R_NamesSymbol, nm);
+  UNPROTECT(2);
+  return v;
+}
+
+/* The codes of wt.h's enums, by name: the one place R learns them from
+ * (wt_constant() in R/backend.R). */
+SEXP wt_r_constants(void)
+{
+  static const char *const backend_names[] = {"cpu", "cuda"};
+  static const int backend_codes[] = {WT_BACKEND_CPU, WT_BACKEND_CUDA};
+  static const char *const grid_names[] = {"never", "auto", "always", "prune"};
+  static const int grid_codes[] = {WT_GRID_NEVER, WT_GRID_AUTO,
+                                   WT_GRID_ALWAYS, WT_GRID_PRUNE};
+  static const char *const isa_names[] = {"plain", "avx2", "avx512"};
+  static const int isa_codes[] = {WT_ISA_PLAIN, WT_ISA_AVX2, WT_ISA_AVX512};
+  const char *names[] = {"backend", "grid", "isa", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, named_codes(2, backend_names, backend_codes));
+  SET_VECTOR_ELT(out, 1, named_codes(4, grid_names, grid_codes));
+  SET_VECTOR_ELT(out, 2, named_codes(3, isa_names, isa_codes));
+  UNPROTECT(1);
+  return out;
+}
+
+/* The CPU engine's instruction sets: those this CPU and build can run, the
+ * one it uses now (NA when WTHETA_CPU_ISA is refused) and why not. */
+SEXP wt_r_cpu_isa(void)
+{
+  char msg[256] = "";
+  int chosen = WT_ISA_PLAIN, n = 0;
+  const int ok = wt_cpu_isa_chosen(&chosen, msg, sizeof msg) == WT_OK;
+  for (int k = WT_ISA_PLAIN; k <= WT_ISA_AVX512; k++)
+    n += wt_cpu_isa_supported(k);
+  const char *names[] = {"supported", "chosen", "message", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SEXP sup = allocVector(STRSXP, n);
+  SET_VECTOR_ELT(out, 0, sup);
+  for (int k = WT_ISA_PLAIN, i = 0; k <= WT_ISA_AVX512; k++)
+    if (wt_cpu_isa_supported(k))
+      SET_STRING_ELT(sup, i++, mkChar(wt_cpu_isa_name(k)));
+  SET_VECTOR_ELT(out, 1, ok ? mkString(wt_cpu_isa_name(chosen))
+                            : ScalarString(NA_STRING));
+  SET_VECTOR_ELT(out, 2, mkString(msg));
+  UNPROTECT(1);
+  return out;
+}
+
 SEXP wt_r_cuda_info(void)
 {
   char msg[256] = "";
@@ -403,27 +446,12 @@ static SEXP group_alloc(R_xlen_t n, int P, int weighted)
 
 static void group_fill(SEXP out, const double *x, const double *y,
                        const double *z, const int *lab, const double *wv,
-                       R_xlen_t n, int P, R_xlen_t *at)
+                       R_xlen_t n, int P, int64_t *at)
 {
-  int *cnt = INTEGER(VECTOR_ELT(out, 3));
-  memset(cnt, 0, (size_t)P * sizeof *cnt);
-  for (R_xlen_t i = 0; i < n; i++) cnt[lab[i] - 1]++;
-  R_xlen_t run = 0;
-  for (int k = 0; k < P; k++) {
-    at[k] = run;
-    run += cnt[k];
-  }
-  double *ox = REAL(VECTOR_ELT(out, 0)), *oy = ox + n, *oz = ox + 2 * n;
-  int *ol = INTEGER(VECTOR_ELT(out, 1));
-  double *ow = wv ? REAL(VECTOR_ELT(out, 2)) : NULL;
-  for (R_xlen_t i = 0; i < n; i++) {
-    R_xlen_t j = at[lab[i] - 1]++;
-    ox[j] = x[i];
-    oy[j] = y[i];
-    oz[j] = z[i];
-    ol[j] = lab[i];
-    if (ow) ow[j] = wv[i];
-  }
+  double *ox = REAL(VECTOR_ELT(out, 0));
+  wt_group_by_label(x, y, z, lab, wv, (int64_t)n, P, INTEGER(VECTOR_ELT(out, 3)),
+                    at, ox, ox + n, ox + 2 * n, INTEGER(VECTOR_ELT(out, 1)),
+                    wv ? REAL(VECTOR_ELT(out, 2)) : NULL);
 }
 
 /* a catalog's unit vectors grouped by the given patch labels (1..n_patches) */
@@ -440,7 +468,7 @@ SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
     if (lab[i] < 1 || lab[i] > P) error("wtheta internal: patch label range");
   const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
   SEXP out = PROTECT(group_alloc(n, P, wv != NULL));
-  R_xlen_t *at = (R_xlen_t *)R_alloc((size_t)P, sizeof *at);
+  int64_t *at = (int64_t *)R_alloc((size_t)P, sizeof *at);
   group_fill(out, p.x, p.y, p.z, lab, wv, n, P, at);
   UNPROTECT(1);
   return out;
@@ -465,7 +493,7 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
   /* no R call from here to free() */
   double *v = malloc((size_t)n * 3 * sizeof(double));
   int *lab = malloc((size_t)n * sizeof(int));
-  R_xlen_t *at = malloc((size_t)c.n * sizeof(R_xlen_t));
+  int64_t *at = malloc((size_t)c.n * sizeof(int64_t));
   if (v && lab && at) {
     wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n, t);
     wt_nearest_centre(v, v + n, v + 2 * n, (int64_t)n, c.x, c.y, c.z,
@@ -481,12 +509,8 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
   return out;
 }
 
-/* Jackknife replicate counts from a patch array S (P x P x n_bins, the
- * layout of patch_array): leaving patch r out keeps all pairs less row r
- * and column r of each bin, plus S[r, r] that both removed. For an auto
- * count (pairs between two patches at [a, b] and [b, a], pairs inside a
- * patch once) the diagonal is added again and the sum halved. An n_bins x P
- * matrix. */
+/* jackknife replicate counts (see wt_jackknife_counts): an n_bins x P
+ * matrix */
 SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto)
 {
   SEXP dim = getAttrib(arr, R_DimSymbol);
@@ -497,28 +521,8 @@ SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto)
   const int autoc = asLogical(is_auto);
   const double *S = REAL(arr);
   SEXP out = PROTECT(allocMatrix(REALSXP, nb, P));
-  double *o = REAL(out);
   double *rows = (double *)R_alloc((size_t)P * 2, sizeof(double));
-  double *cols = rows + P;
-  for (int k = 0; k < nb; k++) {
-    const double *s = S + (size_t)k * P * P;
-    double total = 0.0, diag = 0.0;
-    for (int r = 0; r < P; r++) rows[r] = cols[r] = 0.0;
-    for (int b = 0; b < P; b++)
-      for (int a = 0; a < P; a++) {
-        double v = s[a + (size_t)b * P];
-        rows[a] += v;
-        cols[b] += v;
-        total += v;
-      }
-    for (int r = 0; r < P; r++) diag += s[r + (size_t)r * P];
-    for (int r = 0; r < P; r++) {
-      double srr = s[r + (size_t)r * P];
-      double c = total - rows[r] - cols[r] + srr;
-      if (autoc) c = (c + diag - srr) / 2.0;
-      o[k + (size_t)r * nb] = c;
-    }
-  }
+  wt_jackknife_counts(S, P, nb, autoc, rows, REAL(out));
   UNPROTECT(1);
   return out;
 }

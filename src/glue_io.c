@@ -10,7 +10,7 @@
 #include <R.h>
 #include <Rinternals.h>
 #include "wt.h"
-#include "io.h"
+#include "io/io.h"
 
 static void check_interrupt(void *unused)
 {

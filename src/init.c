@@ -2,7 +2,7 @@
 #include <R.h>
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
-#include "threads.h"
+#include "core/threads.h"
 
 SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                       SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -19,6 +19,8 @@ SEXP wt_r_jackknife_counts(SEXP, SEXP);
 SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_default_threads(SEXP);
 SEXP wt_r_cpu_cores(void);
+SEXP wt_r_constants(void);
+SEXP wt_r_cpu_isa(void);
 /* glue_io.c */
 SEXP wt_r_read_gzip(SEXP);
 SEXP wt_r_text_info(SEXP, SEXP);
@@ -46,6 +48,8 @@ static const R_CallMethodDef call_methods[] = {
   {"patch_vectors", (DL_FUNC)&wt_r_patch_vectors, 5},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 1},
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
+  {"constants", (DL_FUNC)&wt_r_constants, 0},
+  {"cpu_isa", (DL_FUNC)&wt_r_cpu_isa, 0},
   {"read_gzip", (DL_FUNC)&wt_r_read_gzip, 1},
   {"text_info", (DL_FUNC)&wt_r_text_info, 2},
   {"text_row", (DL_FUNC)&wt_r_text_row, 3},

@@ -31,10 +31,34 @@ enum {
   WT_ERR_NO_DEVICE = 4,    /* compiled with CUDA, but no usable GPU */
   WT_ERR_CUDA = 5,         /* a CUDA call failed: see wt_job.message */
   WT_ERR_ARG = 6,          /* an argument the R layer should have caught */
-  WT_ERR_WORKER = 7        /* a worker thread failed: see wt_job.message */
+  WT_ERR_WORKER = 7,       /* a worker thread failed: see wt_job.message */
+  WT_ERR_ISA = 8           /* WTHETA_CPU_ISA names an instruction set this
+                              CPU or build lacks: see wt_job.message */
 };
 
-enum { WT_BACKEND_CPU = 1, WT_BACKEND_CUDA = 2 };
+/* The enums below are mirrored on the R side from one place: glue.c's
+ * wt_r_constants() hands their names and values to R (wt_constant() in
+ * R/backend.R), so R never writes a raw code. */
+
+/* which engine counts */
+typedef enum { WT_BACKEND_CPU = 1, WT_BACKEND_CUDA = 2 } wt_backend;
+
+/* pruning by the last edge and bulk counting of cell pairs (core/grid.c) */
+typedef enum {
+  WT_GRID_NEVER = 0,       /* count every pair */
+  WT_GRID_AUTO = 1,        /* prune (and, on the CPU, count in bulk) when it
+                              pays: see core/count.c */
+  WT_GRID_ALWAYS = 2,      /* prune and count in bulk whenever the last edge
+                              is below 180 degrees */
+  WT_GRID_PRUNE = 3        /* always, but pruning only, no bulk counting */
+} wt_grid_mode;
+
+/* the CPU engine's kernels: the best the CPU has, or WTHETA_CPU_ISA */
+typedef enum {
+  WT_ISA_PLAIN = 0,        /* plain C, every CPU */
+  WT_ISA_AVX2 = 1,         /* x86-64 AVX2, in double */
+  WT_ISA_AVX512 = 2        /* x86-64 AVX-512, double and float prefilter */
+} wt_isa;
 
 /* one catalog as unit vectors, structure of arrays */
 typedef struct {
@@ -98,9 +122,8 @@ typedef struct {
   int (*poll)(void *ctx, double done, double total);
   void *poll_ctx;
   int fault;               /* WT_FAULT_* bits, tests only */
-  /* pruning by the last edge and bulk counting of cell pairs (grid.c):
-   * 0 never, 1 when it pays, 2 always (last edge below 180 degrees), 3
-   * always but pruning only */
+  /* pruning by the last edge and bulk counting of cell pairs: a
+   * wt_grid_mode */
   int grid;
   double pairs_skipped;    /* out: pairs the grid counted without visiting
                               them (beyond the last edge, or whole cell
@@ -116,7 +139,7 @@ typedef struct {
   char message[256];       /* out: detail for WT_ERR_CUDA and friends */
 } wt_job;
 
-/* bins.c */
+/* core/bins.c */
 double wt_edge_c2(double theta_deg);
 void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
                      double *x, double *y, double *z, int n_threads);
@@ -126,7 +149,7 @@ int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
                  double *upper, uint16_t *table);
 int wt_bins_table_capacity(void);
 int wt_slot_of(const wt_bins *bins, double d2);
-/* patches.c */
+/* core/patches.c */
 void wt_nearest_centre(const double *x, const double *y, const double *z,
                        int64_t n, const double *cx, const double *cy,
                        const double *cz, int k, int *label, int n_threads);
@@ -137,19 +160,43 @@ int wt_kmeans(const double *x, const double *y, const double *z, int64_t n,
               double *cx, double *cy, double *cz, int k, int max_iter,
               int *label, int n_threads);
 
-/* count.c: dispatch */
+/* core/resample.c: patch arrays, jackknife replicates, grouping by patch */
+void wt_patch_array(const uint64_t *counts, const double *wsums,
+                    int n_patches, int n_bins, int is_auto, double *o);
+void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
+                         double *rows, double *o);
+void wt_group_by_label(const double *x, const double *y, const double *z,
+                       const int *lab, const double *wv, int64_t n, int P,
+                       int *cnt, int64_t *at, double *ox, double *oy,
+                       double *oz, int *ol, double *ow);
+
+/* core/count.c: dispatch (the grid when it pays, then one engine) */
 int wt_count(wt_job *job);
+/* core/job.c: conventions shared by the dispatcher and the engines */
 /* pairs a task holds */
 double wt_task_pairs(const wt_job *job, const wt_task *t);
+/* 1 when every task lies inside its catalogs and histograms */
+int wt_tasks_valid(const wt_job *job);
 /* WT_FAULT_* bits from the environment variable WTHETA_TEST_FAULT, a comma
  * separated list of alloc, launch, copy, thread (tests only) */
 int wt_fault_from_env(void);
 double wt_seconds(void);
 
-/* count_cpu.c */
+/* cpu/driver.c: the OpenMP engine */
 int wt_count_cpu(wt_job *job);
+/* cpu/isa.c: 1 when this CPU and build can run the kernels of isa */
+int wt_cpu_isa_supported(int isa);
+/* the best instruction set this CPU and build can run */
+int wt_cpu_isa_best(void);
+/* the instruction set the CPU engine uses: WTHETA_CPU_ISA (plain, avx2,
+ * avx512) when set and not empty, else the best; WT_OK, or WT_ERR_ISA
+ * with the reason in msg when the variable names an unknown or
+ * unsupported one */
+int wt_cpu_isa_chosen(int *isa, char *msg, size_t len);
+/* the name of an instruction set ("plain", "avx2", "avx512") */
+const char *wt_cpu_isa_name(int isa);
 
-/* count_cuda.cu or cuda_stub.c */
+/* cuda/entry.cu, or cuda/stub.c when built without nvcc */
 int wt_cuda_compiled(void);      /* 1 when built with nvcc */
 /* number of usable devices (0 when none, or when not compiled in); on a
  * CUDA error returns 0 and writes the reason into msg (may be NULL) */

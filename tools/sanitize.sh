@@ -50,7 +50,7 @@ if [ -z "${WTHETA_KEEP:-}" ]; then trap 'rm -rf "$work"' EXIT; fi
 mkdir -p "$work/pkg" "$work/lib"
 # a copy of the package without git metadata or build leftovers
 tar -C "$here" --exclude=.git --exclude=.carry --exclude=output \
-  --exclude='src/*.o' --exclude='src/*.so' --exclude=src/Makevars -cf - . |
+  --exclude='src/*.o' --exclude='src/*/*.o' --exclude='src/*.so' --exclude=src/Makevars -cf - . |
   tar -C "$work/pkg" -xf -
 
 if [ "$mode" = asan ]; then
@@ -75,7 +75,7 @@ t0=$(date +%s)
   > "$work/install.log" 2>&1) || { cat "$work/install.log"; exit 1; }
 grep -q -- "-fsanitize=address" "$work/install.log" || [ "$mode" != asan ] ||
   { echo "the sanitizer flags did not reach the compiler"; cat "$work/install.log"; exit 1; }
-# the FITS reader (src/fits.c) is checked only when built with cfitsio
+# the FITS reader (src/io/fits.c) is checked only when built with cfitsio
 if grep -q "cfitsio: yes" "$work/install.log"; then
   echo "== built with cfitsio: the FITS tests and fixtures run too"
 else

@@ -1,4 +1,4 @@
-/* grid.c: pruning by the largest angle (see grid.c) */
+/* core/grid.c: pruning by the largest angle (see grid.c) */
 #ifndef WT_GRID_H
 #define WT_GRID_H
 #include "wt.h"

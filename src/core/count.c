@@ -7,83 +7,46 @@
 #include "wt.h"
 #include "grid.h"
 
-/* a monotonic clock, in seconds */
-double wt_seconds(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-double wt_task_pairs(const wt_job *job, const wt_task *t)
-{
-  double na = (double)(t->a1 - t->a0), nb = (double)(t->b1 - t->b0);
-  if (job->is_auto && t->a0 == t->b0) return na * (na - 1.0) / 2.0;
-  return na * nb;
-}
-
-int wt_fault_from_env(void)
-{
-  const char *v = getenv("WTHETA_TEST_FAULT");
-  if (!v || !*v) return 0;
-  static const struct { const char *name; int bit; } names[] = {
-    {"alloc", WT_FAULT_ALLOC}, {"launch", WT_FAULT_LAUNCH},
-    {"copy", WT_FAULT_COPY}, {"thread", WT_FAULT_THREAD}};
-  int bits = 0;
-  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-    const char *p = v;
-    size_t len = strlen(names[k].name);
-    while ((p = strstr(p, names[k].name)) != NULL) {
-      int starts = p == v || p[-1] == ',';
-      int ends = p[len] == '\0' || p[len] == ',';
-      if (starts && ends) bits |= names[k].bit;
-      p += len;
-    }
-  }
-  return bits;
-}
-
-static int tasks_valid(const wt_job *job)
-{
-  const int64_t na = job->a.n, nb = job->is_auto ? job->a.n : job->b.n;
-  for (int64_t k = 0; k < job->n_tasks; k++) {
-    const wt_task *t = &job->tasks[k];
-    if (t->a0 < 0 || t->a0 > t->a1 || t->a1 > na || t->b0 < 0 ||
-        t->b0 > t->b1 || t->b1 > nb || t->out < 0 || t->out >= job->n_out)
-      return 0;
-    if (job->is_auto && !(t->a0 == t->b0 && t->a1 == t->b1) && t->a1 > t->b0)
-      return 0;
-  }
-  return 1;
-}
-
 static int run_engine(wt_job *job)
 {
   return job->backend == WT_BACKEND_CUDA ? wt_count_cuda(job)
                                          : wt_count_cpu(job);
 }
 
+/* When the grid pays (WT_GRID_AUTO), and its shape. Pruning pays when the
+ * last edge leaves out most pairs, and when there are enough pairs that
+ * planning is cheap beside counting; the GPU counts so much faster than
+ * the CPU that it needs far more pairs before planning on the host pays.
+ * The measurements behind these numbers are in bench/kernel-notes.md
+ * ("Grid thresholds"). */
+#define WT_GRID_AUTO_MAX_DEG 60.0    /* largest last edge that prunes */
+#define WT_GRID_AUTO_MIN_PAIRS_CPU 1e8
+#define WT_GRID_AUTO_MIN_PAIRS_GPU 1e11
+/* the cells: a fraction of the last edge, with a floor in degrees (the
+ * shape measured in bench/kernel-notes.md, "Grid thresholds") */
+#define WT_GRID_CELLS_PER_EDGE 4.0
+#define WT_GRID_MIN_CELL_DEG 0.02
+/* Node pairs that may be pruned are split down to this many pairs. The
+ * GPU engine pays a host-side cost per task, so its tasks stay large; the
+ * CPU engine hands tasks out in small work items anyway. */
+#define WT_GRID_MIN_SPLIT_CPU ((double)(1 << 20))
+#define WT_GRID_MIN_SPLIT_GPU ((double)(1 << 27))
+
 /* The largest angle and the cell size of the grid, or 0 when the job is
- * better counted without one. The grid pays when the last edge leaves out
- * most pairs: below 60 degrees, with enough pairs that planning is cheap
- * beside counting: 10^8 on the CPU, 10^11 on the GPU, which counts about
- * 2 x 10^12 pairs per second. Measured on an H200 (wtheta() with N x N
- * points on the classic footprint, 20 log bins from 0.01 to 10 degrees,
- * DD + DR + RR; whole call with the grid / without): N = 10^5 70 / 17 ms,
- * 2 x 10^5 96 / 47 ms, 4 x 10^5 156 / 157 ms, 7 x 10^5 267 / 454 ms, 10^6
- * 387 / 912 ms. Cells are a quarter of the last edge, but no smaller than
- * 0.02 degree. */
+ * better counted without one. */
 static double grid_cell(const wt_job *job, double pairs, double *theta_max)
 {
   const wt_bins *b = job->bins;
   double c2 = b->upper[b->n_bins];
-  if (job->grid == 0 || !(c2 < 4.0)) return 0.0;
+  if (job->grid == WT_GRID_NEVER || !(c2 < 4.0)) return 0.0;
   *theta_max = 2.0 * asin(sqrt(c2) / 2.0) * (180.0 / M_PI);
-  const double min_pairs = job->backend == WT_BACKEND_CUDA ? 1e11 : 1e8;
-  if (job->grid == 1 && (*theta_max > 60.0 || pairs < min_pairs)) return 0.0;
-  /* grid 2: always, with bulk counting; grid 3: always, pruning only */
-  double h = *theta_max / 4.0;
-  return h < 0.02 ? 0.02 : h;
+  const double min_pairs = job->backend == WT_BACKEND_CUDA
+    ? WT_GRID_AUTO_MIN_PAIRS_GPU : WT_GRID_AUTO_MIN_PAIRS_CPU;
+  if (job->grid == WT_GRID_AUTO &&
+      (*theta_max > WT_GRID_AUTO_MAX_DEG || pairs < min_pairs)) return 0.0;
+  /* WT_GRID_ALWAYS: with bulk counting; WT_GRID_PRUNE: pruning only */
+  double h = *theta_max / WT_GRID_CELLS_PER_EDGE;
+  return h < WT_GRID_MIN_CELL_DEG ? WT_GRID_MIN_CELL_DEG : h;
 }
 
 /* counts through the grid when it pays, directly otherwise */
@@ -92,16 +55,14 @@ static int count_pruned(wt_job *job, double pairs)
   double theta_max = 0.0, h = grid_cell(job, pairs, &theta_max);
   if (h == 0.0) return run_engine(job);
   wt_grid gr;
-  /* Measured (NEWS.md): bulk counting inside bins visits fewer pairs but
-   * makes many small tasks. On the CPU it pays at survey sizes (1e6 x 1e6,
-   * 20 log bins to 10 degrees, 2 threads: 86 s against 112 s); the GPU
-   * engine pays per task on the host (1e8 points on an H200: 168 s against
-   * 73 s), so there it runs only when asked (grid = 2), and its tasks stay
-   * large. */
-  const int bulk = job->grid == 2 ||
-                   (job->grid == 1 && job->backend == WT_BACKEND_CPU);
+  /* Bulk counting inside bins visits fewer pairs but makes many small
+   * tasks: it pays on the CPU at survey sizes, but the GPU engine pays per
+   * task on the host, so there it runs only when asked (WT_GRID_ALWAYS;
+   * bench/kernel-notes.md, "Grid thresholds"). */
+  const int bulk = job->grid == WT_GRID_ALWAYS ||
+    (job->grid == WT_GRID_AUTO && job->backend == WT_BACKEND_CPU);
   const double min_split = job->backend == WT_BACKEND_CUDA
-    ? (double)(1 << 27) : (double)(1 << 20);
+    ? WT_GRID_MIN_SPLIT_GPU : WT_GRID_MIN_SPLIT_CPU;
   const double t0 = wt_seconds();
   int status = wt_grid_plan(job, theta_max, h, bulk, min_split, &gr);
   job->plan_s = wt_seconds() - t0;
@@ -148,7 +109,7 @@ int wt_count(wt_job *job)
     job->n_tasks = 1;
     job->n_out = 1;
   }
-  if (job->n_out < 1 || job->n_tasks < 0 || !tasks_valid(job)) {
+  if (job->n_out < 1 || job->n_tasks < 0 || !wt_tasks_valid(job)) {
     if (job->tasks == &whole) job->tasks = NULL;
     return WT_ERR_ARG;
   }

@@ -1,4 +1,4 @@
-/* Built in place of count_cuda.cu when nvcc is absent or WTHETA_CUDA=0:
+/* Built in place of the CUDA engine (cuda/entry.cu) when nvcc is absent or WTHETA_CUDA=0:
  * the same symbols, reporting that CUDA support is not compiled in. */
 #include <string.h>
 #include "wt.h"

@@ -1,0 +1,60 @@
+/* Conventions of a job that the dispatcher and every engine share: the
+ * pairs a task holds, the validity of a task list, fault bits for tests
+ * and a clock. Engines call these; nothing here calls an engine, so data
+ * flows one way (glue, dispatch, engine). */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "wt.h"
+
+/* a monotonic clock, in seconds */
+double wt_seconds(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+double wt_task_pairs(const wt_job *job, const wt_task *t)
+{
+  double na = (double)(t->a1 - t->a0), nb = (double)(t->b1 - t->b0);
+  if (job->is_auto && t->a0 == t->b0) return na * (na - 1.0) / 2.0;
+  return na * nb;
+}
+
+int wt_fault_from_env(void)
+{
+  const char *v = getenv("WTHETA_TEST_FAULT");
+  if (!v || !*v) return 0;
+  static const struct { const char *name; int bit; } names[] = {
+    {"alloc", WT_FAULT_ALLOC}, {"launch", WT_FAULT_LAUNCH},
+    {"copy", WT_FAULT_COPY}, {"thread", WT_FAULT_THREAD}};
+  int bits = 0;
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+    const char *p = v;
+    size_t len = strlen(names[k].name);
+    while ((p = strstr(p, names[k].name)) != NULL) {
+      int starts = p == v || p[-1] == ',';
+      int ends = p[len] == '\0' || p[len] == ',';
+      if (starts && ends) bits |= names[k].bit;
+      p += len;
+    }
+  }
+  return bits;
+}
+
+/* every task inside its catalogs and histograms; in an auto job a task is
+ * a diagonal range or two disjoint ones (wt.h) */
+int wt_tasks_valid(const wt_job *job)
+{
+  const int64_t na = job->a.n, nb = job->is_auto ? job->a.n : job->b.n;
+  for (int64_t k = 0; k < job->n_tasks; k++) {
+    const wt_task *t = &job->tasks[k];
+    if (t->a0 < 0 || t->a0 > t->a1 || t->a1 > na || t->b0 < 0 ||
+        t->b0 > t->b1 || t->b1 > nb || t->out < 0 || t->out >= job->n_out)
+      return 0;
+    if (job->is_auto && !(t->a0 == t->b0 && t->a1 == t->b1) && t->a1 > t->b0)
+      return 0;
+  }
+  return 1;
+}

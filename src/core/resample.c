@@ -1,0 +1,84 @@
+/* Resampling arithmetic on plain arrays: patch arrays from the per-task
+ * histograms, jackknife replicates from a patch array, and the stable
+ * counting sort that groups a catalog by patch. glue.c wraps them for R. */
+#include <string.h>
+#include "wt.h"
+
+/* The counts of a patched count (task a + b P into histogram (a - 1) +
+ * (b - 1) P, 1-based patches) as an n_patches x n_patches x n_bins array
+ * [a, b, bin] of the in-range slots, into o. In an auto count the tasks
+ * filled a <= b only: the transpose is added off the diagonal, so that
+ * [a, b] and [b, a] both hold the pairs between patches a and b. From
+ * counts (exact 64-bit) when counts is not NULL, else from weight sums. */
+void wt_patch_array(const uint64_t *counts, const double *wsums,
+                    int n_patches, int n_bins, int is_auto, double *o)
+{
+  const size_t P = (size_t)n_patches, n_row = (size_t)n_bins + 2;
+  for (size_t b = 0; b < P; b++)
+    for (size_t a = 0; a < P; a++) {
+      const size_t h = a + b * P, t = b + a * P;
+      for (size_t k = 0; k < (size_t)n_bins; k++) {
+        const size_t s = k + 1;
+        double v = counts ? (double)counts[h * n_row + s] : wsums[h * n_row + s];
+        if (is_auto && a != b)
+          v += counts ? (double)counts[t * n_row + s] : wsums[t * n_row + s];
+        o[h + k * P * P] = v;
+      }
+    }
+}
+
+/* Jackknife replicate counts from a patch array S (P x P x n_bins, the
+ * layout of wt_patch_array): leaving patch r out keeps all pairs less row r
+ * and column r of each bin, plus S[r, r] that both removed. For an auto
+ * count (pairs between two patches at [a, b] and [b, a], pairs inside a
+ * patch once) the diagonal is added again and the sum halved. Into o, an
+ * n_bins x P matrix; rows is scratch of 2 P doubles. */
+void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
+                         double *rows, double *o)
+{
+  double *cols = rows + P;
+  for (int k = 0; k < nb; k++) {
+    const double *s = S + (size_t)k * P * P;
+    double total = 0.0, diag = 0.0;
+    for (int r = 0; r < P; r++) rows[r] = cols[r] = 0.0;
+    for (int b = 0; b < P; b++)
+      for (int a = 0; a < P; a++) {
+        double v = s[a + (size_t)b * P];
+        rows[a] += v;
+        cols[b] += v;
+        total += v;
+      }
+    for (int r = 0; r < P; r++) diag += s[r + (size_t)r * P];
+    for (int r = 0; r < P; r++) {
+      double srr = s[r + (size_t)r * P];
+      double c = total - rows[r] - cols[r] + srr;
+      if (is_auto) c = (c + diag - srr) / 2.0;
+      o[k + (size_t)r * nb] = c;
+    }
+  }
+}
+
+/* A stable counting sort of n points by label (1..P, already checked):
+ * cnt (P values) gets the points per patch, and ox, oy, oz, ol (and ow
+ * when wv is given) the points in patch order; at is scratch of P values. */
+void wt_group_by_label(const double *x, const double *y, const double *z,
+                       const int *lab, const double *wv, int64_t n, int P,
+                       int *cnt, int64_t *at, double *ox, double *oy,
+                       double *oz, int *ol, double *ow)
+{
+  memset(cnt, 0, (size_t)P * sizeof *cnt);
+  for (int64_t i = 0; i < n; i++) cnt[lab[i] - 1]++;
+  int64_t run = 0;
+  for (int k = 0; k < P; k++) {
+    at[k] = run;
+    run += cnt[k];
+  }
+  for (int64_t i = 0; i < n; i++) {
+    int64_t j = at[lab[i] - 1]++;
+    ox[j] = x[i];
+    oy[j] = y[i];
+    oz[j] = z[i];
+    ol[j] = lab[i];
+    if (wv) ow[j] = wv[i];
+  }
+}

@@ -1,0 +1,467 @@
+/* The CPU engine's driver: work items, per-thread histograms, the choice
+ * of kernel, and the loop that hands out chunks and polls between them.
+ * See engine.h for the design. */
+#include "engine.h"
+
+static void flush(const wt_ctx *c, wt_thread *t)
+{
+  for (int k = 0; k < c->copies; k++) {
+    uint32_t *h = t->h + (size_t)k * c->n_slots;
+    for (int s = 0; s < c->n_slots; s++) {
+      t->acc[s] += h[s];
+      h[s] = 0;
+    }
+  }
+  t->pending = 0;
+}
+
+/* Adds the weight sums of the copies into the work item's sums, in a fixed
+ * order, and clears them. Called at least every WT_WFLUSH weighted pairs, so
+ * that no double running sum takes more than a few thousand terms. */
+static void flush_w(const wt_ctx *c, wt_thread *t)
+{
+  for (int s = 0; s < c->n_slots; s++) {
+    double v = 0.0;
+    for (int k = 0; k < c->copies; k++) {
+      double *wh = t->wh + (size_t)k * c->n_slots + s;
+      v += *wh;
+      *wh = 0.0;
+    }
+    t->wacc[s] += v;
+  }
+  t->wpending = 0;
+}
+
+/* Counts the pairs of rows [i0, i0 + nr) and columns [j0, j1), at most
+ * WT_ROWS * WT_TILE of them: a vector kernel takes whole vectors and plain C
+ * the rest. in_tile: t->tile holds columns [j0, j1) as floats. */
+static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
+                       int64_t i0, int nr, const wt_points *b, int64_t j0,
+                       int64_t j1, int in_tile)
+{
+  uint64_t n = (uint64_t)nr * (uint64_t)(j1 - j0);
+  if (t->pending + n >= WT_FLUSH) flush(c, t);
+  t->pending += n;
+  if (t->wh) {
+    if (t->wpending + n > WT_WFLUSH) flush_w(c, t);
+    t->wpending += n;
+  }
+  wt_vec_fn vec = in_tile && c->vec32 ? c->vec32 : c->vec;
+  int step = vec && nr != WT_ROWS ? 1 : nr;   /* rows per kernel call */
+  for (int r = 0; r < nr; r += step) {
+    int64_t j = j0;
+    if (vec)
+      j += vec(c, t->h, t->wh, t->tile, a, i0 + r, step, b, j0, j1 - j0);
+    wt_cpu_plain(c, t->h, t->wh, a, i0 + r, step, b, j, j1);
+  }
+}
+
+/* A work item: rows [r0, r1) of task `task`, against the task's columns. */
+typedef struct {
+  int64_t task, r0, r1;
+  double start;                 /* pairs of the job before this item */
+  int64_t pairs;
+} wt_item;
+
+static int task_is_diagonal(const wt_job *job, const wt_task *t)
+{
+  return job->is_auto && t->a0 == t->b0;
+}
+
+/* Rows per work item of a task: blocks of WT_BLOCK rows, as many as make
+ * about WT_ITEM_PAIRS pairs against the task's columns. This depends on the
+ * task only, never on the thread count, so every item's sums (and the
+ * weighted results) are the same on any number of threads. */
+static int64_t item_rows(const wt_task *t)
+{
+  int64_t cols = t->b1 - t->b0;
+  int64_t blocks = cols > 0 ? WT_ITEM_PAIRS / ((int64_t)WT_BLOCK * cols) : 1;
+  return (blocks < 1 ? 1 : blocks) * WT_BLOCK;
+}
+
+static int64_t item_pairs(const wt_job *job, const wt_task *t, int64_t r0,
+                          int64_t r1)
+{
+  int64_t nr = r1 - r0;
+  /* diagonal: each row i against the columns j > i of the task */
+  if (task_is_diagonal(job, t)) return nr * (t->a1 - 1 - r0) - nr * (nr - 1) / 2;
+  return nr * (t->b1 - t->b0);
+}
+
+/* One work item: for a diagonal task of an auto job the pairs i < j with i
+ * in [i0, i1), otherwise the whole rectangle of those rows against the
+ * task's columns. All row groups of the item take each column tile in turn,
+ * so the tile is read from memory (and rounded to float) once per item. */
+static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
+                    int64_t i0, int64_t i1, wt_thread *t)
+{
+  const wt_points *a = &job->a;
+  const wt_points *b = job->is_auto ? &job->a : &job->b;
+  int64_t j_start = task->b0;
+  const int64_t j_end = task->b1;
+  if (task_is_diagonal(job, task)) {
+    /* the triangle inside the block: each group's own small triangle, then
+     * the group against the rest of the block */
+    for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS) {
+      int nr = (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS);
+      for (int r = 0; r < nr - 1; r++)
+        count_tile(c, t, a, r0 + r, 1, b, r0 + r + 1, r0 + nr, 0);
+      count_tile(c, t, a, r0, nr, b, r0 + nr, i1, 0);
+    }
+    j_start = i1;
+  }
+  for (int64_t j0 = j_start; j0 < j_end; j0 += WT_TILE) {
+    int64_t j1 = j_end - j0 < WT_TILE ? j_end : j0 + WT_TILE;
+    if (c->vec32)
+      for (int64_t j = j0; j < j1; j++) {
+        t->tile[j - j0] = (float)b->x[j];
+        t->tile[WT_TILE + j - j0] = (float)b->y[j];
+        t->tile[2 * WT_TILE + j - j0] = (float)b->z[j];
+      }
+    for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS)
+      count_tile(c, t, a, r0, (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS), b,
+                 j0, j1, 1);
+  }
+}
+
+/* Host allocations; all fail under WT_FAULT_ALLOC (tests). */
+static void *cpu_malloc(const wt_job *job, size_t bytes)
+{
+  return job->fault & WT_FAULT_ALLOC ? NULL : malloc(bytes);
+}
+
+static void *cpu_calloc(const wt_job *job, size_t n, size_t size)
+{
+  return job->fault & WT_FAULT_ALLOC ? NULL : calloc(n, size);
+}
+
+/* Picks the kernels of instruction set isa (one this CPU can run) and
+ * builds the private tables they need, into *mem (one block for the caller
+ * to free). pairs: the job's pairs, over all tasks. */
+static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
+                    void **mem)
+{
+  const wt_bins *bins = job->bins;
+  memset(c, 0, sizeof *c);
+  c->bins = bins;
+  c->n_slots = bins->n_bins + 2;
+  c->copies = WT_COPIES;
+  while (c->copies > 1 &&
+         (size_t)c->copies * c->n_slots * sizeof(uint32_t) > WT_COPY_BYTES)
+    c->copies /= 2;
+  for (int k = 0; k < 2 * WT_COPIES; k++)
+    c->copy_off[k] = (k % WT_COPIES % c->copies) * c->n_slots;
+  c->sink = (uint32_t)(c->copies * c->n_slots);
+  *mem = NULL;
+#ifdef WT_X86
+  if (bins->table == NULL || isa == WT_ISA_PLAIN) return WT_OK;
+  const int avx512 = isa == WT_ISA_AVX512;
+  c->vec = avx512 ? wt_cpu_avx512 : wt_cpu_avx2;
+  /* one block: the double kernel's tables, then the float table */
+  const int sh = bins->table_shift, n = bins->table_size;
+  const size_t n_up = (size_t)c->n_slots + bins->table_steps;
+  const int packed = bins->table_steps <= 1 &&
+    (uint64_t)c->n_slots < UINT64_C(1) << (63 - sh);
+  size_t bytes = packed ? (size_t)n * sizeof(uint64_t)
+    : n_up * sizeof(double) + (size_t)n * sizeof(int32_t);
+  bytes = (bytes + 63) & ~(size_t)63;
+  char *m = cpu_malloc(job, bytes + (avx512 ? WT_F32_CELLS * sizeof(uint32_t)
+                                            : 0));
+  if (m == NULL) return WT_ERR_NOMEM;
+  *mem = m;
+  if (packed) {
+    wt_cpu_pack_table(bins, (uint64_t *)m);
+    c->packed = (const uint64_t *)m;
+    c->low_slot = bins->table[0];
+    c->low_edge = bins->upper[c->low_slot];
+  } else {
+    double *up = (double *)m;
+    int32_t *s32 = (int32_t *)(up + n_up);
+    for (size_t s = 0; s < n_up; s++)
+      up[s] = bins->upper[s < (size_t)c->n_slots ? s : (size_t)c->n_slots - 1];
+    for (int k = 0; k < n; k++) s32[k] = bins->table[k];
+    c->upper_pad = up;
+    c->slot32 = s32;
+  }
+  if (avx512 && pairs >= WT_F32_MIN_PAIRS && wt_cpu_unit_norms(&job->a) &&
+      (job->is_auto || wt_cpu_unit_norms(&job->b)) &&
+      wt_cpu_f32_table(c, (uint32_t *)(m + bytes))) {
+    c->f32 = (const uint32_t *)(m + bytes);
+    c->vec32 = wt_cpu_f32;
+  }
+#else
+  (void)job;
+  (void)pairs;
+  (void)isa;
+#endif
+  return WT_OK;
+}
+
+
+/* The buffers of one run of the engine: per-thread counters and tiles,
+ * the items of a chunk and their records, and the chunk's weight sums per
+ * histogram. */
+typedef struct {
+  wt_ctx ctx;
+  void *tables;                 /* the kernels' private tables (ctx) */
+  int n_slots, weighted, n_out, nt;
+  size_t per;                   /* counters per thread, padded */
+  size_t cap;                   /* items per chunk, at most */
+  uint32_t *h;
+  double *wh, *rec_w, *wchunk;
+  float *tiles;
+  wt_item *items;
+  uint64_t *rec_n;
+  int32_t *outs;
+  char *seen;
+} wt_run;
+
+static void run_free(wt_run *r)
+{
+  free(r->h);
+  free(r->wh);
+  free(r->tiles);
+  free(r->items);
+  free(r->rec_n);
+  free(r->rec_w);
+  free(r->wchunk);
+  free(r->outs);
+  free(r->seen);
+  free(r->tables);
+}
+
+/* picks the kernels and allocates every buffer of a run; on failure the
+ * caller still calls run_free() */
+static int run_alloc(wt_run *r, const wt_job *job, double total, int isa)
+{
+  memset(r, 0, sizeof *r);
+  const int n_slots = r->n_slots = job->bins->n_bins + 2;
+  const int weighted = r->weighted = job->wsum != NULL;
+  const int n_out = r->n_out = job->n_out;
+  int status = ctx_init(&r->ctx, job, total, isa, &r->tables);
+  const int nt = r->nt = job->n_threads < 1 ? 1 : job->n_threads;
+  /* per thread: the copies and the sink, padded to a cache line */
+  const size_t per = r->per =
+    ((size_t)r->ctx.copies * n_slots + 1 + 15) & ~(size_t)15;
+  const size_t rec_bytes =
+    (size_t)n_slots * (sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
+  size_t cap = WT_RECORD_BYTES / rec_bytes;
+  if (cap < (size_t)4 * nt) cap = (size_t)4 * nt;
+  r->cap = cap;
+  if (status != WT_OK) return status;
+  r->h = cpu_calloc(job, (size_t)nt * per, sizeof *r->h);
+  r->items = cpu_malloc(job, cap * sizeof *r->items);
+  r->rec_n = cpu_malloc(job, cap * n_slots * sizeof *r->rec_n);
+  if (r->ctx.vec32)
+    r->tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *r->tiles);
+  if (weighted) {
+    r->wh = cpu_calloc(job, (size_t)nt * per, sizeof *r->wh);
+    r->rec_w = cpu_malloc(job, cap * n_slots * sizeof *r->rec_w);
+    r->wchunk = cpu_malloc(job, (size_t)n_out * n_slots * sizeof *r->wchunk);
+    r->outs = cpu_malloc(job, (size_t)n_out * sizeof *r->outs);
+    r->seen = cpu_calloc(job, (size_t)n_out, 1);
+  }
+  if (!r->h || !r->items || !r->rec_n || (r->ctx.vec32 && !r->tiles) ||
+      (weighted && (!r->wh || !r->rec_w || !r->wchunk || !r->outs ||
+                    !r->seen)))
+    return WT_ERR_NOMEM;
+  return WT_OK;
+}
+
+/* The next chunk of items, from task *task_at and row *row_at on: about
+ * WT_CHUNK_PAIRS pairs per thread, at least 4 items per thread, at most
+ * cap items. done: the pairs of the job before the chunk. Returns the
+ * items, their pairs in *chunk. */
+static int64_t next_chunk(const wt_job *job, wt_run *r, int64_t *task_at,
+                          int64_t *row_at, double done, double *chunk)
+{
+  const int nt = r->nt;
+  const size_t cap = r->cap;
+  wt_item *items = r->items;
+  const double chunk_pairs = (double)WT_CHUNK_PAIRS * nt;
+  int64_t task = *task_at, row = *row_at;
+  /* the next chunk of items */
+  int64_t n_items = 0;
+  double pairs = 0.0;
+  while (task < job->n_tasks && (size_t)n_items < cap &&
+         (pairs < chunk_pairs || n_items < 4 * nt)) {
+    const wt_task *t = &job->tasks[task];
+    if (row >= t->a1) {
+      if (++task < job->n_tasks) row = job->tasks[task].a0;
+      continue;
+    }
+    int64_t r1 = t->a1 - row < item_rows(t) ? t->a1 : row + item_rows(t);
+    int64_t p = item_pairs(job, t, row, r1);
+    if (p > 0) {
+      wt_item *it = &items[n_items++];
+      it->task = task;
+      it->r0 = row;
+      it->r1 = r1;
+      it->start = done + pairs;
+      it->pairs = p;
+      pairs += (double)p;
+    }
+    row = r1;
+  }
+  *task_at = task;
+  *row_at = row;
+  *chunk = pairs;
+  return n_items;
+}
+
+/* Counts the chunk's items on the team, each into its record. Returns 1
+ * when a worker failed (the message is in job->message). */
+static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
+                       int fault_thread, double fault_at)
+{
+  const int nt = r->nt, n_slots = r->n_slots, weighted = r->weighted;
+  const size_t per = r->per;
+  uint32_t *h = r->h;
+  double *wh = r->wh, *rec_w = r->rec_w;
+  float *tiles = r->tiles;
+  const wt_item *items = r->items;
+  uint64_t *rec_n = r->rec_n;
+  const wt_ctx ctx = r->ctx;
+  int failed = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(nt)
+#endif
+  {
+#ifdef _OPENMP
+    int id = omp_get_thread_num();
+#else
+    int id = 0;
+#endif
+    wt_thread t;
+    memset(&t, 0, sizeof t);
+    t.h = h + (size_t)id * per;
+    t.wh = weighted ? wh + (size_t)id * per : NULL;
+    t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (int64_t k = 0; k < n_items; k++) {
+      int stop;
+#ifdef _OPENMP
+#pragma omp atomic read
+#endif
+      stop = failed;
+      if (stop) continue;
+      const wt_item *it = &items[k];
+      if (fault_thread && it->start <= fault_at &&
+          fault_at < it->start + (double)it->pairs) {
+        /* a worker that cannot go on: report and leave the item */
+#ifdef _OPENMP
+#pragma omp critical(wt_cpu_failure)
+#endif
+        {
+          if (!failed)
+            snprintf(job->message, sizeof job->message,
+                     "injected fault in a CPU worker thread "
+                     "(WTHETA_TEST_FAULT=thread)");
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+          failed = 1;
+        }
+        continue;
+      }
+      t.acc = rec_n + (size_t)k * n_slots;
+      memset(t.acc, 0, (size_t)n_slots * sizeof *t.acc);
+      t.pending = 0;
+      if (weighted) {
+        t.wacc = rec_w + (size_t)k * n_slots;
+        memset(t.wacc, 0, (size_t)n_slots * sizeof *t.wacc);
+        t.wpending = 0;
+      }
+      do_item(job, &ctx, &job->tasks[it->task], it->r0, it->r1, &t);
+      flush(&ctx, &t);
+      if (weighted) flush_w(&ctx, &t);
+    }
+  }
+  return failed;
+}
+
+/* Adds the chunk's records into the tasks' histograms, in item order. */
+static void add_records(wt_job *job, wt_run *r, int64_t n_items)
+{
+  const int n_slots = r->n_slots, weighted = r->weighted;
+  const wt_item *items = r->items;
+  const uint64_t *rec_n = r->rec_n;
+  const double *rec_w = r->rec_w;
+  double *wchunk = r->wchunk;
+  int32_t *outs = r->outs;
+  char *seen = r->seen;
+  /* the records into the histograms, in item order; weight sums of the
+   * chunk first add up per histogram, then into the job's */
+  int n_seen = 0;
+  for (int64_t k = 0; k < n_items; k++) {
+    const int out = job->tasks[items[k].task].out;
+    uint64_t *dst = job->slots + (size_t)out * n_slots;
+    const uint64_t *src = rec_n + (size_t)k * n_slots;
+    for (int s = 0; s < n_slots; s++) dst[s] += src[s];
+    if (weighted) {
+      double *wc = wchunk + (size_t)out * n_slots;
+      const double *wsrc = rec_w + (size_t)k * n_slots;
+      if (!seen[out]) {
+        seen[out] = 1;
+        outs[n_seen++] = out;
+        memcpy(wc, wsrc, (size_t)n_slots * sizeof *wc);
+      } else {
+        for (int s = 0; s < n_slots; s++) wc[s] += wsrc[s];
+      }
+    }
+  }
+  for (int q = 0; q < n_seen; q++) {
+    const int out = outs[q];
+    double *dst = job->wsum + (size_t)out * n_slots;
+    const double *wc = wchunk + (size_t)out * n_slots;
+    for (int s = 0; s < n_slots; s++) dst[s] += wc[s];
+    seen[out] = 0;
+  }
+}
+
+/* The engine. The job's tasks are cut into work items (a task and a range
+ * of its rows, see item_rows()), which go out in chunks of about
+ * WT_CHUNK_PAIRS pairs per thread, one item at a time, to whichever thread
+ * is free. A thread counts an item into its own counters and writes the
+ * item's slot counts (and weight sums) into the item's record; after each
+ * chunk the main thread adds the records into the tasks' histograms in item
+ * order, then reports progress and polls for an interrupt. Every sum thus
+ * runs over the same terms in the same order whatever the thread count:
+ * weighted results are the same on 1 or 64 threads, and a weight sum is a
+ * sum of at most a few thousand terms at each of its levels (copies, item,
+ * chunk, job). A failed worker (only an injected one so far) stops the run:
+ * the other threads skip their remaining items and nothing is added. */
+int wt_count_cpu(wt_job *job)
+{
+  double total = 0.0;
+  for (int64_t k = 0; k < job->n_tasks; k++)
+    total += wt_task_pairs(job, &job->tasks[k]);
+  if (total == 0.0) return WT_OK;
+  int isa;
+  if (wt_cpu_isa_chosen(&isa, job->message, sizeof job->message) != WT_OK)
+    return WT_ERR_ISA;
+
+  wt_run run;
+  int status = run_alloc(&run, job, total, isa);
+  const int fault_thread = (job->fault & WT_FAULT_THREAD) != 0;
+  const double fault_at = total / 2;   /* the pair whose item fails */
+  int64_t task = 0, row = job->n_tasks > 0 ? job->tasks[0].a0 : 0;
+  double done = 0.0;
+  while (status == WT_OK) {
+    double pairs = 0.0;
+    const int64_t n_items = next_chunk(job, &run, &task, &row, done, &pairs);
+    if (n_items == 0) break;
+    if (count_chunk(job, &run, n_items, fault_thread, fault_at)) {
+      status = WT_ERR_WORKER;
+      break;
+    }
+    add_records(job, &run, n_items);
+    done += pairs;
+    if (done < total && job->poll && job->poll(job->poll_ctx, done, total))
+      status = WT_ERR_INTERRUPTED;
+  }
+  run_free(&run);
+  return status;
+}

@@ -1,0 +1,194 @@
+/* The CPU engine (private to src/cpu/): OpenMP over work items,
+ * per-thread histograms.
+ *
+ * Every count is the double-precision answer of wt.h: a pair's slot is that
+ * of d2 = ((xi-xj)^2 + (yi-yj)^2) + (zi-zj)^2 in IEEE double (separate
+ * multiplies and adds, no FMA) against the double edges upper[]. It comes
+ * from a table lookup on the high bits of d2 and exact comparisons with the
+ * edges, with no acos and no bin search.
+ *
+ * A job is a list of tasks (wt.h); work items are blocks of rows of one task
+ * (WT_BLOCK rows, or a multiple for tasks with few columns, see
+ * item_rows()), handed out dynamically, so a list of many small tasks
+ * (jackknife patches) keeps every thread busy as one large task does. An
+ * item walks its task's columns in tiles of WT_TILE, and each tile is
+ * counted against the item's groups of WT_ROWS rows while it is in cache.
+ * Within a tile, on x86-64 (kernels chosen at run time):
+ *  - AVX-512 with a float prefilter (wt_cpu_f32): the tile is rounded to float
+ *    once per item and d2 is computed in float, 16 pairs per vector; a
+ *    private table turns the float d2 into a slot with one gather, one add
+ *    and one shift, and flags the pairs whose float d2 is too close to an
+ *    edge for the float result to be trusted (a rigorous error bound, see
+ *    wt_cpu_f32_table()), or too small for the table; those pairs, rare, are
+ *    redone in double.
+ *  - otherwise AVX-512 or AVX2 in double (wt_cpu_avx512, wt_cpu_avx2), 8 or 4
+ *    pairs per vector, with gathers from private forms of the table.
+ * The vector kernels write the histogram indices of each group of columns to
+ * a small ring and increment those counters two groups later, so that the
+ * vector work and the scattered increments overlap. Plain C does the rest:
+ * other CPUs, the ragged ends of tiles, binnings too fine for a table.
+ *
+ * Weighted jobs take the same path with the same slot decisions; the
+ * kernels also compute w_i w_j in double, keep it in the ring beside the
+ * index, and add it to a double histogram laid out as the counters.
+ *
+ * Each thread keeps WT_COPIES interleaved copies of its histogram and
+ * neighbouring pairs count into different copies, so runs of pairs in one bin
+ * do not serialise on store-to-load forwarding. Counters are 32-bit and are
+ * flushed into the work item's 64-bit sums well before they could overflow,
+ * and at the end of the item; weight sums are flushed into the item's double
+ * sums every WT_WFLUSH pairs or so (see wt_count_cpu() for the rest).
+ *
+ * No R API is used here. */
+#ifndef WT_CPU_ENGINE_H
+#define WT_CPU_ENGINE_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "wt.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#define WT_X86 1
+#include <immintrin.h>
+#endif
+
+#define WT_ROWS 6                 /* rows per kernel call (a row group) */
+#define WT_BLOCK 48               /* rows per work unit; a multiple of WT_ROWS */
+#define WT_TILE 2048              /* columns per tile; a multiple of 16 */
+#define WT_COPIES 8               /* histogram copies, at most */
+#define WT_COPY_BYTES (1 << 18)   /* fewer copies when they outgrow this */
+#define WT_LAG 2                  /* column groups from computing to counting */
+#define WT_RING (2 * WT_LAG)
+#define WT_FLUSH (1u << 30)       /* flush 32-bit counters before this */
+#define WT_WFLUSH (1u << 14)      /* flush weight sums at least this often */
+#define WT_ITEM_PAIRS (1 << 18)   /* pairs a work item aims at, at least */
+#define WT_CHUNK_PAIRS (1 << 26)  /* pairs per thread between polls */
+#define WT_RECORD_BYTES (1 << 24) /* items' sums per chunk, at most (mostly) */
+#define WT_F32_EMIN (-20)         /* the float table spans d2 in [2^-20, 4): */
+#define WT_F32_BINADES 22         /* 22 binades (at most 32), 2^m cells each, */
+#define WT_F32_MMAX 9             /* m <= WT_F32_MMAX */
+#define WT_F32_CELLS (WT_F32_BINADES << WT_F32_MMAX)
+#define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
+
+/* The empty asm pins a product in a register, so the compiler cannot fuse it
+ * with the following add into an FMA (GCC fuses across statements whenever
+ * the target has FMA, as AVX-512 targets do). It emits no instruction. */
+#if defined(__GNUC__) && defined(__x86_64__)
+#define WT_UNFUSED(v) __asm__("" : "+x"(v))
+#elif defined(__GNUC__) && defined(__aarch64__)
+#define WT_UNFUSED(v) __asm__("" : "+w"(v))
+#else
+#define WT_UNFUSED(v) ((void)0)
+#endif
+
+typedef struct wt_ctx wt_ctx;
+
+/* A vector kernel: counts the pairs of rows [i0, i0 + nr) (nr is 1 or
+ * WT_ROWS) and columns [j0, j0 + nj) of b into h, as far as whole vectors go,
+ * and returns the columns done. tile holds those columns of b as floats
+ * (x, then y, then z, WT_TILE apart) for wt_cpu_f32; the others ignore it.
+ * When wh is not NULL (a->w and b->w are given) it also adds each pair's
+ * weight w_i w_j to wh, which has the layout of h. */
+typedef int64_t (*wt_vec_fn)(const wt_ctx *c, uint32_t *h, double *wh,
+                             const float *tile, const wt_points *a,
+                             int64_t i0, int nr, const wt_points *b,
+                             int64_t j0, int64_t nj);
+
+struct wt_ctx {
+  const wt_bins *bins;
+  int n_slots;
+  int copies;                   /* histogram copies in use, 1..WT_COPIES */
+  /* start of the copy that the k-th of neighbouring pairs counts into */
+  int32_t copy_off[2 * WT_COPIES];
+  uint32_t sink;                /* a spare counter after the copies */
+  wt_vec_fn vec;                /* double kernel; NULL: plain C only */
+  wt_vec_fn vec32;              /* float-prefilter kernel, or NULL */
+  /* private forms of the table for the double kernels: packed, or else
+   * slot32 and upper_pad */
+  const uint64_t *packed;       /* table_steps <= 1: see wt_cpu_pack_table() */
+  const int32_t *slot32;        /* table[] widened to int32 */
+  const double *upper_pad;      /* upper[], then table_steps more +inf */
+  int low_slot;                 /* packed: cell 0 (every d2 below the */
+  double low_edge;              /* table) has slot low_slot, or + 1 from here */
+  /* the float table: see wt_cpu_f32_table() */
+  const uint32_t *f32;
+  int f32_shift, f32_m;         /* key = (bits(d2f) >> f32_shift) - f32_base */
+  int32_t f32_base;
+  uint32_t f32_window[32];      /* per binade */
+};
+
+/* per-thread state */
+typedef struct {
+  uint32_t *h;                  /* copies * n_slots counters, then the sink */
+  uint64_t *acc;                /* n_slots: the current work item's counts */
+  double *wh;                   /* weighted: sums laid out as h, else NULL */
+  double *wacc;                 /* weighted: the work item's n_slots sums */
+  float *tile;                  /* 3 * WT_TILE: a tile of b as floats */
+  uint64_t pending;             /* increments since the last flush */
+  uint64_t wpending;            /* weighted pairs since the last flush_w */
+} wt_thread;
+
+static inline double pair_d2(double xi, double yi, double zi,
+                             double xj, double yj, double zj)
+{
+  double dx = xi - xj, dy = yi - yj, dz = zi - zj;
+  double px = dx * dx, py = dy * dy, pz = dz * dz;
+  WT_UNFUSED(px);
+  WT_UNFUSED(py);
+  WT_UNFUSED(pz);
+  return (px + py) + pz;
+}
+
+static inline uint64_t d2_bits(double d2)
+{
+  uint64_t u;
+  memcpy(&u, &d2, sizeof u);
+  return u;
+}
+
+/* The slot of d2, equal to wt_slot_of() for every d2: the table guess and
+ * table_steps compare-and-step rounds. Keys below the table use cell 0, which
+ * covers all d2 from 0; d2 above the last cell (only non-finite d2 or points
+ * far off the unit sphere) takes the binary search, as does a missing table.
+ * Every kernel agrees with this function. */
+static inline int slot_of(const wt_bins *bins, double d2)
+{
+  if (bins->table == NULL) return wt_slot_of(bins, d2);
+  int64_t key = (int64_t)(d2_bits(d2) >> bins->table_shift) - bins->table_base;
+  if (key >= bins->table_size) return wt_slot_of(bins, d2);
+  if (key < 0) key = 0;
+  int s = bins->table[key];
+  for (int r = 0; r < bins->table_steps; r++) s += d2 >= bins->upper[s];
+  return s;
+}
+
+
+/* kernels_plain.c: plain C, every CPU and every binning */
+void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh,
+                  const wt_points *a, int64_t i0, int nr,
+                  const wt_points *b, int64_t j0, int64_t j1);
+#ifdef WT_X86
+/* kernels_x86.c: vector kernels of the signature wt_vec_fn, compiled for
+ * their instruction set by target attributes and chosen at run time */
+int64_t wt_cpu_avx512(const wt_ctx *c, uint32_t *h, double *wh,
+                      const float *tile, const wt_points *a, int64_t i0,
+                      int nr, const wt_points *b, int64_t j0, int64_t nj);
+int64_t wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh,
+                   const float *tile, const wt_points *a, int64_t i0, int nr,
+                   const wt_points *b, int64_t j0, int64_t nj);
+int64_t wt_cpu_avx2(const wt_ctx *c, uint32_t *h, double *wh,
+                    const float *tile, const wt_points *a, int64_t i0, int nr,
+                    const wt_points *b, int64_t j0, int64_t nj);
+#endif
+/* tables.c: the kernels' private forms of the bin table */
+void wt_cpu_pack_table(const wt_bins *bins, uint64_t *e);
+int wt_cpu_f32_table(wt_ctx *c, uint32_t *tab);
+int wt_cpu_unit_norms(const wt_points *p);
+
+#endif

@@ -1,0 +1,60 @@
+/* The plain C kernel: pairs of any CPU and any binning, and the ragged
+ * ends of the vector kernels' tiles. See engine.h. */
+#include "engine.h"
+
+/* Plain C: counts the pairs of rows [i0, i0 + nr) and columns [j0, j1);
+ * row r counts into copy r, and with weighted its weight sums into copy r
+ * of wh. nr and weighted are constants at each call site. */
+static inline void count_plain_body(const wt_ctx *c, uint32_t *h, double *wh,
+                                    const wt_points *a, int64_t i0, int nr,
+                                    const wt_points *b, int64_t j0,
+                                    int64_t j1, int weighted)
+{
+  const wt_bins bins = *c->bins;   /* a copy the counters cannot alias */
+  double xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
+  uint32_t *hr[WT_ROWS];
+  double *whr[WT_ROWS];
+  for (int r = 0; r < nr; r++) {
+    xi[r] = a->x[i0 + r];
+    yi[r] = a->y[i0 + r];
+    zi[r] = a->z[i0 + r];
+    hr[r] = h + c->copy_off[r];
+    if (weighted) {
+      wi[r] = a->w[i0 + r];
+      whr[r] = wh + c->copy_off[r];
+    }
+  }
+  for (int64_t j = j0; j < j1; j++) {
+    double xj = b->x[j], yj = b->y[j], zj = b->z[j];
+    double wj = weighted ? b->w[j] : 0.0;
+    for (int r = 0; r < nr; r++) {
+      int s = slot_of(&bins, pair_d2(xi[r], yi[r], zi[r], xj, yj, zj));
+      hr[r][s]++;
+      if (weighted) {
+        double p = wi[r] * wj;
+        WT_UNFUSED(p);
+        whr[r][s] += p;
+      }
+    }
+  }
+}
+
+void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh,
+                        const wt_points *a, int64_t i0, int nr,
+                        const wt_points *b, int64_t j0, int64_t j1)
+{
+  if (wh) {
+    if (nr == WT_ROWS)
+      count_plain_body(c, h, wh, a, i0, WT_ROWS, b, j0, j1, 1);
+    else
+      for (int r = 0; r < nr; r++)
+        count_plain_body(c, h, wh, a, i0 + r, 1, b, j0, j1, 1);
+  } else {
+    if (nr == WT_ROWS)
+      count_plain_body(c, h, NULL, a, i0, WT_ROWS, b, j0, j1, 0);
+    else
+      for (int r = 0; r < nr; r++)
+        count_plain_body(c, h, NULL, a, i0 + r, 1, b, j0, j1, 0);
+  }
+}
+

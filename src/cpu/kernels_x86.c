@@ -1,0 +1,490 @@
+/* The x86-64 vector kernels (AVX-512 in double, AVX-512 with a float
+ * prefilter, AVX2 in double) behind one signature, wt_vec_fn. See engine.h
+ * for the design; each function is compiled for its instruction set by a
+ * target attribute, and the driver picks one at run time. */
+#include "engine.h"
+
+#ifdef WT_X86
+#define WT_INLINE static inline __attribute__((always_inline))
+#define WT_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512cd,avx512vl,avx512dq")))
+#define WT_AVX2 __attribute__((target("avx2")))
+#define WT_UNFUSED_V(v) __asm__("" : "+v"(v))
+
+/* The exact histogram indices of the pairs (i, j + l) for the lanes l set in
+ * lanes, into out[l]: for d2 above the double table (non-finite, or points
+ * far off the unit sphere). */
+__attribute__((noinline, cold))
+static void patch_pairs(const wt_ctx *c, const wt_points *a, int64_t i,
+                        const wt_points *b, int64_t j, unsigned lanes,
+                        const int32_t *lane_off, uint32_t *out)
+{
+  for (int l = 0; lanes; l++, lanes >>= 1)
+    if (lanes & 1)
+      out[l] = (uint32_t)(lane_off[l] +
+                          slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i],
+                                                   b->x[j + l], b->y[j + l],
+                                                   b->z[j + l])));
+}
+
+/* Increments the n counters named in idx (n even), two per load. */
+static inline void count_ring(uint32_t *h, const uint32_t *idx, int n)
+{
+#pragma GCC unroll 16
+  for (int k = 0; k < n; k += 2) {
+    uint64_t v;
+    memcpy(&v, idx + k, sizeof v);
+    h[(uint32_t)v]++;
+    h[v >> 32]++;
+  }
+}
+
+/* As count_ring, and adds the weights wv[k] to the sums wh[idx[k]]. */
+static inline void count_ring_w(uint32_t *h, double *wh, const uint32_t *idx,
+                                const double *wv, int n)
+{
+#pragma GCC unroll 16
+  for (int k = 0; k < n; k += 2) {
+    uint64_t v;
+    memcpy(&v, idx + k, sizeof v);
+    uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+    h[lo]++;
+    wh[lo] += wv[k];
+    h[hi]++;
+    wh[hi] += wv[k + 1];
+  }
+}
+
+/* The ring of a vector kernel: column group g writes ring[g % WT_RING] and
+ * counts ring[(g + WT_LAG) % WT_RING], the indices of group g - WT_LAG; the
+ * first groups count the sink, and the last ones are counted at the end.
+ * A weighted kernel keeps the pairs' weights in wring, alongside (those of
+ * the first groups are 0, so the sink of wh only ever adds zeros). */
+#define WT_RING_DECL(ring, wring, width)                                     \
+  uint32_t ring[WT_RING][WT_ROWS * (width)] __attribute__((aligned(64)));    \
+  double wring[WT_RING][WT_ROWS * (width)] __attribute__((aligned(64)));     \
+  for (int g_ = WT_LAG; g_ < WT_RING; g_++)                                  \
+    for (int k_ = 0; k_ < WT_ROWS * (width); k_++) {                         \
+      ring[g_][k_] = c->sink;                                                \
+      if (weighted) wring[g_][k_] = 0.0;                                     \
+    }
+#define WT_RING_DRAIN(ring, wring, width, groups)                            \
+  for (int64_t g_ = (groups) + WT_LAG; g_ < (groups) + WT_RING; g_++) {      \
+    if (weighted)                                                            \
+      count_ring_w(h, wh, ring[g_ % WT_RING], wring[g_ % WT_RING],           \
+                   nr * (width));                                            \
+    else                                                                     \
+      count_ring(h, ring[g_ % WT_RING], nr * (width));                       \
+  }
+
+/* The double lookup, as constants in registers (set up once per call, as
+ * stores to the counters could otherwise force reloads from the context). */
+typedef struct {
+  __m128i shift;
+  __m512i base, top, one, low_slot;
+  __m512d low_edge;
+  const uint64_t *packed;
+  const int32_t *slot32;
+  const double *upper;
+  int steps;
+} wt_lut512;
+
+WT_AVX512 WT_INLINE wt_lut512 lut512(const wt_ctx *c)
+{
+  wt_lut512 L;
+  L.shift = _mm_cvtsi32_si128(c->bins->table_shift);
+  L.base = _mm512_set1_epi64(c->bins->table_base);
+  L.top = _mm512_set1_epi64(c->bins->table_size - 1);
+  L.one = _mm512_set1_epi64(1);
+  L.low_slot = _mm512_set1_epi64(c->low_slot);
+  L.low_edge = _mm512_set1_pd(c->low_edge);
+  L.packed = c->packed;
+  L.slot32 = c->slot32;
+  L.upper = c->upper_pad;
+  L.steps = c->bins->table_steps;
+  return L;
+}
+
+WT_AVX512 WT_INLINE __m512d
+d2_avx512(__m512d xi, __m512d yi, __m512d zi, __m512d xj, __m512d yj,
+          __m512d zj)
+{
+  __m512d dx = _mm512_sub_pd(xi, xj);
+  __m512d dy = _mm512_sub_pd(yi, yj);
+  __m512d dz = _mm512_sub_pd(zi, zj);
+  __m512d px = _mm512_mul_pd(dx, dx);
+  __m512d py = _mm512_mul_pd(dy, dy);
+  __m512d pz = _mm512_mul_pd(dz, dz);
+  WT_UNFUSED_V(px);
+  WT_UNFUSED_V(py);
+  WT_UNFUSED_V(pz);
+  return _mm512_add_pd(_mm512_add_pd(px, py), pz);
+}
+
+/* The slots of 8 squared chords, as slot_of() gives them, except for the
+ * lanes returned in *above (d2 above the table: for patch_pairs). Keys below
+ * the table belong to cell 0, which spans every d2 from 0. packed is a
+ * constant at each call site. */
+WT_AVX512 WT_INLINE __m512i
+slots_avx512(const wt_lut512 *L, __m512d d2, int packed, __mmask8 *above)
+{
+  __m512i bits = _mm512_castpd_si512(d2);
+  __m512i key = _mm512_sub_epi64(_mm512_srl_epi64(bits, L->shift), L->base);
+  __m512i s;
+  if (packed) {
+    __mmask8 in = _mm512_cmple_epu64_mask(key, L->top);
+    __m512i e = _mm512_mask_i64gather_epi64(_mm512_undefined_epi32(), in,
+                                            key, L->packed, 8);
+    s = _mm512_srl_epi64(_mm512_add_epi64(bits, e), L->shift);
+    *above = 0;
+    if (!_kortestc_mask8_u8(in, in)) {
+      /* cell 0 holds one edge at most, upper[table[0]] */
+      __mmask8 below = _mm512_cmplt_epi64_mask(key, _mm512_setzero_si512());
+      s = _mm512_mask_mov_epi64(s, below, L->low_slot);
+      s = _mm512_mask_add_epi64(
+        s, _mm512_mask_cmp_pd_mask(below, d2, L->low_edge, _CMP_GE_OQ), s,
+        L->one);
+      *above = (__mmask8)~(in | below);
+    }
+  } else {
+    /* the slot is the first s in [table[key], table[key] + steps] with
+     * d2 < upper[s]: a branch-free binary search over those slots */
+    key = _mm512_max_epi64(key, _mm512_setzero_si512());
+    *above = _mm512_cmpgt_epu64_mask(key, L->top);
+    s = _mm512_cvtepi32_epi64(_mm512_mask_i64gather_epi32(
+      _mm256_setzero_si256(), (__mmask8)~*above, key, L->slot32, 4));
+    for (int n = L->steps; n > 1; ) {
+      int half = n / 2;
+      __m512d u = _mm512_i64gather_pd(s, L->upper + half - 1, 8);
+      s = _mm512_mask_add_epi64(s, _mm512_cmp_pd_mask(d2, u, _CMP_GE_OQ), s,
+                                _mm512_set1_epi64(half));
+      n -= half;
+    }
+    __m512d u = _mm512_i64gather_pd(s, L->upper, 8);
+    s = _mm512_mask_add_epi64(s, _mm512_cmp_pd_mask(d2, u, _CMP_GE_OQ), s,
+                              L->one);
+  }
+  return s;
+}
+
+/* AVX-512 in double, 8 columns per vector; lane l counts into copy l. nr,
+ * packed and weighted are constants at each call site, so every variant is
+ * unrolled. */
+WT_AVX512 WT_INLINE int64_t
+vec_avx512_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
+                int64_t i0, int nr, const wt_points *b, int64_t j0,
+                int64_t nj, int packed, int weighted)
+{
+  const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
+  const double *bw = weighted ? b->w + j0 : NULL;
+  const wt_lut512 L = lut512(c);
+  const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
+  __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_pd(a->x[i0 + r]);
+    yi[r] = _mm512_set1_pd(a->y[i0 + r]);
+    zi[r] = _mm512_set1_pd(a->z[i0 + r]);
+    if (weighted) wi[r] = _mm512_set1_pd(a->w[i0 + r]);
+  }
+  const int64_t nv = nj & ~(int64_t)7;
+  WT_RING_DECL(ring, wring, 8);
+  for (int64_t j = 0; j < nv; j += 8) {
+    uint32_t *out = ring[(j >> 3) % WT_RING];
+    const uint32_t *old = ring[((j >> 3) + WT_LAG) % WT_RING];
+    double *wout = wring[(j >> 3) % WT_RING];
+    const double *wold = wring[((j >> 3) + WT_LAG) % WT_RING];
+    __m512d xj = _mm512_loadu_pd(bx + j);
+    __m512d yj = _mm512_loadu_pd(by + j);
+    __m512d zj = _mm512_loadu_pd(bz + j);
+    __m512d wj = weighted ? _mm512_loadu_pd(bw + j) : _mm512_setzero_pd();
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __mmask8 above;
+      __m512i s = slots_avx512(&L, d2_avx512(xi[r], yi[r], zi[r], xj, yj, zj),
+                               packed, &above);
+      _mm256_store_si256((__m256i *)(out + 8 * r),
+                         _mm256_add_epi32(_mm512_cvtepi64_epi32(s), lane_off));
+      if (weighted) _mm512_store_pd(wout + 8 * r, _mm512_mul_pd(wi[r], wj));
+      if (above)
+        patch_pairs(c, a, i0 + r, b, j0 + j, above, c->copy_off, out + 8 * r);
+      if (weighted)
+        count_ring_w(h, wh, old + 8 * r, wold + 8 * r, 8);
+      else
+        count_ring(h, old + 8 * r, 8);
+    }
+  }
+  WT_RING_DRAIN(ring, wring, 8, nv >> 3);
+  return nv;
+}
+
+WT_AVX512 int64_t
+wt_cpu_avx512(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
+           const wt_points *a, int64_t i0, int nr, const wt_points *b,
+           int64_t j0, int64_t nj)
+{
+  (void)tile;
+  const int six = nr == WT_ROWS, p = c->packed != NULL;
+  if (wh)
+    return six ? (p ? vec_avx512_body(c, h, wh, a, i0, WT_ROWS, b, j0, nj, 1, 1)
+                    : vec_avx512_body(c, h, wh, a, i0, WT_ROWS, b, j0, nj, 0, 1))
+               : (p ? vec_avx512_body(c, h, wh, a, i0, 1, b, j0, nj, 1, 1)
+                    : vec_avx512_body(c, h, wh, a, i0, 1, b, j0, nj, 0, 1));
+  return six ? (p ? vec_avx512_body(c, h, NULL, a, i0, WT_ROWS, b, j0, nj, 1, 0)
+                  : vec_avx512_body(c, h, NULL, a, i0, WT_ROWS, b, j0, nj, 0, 0))
+             : (p ? vec_avx512_body(c, h, NULL, a, i0, 1, b, j0, nj, 1, 0)
+                  : vec_avx512_body(c, h, NULL, a, i0, 1, b, j0, nj, 0, 0));
+}
+
+/* The float kernel's undecided lanes: pairs (i, j + l), l < 16, redone in
+ * double, into out[l]. */
+WT_AVX512 __attribute__((noinline, cold)) static void
+redo_f32(const wt_ctx *c, const wt_points *a, int64_t i, const wt_points *b,
+         int64_t j, __mmask16 lanes, uint32_t *out)
+{
+  const wt_lut512 L = lut512(c);
+  const __m512d xi = _mm512_set1_pd(a->x[i]);
+  const __m512d yi = _mm512_set1_pd(a->y[i]);
+  const __m512d zi = _mm512_set1_pd(a->z[i]);
+  for (int k = 0; k < 16; k += 8) {
+    __mmask8 above, mine = (__mmask8)(lanes >> k);
+    __m512d d2 = d2_avx512(xi, yi, zi, _mm512_loadu_pd(b->x + j + k),
+                           _mm512_loadu_pd(b->y + j + k),
+                           _mm512_loadu_pd(b->z + j + k));
+    __m512i s = c->packed ? slots_avx512(&L, d2, 1, &above)
+                          : slots_avx512(&L, d2, 0, &above);
+    __m256i idx = _mm256_add_epi32(
+      _mm512_cvtepi64_epi32(s),
+      _mm256_loadu_si256((const __m256i *)(c->copy_off + k)));
+    _mm256_mask_storeu_epi32(out + k, mine, idx);
+    if (above & mine)
+      patch_pairs(c, a, i, b, j + k, above & mine, c->copy_off + k, out + k);
+  }
+}
+
+/* AVX-512 with the float prefilter, 16 columns per vector; lane l counts
+ * into copy l % 8. See wt_cpu_f32_table() for the entries. */
+WT_AVX512 WT_INLINE int64_t
+vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
+             const wt_points *a, int64_t i0, int nr, const wt_points *b,
+             int64_t j0, int64_t nj, int weighted)
+{
+  const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  const double *bw = weighted ? b->w + j0 : NULL;
+  const uint32_t *ftab = c->f32;
+  __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+  __m512d wi[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
+    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
+    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
+    if (weighted) wi[r] = _mm512_set1_pd(a->w[i0 + r]);
+  }
+  const __m128i shift = _mm_cvtsi32_si128(c->f32_shift);
+  const __m128i wshift = _mm_cvtsi32_si128(c->f32_shift + 1);
+  const __m128i mshift = _mm_cvtsi32_si128(c->f32_m);
+  const __m512i base = _mm512_set1_epi32(c->f32_base);
+  const __m512i top = _mm512_set1_epi32((WT_F32_BINADES << c->f32_m) - 1);
+  const __m512i low_mask = _mm512_set1_epi32((1 << c->f32_shift) - 1);
+  const __m512i windows_lo = _mm512_loadu_si512(c->f32_window);
+  const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
+  const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
+  const int64_t nv = nj & ~(int64_t)15;
+  WT_RING_DECL(ring, wring, 16);
+  for (int64_t j = 0; j < nv; j += 16) {
+    uint32_t *out = ring[(j >> 4) % WT_RING];
+    const uint32_t *old = ring[((j >> 4) + WT_LAG) % WT_RING];
+    double *wout = wring[(j >> 4) % WT_RING];
+    const double *wold = wring[((j >> 4) + WT_LAG) % WT_RING];
+    __m512 xj = _mm512_loadu_ps(tx + j);
+    __m512 yj = _mm512_loadu_ps(ty + j);
+    __m512 zj = _mm512_loadu_ps(tz + j);
+    __m512d wj_lo = weighted ? _mm512_loadu_pd(bw + j) : _mm512_setzero_pd();
+    __m512d wj_hi =
+      weighted ? _mm512_loadu_pd(bw + j + 8) : _mm512_setzero_pd();
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __m512 dx = _mm512_sub_ps(xi[r], xj);
+      __m512 dy = _mm512_sub_ps(yi[r], yj);
+      __m512 dz = _mm512_sub_ps(zi[r], zj);
+      __m512 px = _mm512_mul_ps(dx, dx);
+      __m512 py = _mm512_mul_ps(dy, dy);
+      __m512 pz = _mm512_mul_ps(dz, dz);
+      WT_UNFUSED_V(px);
+      WT_UNFUSED_V(py);
+      WT_UNFUSED_V(pz);
+      __m512i bits =
+        _mm512_castps_si512(_mm512_add_ps(_mm512_add_ps(px, py), pz));
+      __m512i key = _mm512_sub_epi32(_mm512_srl_epi32(bits, shift), base);
+      __mmask16 in = _mm512_cmple_epu32_mask(key, top);
+      __m512i e = _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in,
+                                              key, ftab, 4);
+      __m512i y = _mm512_add_epi32(_mm512_and_si512(bits, low_mask), e);
+      __m512i window = _mm512_permutex2var_epi32(
+        windows_lo, _mm512_srl_epi32(key, mshift), windows_hi);
+      __mmask16 ok = _mm512_mask_test_epi32_mask(in, y, window);
+      _mm512_store_si512(out + 16 * r,
+                         _mm512_add_epi32(_mm512_srl_epi32(y, wshift),
+                                          lane_off));
+      if (weighted) {
+        _mm512_store_pd(wout + 16 * r, _mm512_mul_pd(wi[r], wj_lo));
+        _mm512_store_pd(wout + 16 * r + 8, _mm512_mul_pd(wi[r], wj_hi));
+      }
+      if (!_kortestc_mask16_u8(ok, ok))
+        redo_f32(c, a, i0 + r, b, j0 + j, (__mmask16)~ok, out + 16 * r);
+      if (weighted)
+        count_ring_w(h, wh, old + 16 * r, wold + 16 * r, 16);
+      else
+        count_ring(h, old + 16 * r, 16);
+    }
+  }
+  WT_RING_DRAIN(ring, wring, 16, nv >> 4);
+  return nv;
+}
+
+WT_AVX512 int64_t
+wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
+        const wt_points *a, int64_t i0, int nr, const wt_points *b,
+        int64_t j0, int64_t nj)
+{
+  if (wh)
+    return nr == WT_ROWS
+      ? vec_f32_body(c, h, wh, tile, a, i0, WT_ROWS, b, j0, nj, 1)
+      : vec_f32_body(c, h, wh, tile, a, i0, 1, b, j0, nj, 1);
+  return nr == WT_ROWS
+    ? vec_f32_body(c, h, NULL, tile, a, i0, WT_ROWS, b, j0, nj, 0)
+    : vec_f32_body(c, h, NULL, tile, a, i0, 1, b, j0, nj, 0);
+}
+
+/* AVX2 in double, 4 columns per vector; lane l of row r counts into copy
+ * l + 4 (r % 2). As vec_avx512_body otherwise; AVX2 has no unsigned or
+ * 64-bit min/max comparisons, so the key range is tested with signed ones. */
+WT_AVX2 WT_INLINE int64_t
+vec_avx2_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
+              int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj,
+              int packed, int weighted)
+{
+  const wt_bins *bins = c->bins;
+  const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
+  const double *bw = weighted ? b->w + j0 : NULL;
+  __m256d wi[WT_ROWS];
+  const double *upper = c->upper_pad;
+  const long long *ptab = (const long long *)c->packed;
+  const int *stab = c->slot32;
+  __m256d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm256_set1_pd(a->x[i0 + r]);
+    yi[r] = _mm256_set1_pd(a->y[i0 + r]);
+    zi[r] = _mm256_set1_pd(a->z[i0 + r]);
+    if (weighted) wi[r] = _mm256_set1_pd(a->w[i0 + r]);
+  }
+  const __m128i shift = _mm_cvtsi32_si128(bins->table_shift);
+  const __m256i base = _mm256_set1_epi64x(bins->table_base);
+  const __m256i zero = _mm256_setzero_si256();
+  /* key >u top, as a signed comparison with the sign bits flipped */
+  const __m256i sign = _mm256_set1_epi64x(INT64_MIN);
+  const __m256i top = _mm256_set1_epi64x((bins->table_size - 1) ^ INT64_MIN);
+  const __m256i low_slot = _mm256_set1_epi64x(c->low_slot);
+  const __m256d low_edge = _mm256_set1_pd(c->low_edge);
+  const __m256i even = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
+  const __m128i lane_off[2] = {
+    _mm_loadu_si128((const __m128i *)c->copy_off),
+    _mm_loadu_si128((const __m128i *)(c->copy_off + 4))};
+  const int steps = bins->table_steps;
+  const int64_t nv = nj & ~(int64_t)3;
+  WT_RING_DECL(ring, wring, 4);
+  for (int64_t j = 0; j < nv; j += 4) {
+    uint32_t *out = ring[(j >> 2) % WT_RING];
+    const uint32_t *old = ring[((j >> 2) + WT_LAG) % WT_RING];
+    double *wout = wring[(j >> 2) % WT_RING];
+    const double *wold = wring[((j >> 2) + WT_LAG) % WT_RING];
+    __m256d xj = _mm256_loadu_pd(bx + j);
+    __m256d yj = _mm256_loadu_pd(by + j);
+    __m256d zj = _mm256_loadu_pd(bz + j);
+    __m256d wj = weighted ? _mm256_loadu_pd(bw + j) : _mm256_setzero_pd();
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __m256d dx = _mm256_sub_pd(xi[r], xj);
+      __m256d dy = _mm256_sub_pd(yi[r], yj);
+      __m256d dz = _mm256_sub_pd(zi[r], zj);
+      __m256d px = _mm256_mul_pd(dx, dx);
+      __m256d py = _mm256_mul_pd(dy, dy);
+      __m256d pz = _mm256_mul_pd(dz, dz);
+      WT_UNFUSED_V(px);
+      WT_UNFUSED_V(py);
+      WT_UNFUSED_V(pz);
+      __m256d d2 = _mm256_add_pd(_mm256_add_pd(px, py), pz);
+      __m256i bits = _mm256_castpd_si256(d2);
+      __m256i key = _mm256_sub_epi64(_mm256_srl_epi64(bits, shift), base);
+      __m256i s, above;
+      if (packed) {
+        __m256i out_of = _mm256_cmpgt_epi64(_mm256_xor_si256(key, sign), top);
+        __m256i e = _mm256_i64gather_epi64(ptab,
+                                           _mm256_andnot_si256(out_of, key), 8);
+        s = _mm256_srl_epi64(_mm256_add_epi64(bits, e), shift);
+        above = zero;
+        if (!_mm256_testz_si256(out_of, out_of)) {
+          /* cell 0 holds one edge at most, upper[table[0]] */
+          __m256i below = _mm256_cmpgt_epi64(zero, key);
+          __m256i ge =
+            _mm256_castpd_si256(_mm256_cmp_pd(d2, low_edge, _CMP_GE_OQ));
+          s = _mm256_blendv_epi8(s, _mm256_sub_epi64(low_slot, ge), below);
+          above = _mm256_andnot_si256(below, out_of);
+        }
+      } else {
+        /* below the table: cell 0, as in slots_avx512 */
+        key = _mm256_andnot_si256(_mm256_cmpgt_epi64(zero, key), key);
+        above = _mm256_cmpgt_epi64(_mm256_xor_si256(key, sign), top);
+        key = _mm256_andnot_si256(above, key);
+        s = _mm256_cvtepi32_epi64(_mm256_i64gather_epi32(stab, key, 4));
+        for (int n = steps; n > 1; ) {
+          int half = n / 2;
+          __m256d u = _mm256_i64gather_pd(upper + half - 1, s, 8);
+          __m256i ge = _mm256_castpd_si256(_mm256_cmp_pd(d2, u, _CMP_GE_OQ));
+          s = _mm256_add_epi64(s,
+                               _mm256_and_si256(ge, _mm256_set1_epi64x(half)));
+          n -= half;
+        }
+        __m256d u = _mm256_i64gather_pd(upper, s, 8);
+        s = _mm256_sub_epi64(
+          s, _mm256_castpd_si256(_mm256_cmp_pd(d2, u, _CMP_GE_OQ)));
+      }
+      __m128i s32 =
+        _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(s, even));
+      _mm_store_si128((__m128i *)(out + 4 * r),
+                      _mm_add_epi32(s32, lane_off[r & 1]));
+      if (weighted) _mm256_store_pd(wout + 4 * r, _mm256_mul_pd(wi[r], wj));
+      unsigned bad = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(above));
+      if (bad)
+        patch_pairs(c, a, i0 + r, b, j0 + j, bad, c->copy_off + 4 * (r & 1),
+                    out + 4 * r);
+      if (weighted)
+        count_ring_w(h, wh, old + 4 * r, wold + 4 * r, 4);
+      else
+        count_ring(h, old + 4 * r, 4);
+    }
+  }
+  WT_RING_DRAIN(ring, wring, 4, nv >> 2);
+  return nv;
+}
+
+WT_AVX2 int64_t
+wt_cpu_avx2(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
+         const wt_points *a, int64_t i0, int nr, const wt_points *b,
+         int64_t j0, int64_t nj)
+{
+  (void)tile;
+  const int six = nr == WT_ROWS, p = c->packed != NULL;
+  if (wh)
+    return six ? (p ? vec_avx2_body(c, h, wh, a, i0, WT_ROWS, b, j0, nj, 1, 1)
+                    : vec_avx2_body(c, h, wh, a, i0, WT_ROWS, b, j0, nj, 0, 1))
+               : (p ? vec_avx2_body(c, h, wh, a, i0, 1, b, j0, nj, 1, 1)
+                    : vec_avx2_body(c, h, wh, a, i0, 1, b, j0, nj, 0, 1));
+  return six ? (p ? vec_avx2_body(c, h, NULL, a, i0, WT_ROWS, b, j0, nj, 1, 0)
+                  : vec_avx2_body(c, h, NULL, a, i0, WT_ROWS, b, j0, nj, 0, 0))
+             : (p ? vec_avx2_body(c, h, NULL, a, i0, 1, b, j0, nj, 1, 0)
+                  : vec_avx2_body(c, h, NULL, a, i0, 1, b, j0, nj, 0, 0));
+}
+#endif /* WT_X86 */

@@ -1,0 +1,107 @@
+/* Device-side types shared by the kernels (work items, points, kernel
+ * arguments) and the exact double-precision helpers.
+ * Part of the CUDA engine: included by entry.cu, which makes the engine
+ * one nvcc translation unit (see ARCHITECTURE.md). */
+#ifndef WT_CUDA_DEVICE_CUH
+#define WT_CUDA_DEVICE_CUH
+
+namespace {
+
+/* one unit of a launch: i points [i0, i1) of the I chunk (i1 - i0 at most
+ * one block's share) against j points [j0, j1) of the J chunk, pairs j > i
+ * only when diag, counted into histogram `out` */
+struct Item { int i0, i1, j0, j1, diag, out; };
+
+/* a point in double, padded to 32 bytes */
+struct __align__(32) DPt { double x, y, z, w; };
+
+__device__ __forceinline__ DPt load_dpt(const DPt *p)
+{
+  const double2 *q = reinterpret_cast<const double2 *>(p);
+  double2 a = __ldg(q), b = __ldg(q + 1);
+  return DPt{a.x, a.y, b.x, b.y};
+}
+
+/* arguments of the fast kernel */
+struct FastArgs {
+  const float4 *fI, *fJ;       /* float coordinates (w unused) */
+  const DPt *dI, *dJ;      /* double coordinates (w unused) */
+  int nI, nJ;
+  const Item *items;
+  int n_items;
+  int *counter;                /* next item (dynamic scheduling) */
+  const float *thr;            /* fast table: threshold of each cell */
+  const int2 *cmap;            /* slots of each cell: below, above */
+  const double *upper;         /* exact edges, n_slots */
+  int n_slots;
+  unsigned long long *ghist;   /* 64-bit counts, n_out x n_slots */
+  unsigned fixoff;             /* byte offset of the per-slot counters */
+  int fix_shared;              /* 0: per-slot counts go straight to ghist */
+  unsigned joff;               /* byte offset of the j tile in smem */
+  unsigned qoff;               /* byte offset of the warps' queues */
+  unsigned itemoff;            /* byte offset of the item slot in smem */
+  float onec;                  /* 1 + c */
+  float margin;                /* M */
+};
+
+/* arguments of the exact kernel */
+struct ExactArgs {
+  const DPt *dI, *dJ;
+  int nI, nJ;
+  const Item *items;
+  int n_items;
+  int *counter;
+  const double *upper;
+  int n_slots;
+  const uint16_t *btab;        /* core/bins.c table or NULL */
+  int bshift;
+  long long bbase;
+  int bsize, bsteps;
+  unsigned long long *ghist;   /* n_out x n_slots */
+  double *gw;                  /* weight sums, n_out x n_slots; NULL: none */
+  int rcols;                   /* R; 0: count straight into ghist */
+  unsigned joff, itemoff, woff;  /* woff: R-column weight sums (double) */
+};
+
+/* ------------------------------------------------------------------ */
+/* device code                                                          */
+/* ------------------------------------------------------------------ */
+
+__device__ __forceinline__ double exact_d2(DPt a, DPt b)
+{
+  double dx = __dsub_rn(a.x, b.x), dy = __dsub_rn(a.y, b.y),
+         dz = __dsub_rn(a.z, b.z);
+  double d2 = __dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy));
+  return __dadd_rn(d2, __dmul_rn(dz, dz));
+}
+
+/* smallest slot s with d2 < upper[s] (wt_slot_of) */
+__device__ __forceinline__ int slot_search(const double *upper, int n_slots,
+                                           double d2)
+{
+  int lo = 0, hi = n_slots - 1;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (d2 < __ldg(upper + mid)) hi = mid; else lo = mid + 1;
+  }
+  return lo;
+}
+
+/* the CPU engine's lookup, step for step (cpu/engine.h slot_of) */
+__device__ __forceinline__ int cpu_slot(const ExactArgs &a, double d2)
+{
+  if (a.btab == nullptr) return slot_search(a.upper, a.n_slots, d2);
+  unsigned long long bits = (unsigned long long)__double_as_longlong(d2);
+  long long key = (long long)(bits >> a.bshift) - a.bbase;
+  if (key < 0) key = 0;
+  if (key >= a.bsize) key = a.bsize - 1;
+  int s = __ldg(a.btab + key);
+  for (int r = 0; r < a.bsteps; r++)   /* the guard only stops reads past
+                                          the end for d2 = +inf */
+    if (s < a.n_slots - 1) s += d2 >= __ldg(a.upper + s);
+  return s;
+}
+
+}  // namespace
+
+#endif

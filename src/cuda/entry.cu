@@ -1,0 +1,375 @@
+/* The CUDA engine: pair counts on one or more GPUs, bit-identical to the CPU
+ * engine (see the exactness contract in wt.h).
+ *
+ * Fast path. Each pair is first placed with single-precision arithmetic:
+ *   q = fl(fl(fl(1 + c - x_i x_j) - y_i y_j) - z_i z_j)        (three FMAs)
+ * is d2 / 2 + c up to a rigorous absolute error E (the float rounding of the
+ * coordinates, the three FMA roundings, and the deviation of the inputs from
+ * unit length; see fast_margin()). The high bits of q pick a cell of a table
+ * in shared memory (log-spaced cells: 2^MB per octave of q). Each cell holds
+ * the float threshold of the one edge that can matter for any q in it, or
+ * +inf when none can, or NaN when several can. The pair is counted in one
+ * of two per-cell counters, below or at/above the threshold (the sign of
+ * q - threshold picks it); at flush time each cell counter is added to the
+ * slot it stands for. When |q - threshold| < M (M > E plus the threshold's
+ * own rounding; NaN included) the pair is re-examined with the exact double
+ * d2 of wt.h (no FMA: __dsub_rn/__dmul_rn/__dadd_rn) and, if the exact slot
+ * differs, its count is moved to a per-slot counter. Counts are therefore
+ * exactly those of the double decision. Such pairs do not make the warp
+ * diverge: the steps holding one are queued per warp and re-examined by
+ * all its lanes together (drain_queue). A warp's lanes form G groups, each
+ * on its own j point, so that an instruction covers RL i points x G j
+ * points (fewer distinct cells, fewer bank conflicts).
+ *
+ * Inputs the margin proof does not cover (non-finite coordinates, vectors
+ * not of unit length, edges that are not non-decreasing), or edge sets so
+ * dense that most cells hold several edges, go through an exact kernel that
+ * evaluates every pair in double with the CPU engine's own lookup.
+ *
+ * Weights (wt_points.w): the exact kernel also adds w_i w_j in double
+ * into per-slot sums (runs of j points in one slot are summed in registers
+ * first); the bins are decided exactly as for the counts.
+ *
+ * Task lists (wt_task): every task is cut along chunk boundaries into
+ * pieces, each piece into rows of at most one block's share of i points
+ * and rows into items; an item names its histogram (task.out), and a block
+ * flushes its shared counters into that histogram's 64-bit counters when it
+ * moves to an item of another histogram. All tasks between one pair of
+ * chunks go into the same launches (no host round trip per task). Items
+ * of fewer i points than a block holds use only as many registers' worth
+ * of i points as they need (NK), so small patches waste few lanes.
+ *
+ * Counters: 32-bit, per block, in shared memory; shared atomics (the +1
+ * increments compile to ATOMS.POPC.INC, which merges lanes that hit the
+ * same word); flushed to 64-bit global counters at the end of every launch,
+ * on a change of histogram, or before any could wrap. Catalogs are copied
+ * to the device in chunks as given (three double arrays, and the weights);
+ * the device sorts each chunk along a Hilbert curve (CUB radix sort of cell
+ * keys whose high bits are the point's segment between task boundaries, so
+ * points move only inside task ranges) so that the lanes of a warp hold
+ * close points (fewer bank conflicts), and packs the float and double
+ * copies the kernels read. Work is cut into launches of bounded size that
+ * blocks pull item by item; launches are queued one ahead of the one
+ * running. One host thread drives each device; the calling thread polls
+ * (job->poll, with the pairs of the launches retired so far) and joins.
+ * Test faults (job->fault, from WTHETA_TEST_FAULT) fail a device
+ * allocation, the first launch, the copy back or the worker thread, and
+ * take the real error path (the context is destroyed). Streams, events and buffers are kept between calls
+ * in a per-device cache (grow-only; dropped after any error), so a warm
+ * call costs little more than its copies and kernels.
+ * No R API, no printing, no exit.
+ *
+ * Where the fast kernel's time goes (instruction issue more than
+ * shared-memory wavefronts) is in bench/kernel-notes.md. */
+#include <cuda_runtime.h>
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <memory>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "wt.h"
+
+/* the rooms of the engine, in the order they build on each other; each
+ * adds to this file's anonymous namespace */
+#include "shape.cuh"
+#include "device.cuh"
+#include "kernel_fast.cuh"
+#include "kernel_exact.cuh"
+#include "plan.cuh"
+#include "order.cuh"
+#include "pool.cuh"
+#include "worker.cuh"
+
+namespace {
+
+/* sorted distinct task boundaries of one catalog (0 and n included) */
+std::vector<long long> task_bounds(const wt_job *job, int cat)
+{
+  const int64_t n = cat == 0 ? job->a.n : job->b.n;
+  std::vector<long long> v;
+  v.reserve((size_t)job->n_tasks * 4 + 2);
+  v.push_back(0);
+  v.push_back((long long)n);
+  for (int64_t k = 0; k < job->n_tasks; k++) {
+    const wt_task &t = job->tasks[k];
+    if (cat == 0 || job->is_auto) {
+      v.push_back(t.a0);
+      v.push_back(t.a1);
+    }
+    if (cat == 1 || job->is_auto) {
+      v.push_back(t.b0);
+      v.push_back(t.b1);
+    }
+  }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+/* Pairs of one launch. The caller sees progress, and can interrupt, only
+ * between launches, so each stays short: the exact kernel takes far longer
+ * per pair, so its launches hold fewer. With several devices a launch
+ * holds about 1 / LAUNCHES_PER_DEVICE of a device's share, so that the
+ * devices finish close together, but no fewer than LAUNCH_MIN_PAIRS. */
+constexpr double LAUNCH_MAX_PAIRS_FAST = (double)((int64_t)1 << 34);
+constexpr double LAUNCH_MAX_PAIRS_EXACT = (double)((int64_t)1 << 30);
+constexpr double LAUNCH_MIN_PAIRS = (double)((int64_t)1 << 28);
+constexpr double LAUNCHES_PER_DEVICE = 4.0;
+
+int count_impl(wt_job *job)
+{
+  if (!job->devices || job->n_devices < 1) {
+    set_msg(job->message, sizeof job->message, "no CUDA device was given");
+    return WT_ERR_NO_DEVICE;
+  }
+  int n_dev = 0;
+  cudaError_t e = cudaGetDeviceCount(&n_dev);
+  if (e != cudaSuccess || n_dev < 1) {
+    set_msg(job->message, sizeof job->message,
+            e != cudaSuccess ? std::string("no usable CUDA device: ") +
+                                   cudaGetErrorString(e)
+                             : std::string("no CUDA device found"));
+    return WT_ERR_NO_DEVICE;
+  }
+  for (int k = 0; k < job->n_devices; k++) {
+    if (job->devices[k] < 0 || job->devices[k] >= n_dev) {
+      char buf[128];
+      snprintf(buf, sizeof buf, "CUDA device %d does not exist (%d found)",
+               job->devices[k], n_dev);
+      set_msg(job->message, sizeof job->message, buf);
+      return WT_ERR_NO_DEVICE;
+    }
+  }
+  const wt_bins *bins = job->bins;
+  const bool weighted = job->wsum != nullptr;
+  Analysis an;
+  an.n_slots = bins->n_bins + 2;
+  an.sane = true;
+  an.r2max = 0.0;
+  an.eta = 0.0;
+  for (int s = 0; s + 1 < an.n_slots; s++)
+    if (!(bins->upper[s] <= bins->upper[s + 1])) an.sane = false;
+  if (!(bins->upper[0] >= 0.0)) an.sane = false;
+  const int scan_threads = job->n_threads > 1 ? job->n_threads : 1;
+  if (an.sane && !weighted) scan_points(job->a, an, scan_threads);
+  if (an.sane && !weighted && !job->is_auto)
+    scan_points(job->b, an, scan_threads);
+  if (an.sane && (an.eta > 1e-6 || an.r2max > 1.0 + 1e-6)) an.sane = false;
+#ifdef WT_CUDA_FORCE_EXACT
+  an.sane = false;
+#endif
+
+  /* plan for the device with the least shared memory */
+  size_t smem_sm = SIZE_MAX, smem_block = SIZE_MAX;
+  for (int k = 0; k < job->n_devices; k++) {
+    int v_sm = 0, v_blk = 0;
+    cudaError_t e1 = cudaDeviceGetAttribute(
+        &v_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, job->devices[k]);
+    cudaError_t e2 = cudaDeviceGetAttribute(
+        &v_blk, cudaDevAttrMaxSharedMemoryPerBlockOptin, job->devices[k]);
+    if (e1 != cudaSuccess || e2 != cudaSuccess) {
+      set_msg(job->message, sizeof job->message,
+              cuda_msg("cudaDeviceGetAttribute", job->devices[k],
+                       e1 != cudaSuccess ? e1 : e2));
+      return WT_ERR_CUDA;
+    }
+    if ((size_t)v_sm < smem_sm) smem_sm = (size_t)v_sm;
+    if ((size_t)v_blk < smem_block) smem_block = (size_t)v_blk;
+  }
+  if (an.sane && !weighted) {
+    an.r2max = round_up_coarse(an.r2max);
+    an.eta = round_up_coarse(an.eta);
+  } else {            /* unused by the exact kernel's plan */
+    an.sane = an.sane && !weighted;
+    an.r2max = 0.0;
+    an.eta = 0.0;
+  }
+  std::shared_ptr<const Plan> plan_ref =
+      get_plan(bins, an, smem_sm, smem_block, weighted);
+  const Plan &plan = *plan_ref;
+
+  double total = 0.0;
+  for (int64_t k = 0; k < job->n_tasks; k++)
+    total += wt_task_pairs(job, &job->tasks[k]);
+  double lmax = plan.fast ? LAUNCH_MAX_PAIRS_FAST : LAUNCH_MAX_PAIRS_EXACT;
+  double per = job->n_devices == 1
+    ? lmax : total / (LAUNCHES_PER_DEVICE * job->n_devices);
+  if (per < LAUNCH_MIN_PAIRS) per = LAUNCH_MIN_PAIRS;
+  if (per > lmax) per = lmax;
+  std::vector<Row> rows;
+  std::vector<Launch> launches;
+  plan_launches(job, plan.fast ? BI : EBLOCK, per, rows, launches);
+  std::vector<long long> bounds_a = task_bounds(job, 0);
+  std::vector<long long> bounds_b =
+      job->is_auto ? std::vector<long long>() : task_bounds(job, 1);
+
+  Shared sh;
+  sh.job = job;
+  sh.an = &an;
+  sh.plan = plan_ref;
+  sh.launches = &launches;
+  sh.rows = &rows;
+  sh.bounds[0] = &bounds_a;
+  sh.bounds[1] = &bounds_b;
+  sh.n_out = job->n_out;
+  std::vector<Worker *> workers;
+  std::vector<std::thread> threads;
+  int status = WT_OK;
+  try {
+    for (int k = 0; k < job->n_devices; k++)
+      workers.push_back(new Worker(sh, job->devices[k]));
+    for (int k = 0; k < job->n_devices; k++) {
+      Worker *w = workers[k];
+      {
+        std::lock_guard<std::mutex> g(sh.mu);
+        sh.running++;
+      }
+      try {
+        threads.emplace_back([w, &sh]() {
+          w->run();
+          std::lock_guard<std::mutex> g(sh.mu);
+          sh.running--;
+          sh.cv.notify_all();
+        });
+      } catch (...) {
+        std::lock_guard<std::mutex> g(sh.mu);
+        sh.running--;
+        throw;
+      }
+    }
+  } catch (...) {
+    sh.fail(WT_ERR_WORKER, "could not start the CUDA worker threads");
+  }
+  bool interrupted = false;
+  {
+    std::unique_lock<std::mutex> g(sh.mu);
+    while (sh.running > 0) {
+      sh.cv.wait_for(g, std::chrono::milliseconds(20));
+      if (sh.running > 0 && !interrupted && job->poll) {
+        g.unlock();
+        int hit = job->poll(job->poll_ctx, (double)sh.done.load(), total);
+        g.lock();
+        if (hit) {
+          interrupted = true;
+          sh.stop = true;
+        }
+      }
+    }
+  }
+  for (std::thread &t : threads) t.join();
+  if (interrupted) {
+    status = WT_ERR_INTERRUPTED;
+  } else if (sh.status != WT_OK) {
+    status = sh.status;
+    set_msg(job->message, sizeof job->message, sh.message);
+  } else {
+    const size_t n_hist = (size_t)job->n_out * (size_t)an.n_slots;
+    for (Worker *w : workers) {
+      if (w->counts.size() != n_hist ||
+          (weighted && w->wsums.size() != n_hist)) {
+        status = WT_ERR_CUDA;
+        set_msg(job->message, sizeof job->message,
+                "a CUDA worker returned no counts");
+        break;
+      }
+    }
+    if (status == WT_OK) {
+      for (Worker *w : workers) {
+        for (size_t s = 0; s < n_hist; s++) job->slots[s] += w->counts[s];
+        if (weighted)
+          for (size_t s = 0; s < n_hist; s++) job->wsum[s] += w->wsums[s];
+        job->gpu_ms += w->ms;
+      }
+    }
+  }
+  for (Worker *w : workers) delete w;
+  return status;
+}
+
+}  // namespace
+
+extern "C" {
+
+int wt_cuda_compiled(void) { return 1; }
+
+int wt_cuda_release(void)
+{
+  /* every idle context of every device, out of the pool and freed; busy
+   * ones (a count running in another thread) stay */
+  std::vector<Ctx *> idle;
+  {
+    Pool &P = pool();
+    std::lock_guard<std::mutex> g(P.mu);
+    std::vector<Ctx *> keep;
+    for (Ctx *c : P.all) (c->busy ? keep : idle).push_back(c);
+    P.all.swap(keep);
+  }
+  for (Ctx *c : idle) {
+    if (cudaSetDevice(c->dev) == cudaSuccess) ctx_destroy(c);
+    else delete c;
+  }
+  cudaGetLastError();
+  return (int)idle.size();
+}
+
+int wt_cuda_device_count(char *msg, size_t msg_len)
+{
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) {
+    set_msg(msg, msg_len, cudaGetErrorString(e));
+    cudaGetLastError();
+    return 0;
+  }
+  set_msg(msg, msg_len, n > 0 ? "" : "no CUDA device found");
+  return n;
+}
+
+int wt_cuda_device_info(int device, char *name, size_t name_len, int *major,
+                        int *minor, double *mem_bytes)
+{
+  cudaDeviceProp prop;
+  cudaError_t e = cudaGetDeviceProperties(&prop, device);
+  if (e != cudaSuccess) {
+    set_msg(name, name_len, cudaGetErrorString(e));
+    cudaGetLastError();
+    return WT_ERR_CUDA;
+  }
+  set_msg(name, name_len, prop.name);
+  if (major) *major = prop.major;
+  if (minor) *minor = prop.minor;
+  if (mem_bytes) *mem_bytes = (double)prop.totalGlobalMem;
+  return WT_OK;
+}
+
+int wt_count_cuda(wt_job *job)
+{
+  if (!job || !job->bins || !job->slots) return WT_ERR_ARG;
+  try {
+    return count_impl(job);
+  } catch (const std::bad_alloc &) {
+    set_msg(job->message, sizeof job->message,
+            "host memory allocation failed in the CUDA engine");
+    return WT_ERR_NOMEM;
+  } catch (...) {
+    set_msg(job->message, sizeof job->message,
+            "unexpected failure in the CUDA engine");
+    return WT_ERR_CUDA;
+  }
+}
+
+}  /* extern "C" */

@@ -1,0 +1,149 @@
+/* The exact kernel: every pair in double with the CPU engine's lookup, and
+ * per-slot weight sums.
+ * Part of the CUDA engine: included by entry.cu, which makes the engine
+ * one nvcc translation unit (see ARCHITECTURE.md). */
+#ifndef WT_CUDA_KERNEL_EXACT_CUH
+#define WT_CUDA_KERNEL_EXACT_CUH
+
+namespace {
+
+/* R-column counters (and weight sums) of the exact kernel into the 64-bit
+ * counts gh (and the weight sums gw) of the current histogram, zeroed */
+__device__ inline void flush_hist(unsigned char *smem, const ExactArgs &a,
+                                  unsigned long long *gh, double *gw)
+{
+  const int R = a.rcols;
+  unsigned *h = reinterpret_cast<unsigned *>(smem);
+  double *wh = reinterpret_cast<double *>(smem + a.woff);
+  for (int s = threadIdx.x; s < a.n_slots; s += blockDim.x) {
+    unsigned sum = 0;
+    double wsum = 0.0;
+    for (int c = 0; c < R; c++) {
+      sum += h[s * R + c];
+      h[s * R + c] = 0;
+      if (gw) {
+        wsum += wh[s * R + c];
+        wh[s * R + c] = 0.0;
+      }
+    }
+    if (sum) atomicAdd(gh + s, (unsigned long long)sum);
+    if (gw && wsum != 0.0) atomicAdd(gw + s, wsum);
+  }
+}
+
+/* every pair in double with the CPU engine's lookup; with weights (a.gw),
+ * also the sums of w_i w_j per slot, in double */
+template <bool W>
+__global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
+{
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x;
+  int *s_item = reinterpret_cast<int *>(smem + a.itemoff);
+  unsigned *h = reinterpret_cast<unsigned *>(smem);
+  double *wh = reinterpret_cast<double *>(smem + a.woff);
+  const int R = a.rcols;
+  const int col = R > 0 ? (tid & 31) & (R - 1) : 0;
+  if (R > 0) {
+    for (int t = tid; t < a.n_slots * R; t += EBLOCK) {
+      h[t] = 0u;
+      if (W) wh[t] = 0.0;
+    }
+  }
+  unsigned long long since_flush = 0;
+  int cur_out = -1;
+  unsigned long long *gh = a.ghist;
+  double *gw = a.gw;
+  for (;;) {
+    __syncthreads();
+    if (tid == 0) *s_item = atomicAdd(a.counter, 1);
+    __syncthreads();
+    const int it = *s_item;
+    if (it >= a.n_items) break;
+    const Item item = a.items[it];
+    const int i_end = item.i1;
+    const unsigned long long n_pairs =
+        (unsigned long long)(i_end - item.i0) * (unsigned)(item.j1 - item.j0);
+    if (item.out != cur_out ||
+        since_flush + n_pairs > 0xffffffffull - (unsigned long long)EBLOCK * EBJ) {
+      if (R > 0 && cur_out >= 0) {
+        flush_hist(smem, a, gh, W ? gw : nullptr);
+        __syncthreads();
+      }
+      since_flush = 0;
+      cur_out = item.out;
+      gh = a.ghist + (size_t)cur_out * (size_t)a.n_slots;
+      if (W) gw = a.gw + (size_t)cur_out * (size_t)a.n_slots;
+    }
+    since_flush += n_pairs;
+    const int gi = item.i0 + tid;
+    const bool valid = gi < i_end;
+    const DPt pi = load_dpt(a.dI + (valid ? gi : item.i0));
+    for (int tj = item.j0; tj < item.j1; tj += EBJ) {
+      const int cnt = min(EBJ, item.j1 - tj);
+      __syncthreads();
+      DPt *sj = reinterpret_cast<DPt *>(smem + a.joff);
+      for (int t = tid; t < cnt; t += EBLOCK) sj[t] = load_dpt(a.dJ + tj + t);
+      __syncthreads();
+      if (!valid) continue;
+      if (W) {
+        /* runs of j points in one slot (the points are in Hilbert order,
+         * so neighbours in j often share the slot) are summed in
+         * registers: one pair of atomics per run (the double atomic is a
+         * compare-and-swap loop in shared memory) */
+        int run_s = -1;
+        unsigned run_n = 0;
+        double run_w = 0.0;
+        for (int jj = 0; jj < cnt; jj++) {
+          const int gj = tj + jj;
+          if (item.diag && gj <= gi) continue;
+          const DPt pj = sj[jj];
+          const int s = cpu_slot(a, exact_d2(pi, pj));
+          if (s != run_s) {
+            if (run_n) {
+              if (R > 0) {
+                atomicAdd(h + run_s * R + col, run_n);
+                atomicAdd(wh + run_s * R + col, run_w);
+              } else {
+                atomicAdd(gh + run_s, (unsigned long long)run_n);
+                atomicAdd(gw + run_s, run_w);
+              }
+            }
+            run_s = s;
+            run_n = 0;
+            run_w = 0.0;
+          }
+          run_n++;
+          run_w = __dadd_rn(run_w, __dmul_rn(pi.w, pj.w));
+        }
+        if (run_n) {
+          if (R > 0) {
+            atomicAdd(h + run_s * R + col, run_n);
+            atomicAdd(wh + run_s * R + col, run_w);
+          } else {
+            atomicAdd(gh + run_s, (unsigned long long)run_n);
+            atomicAdd(gw + run_s, run_w);
+          }
+        }
+      } else {
+        for (int jj = 0; jj < cnt; jj++) {
+          const int gj = tj + jj;
+          if (item.diag && gj <= gi) continue;
+          const DPt pj = sj[jj];
+          int s = cpu_slot(a, exact_d2(pi, pj));
+          if (R > 0)
+            atomicAdd(h + s * R + col, 1u);
+          else
+            atomicAdd(gh + s, 1ull);
+        }
+      }
+    }
+  }
+  if (R > 0 && cur_out >= 0) {
+    __syncthreads();
+    flush_hist(smem, a, gh, W ? gw : nullptr);
+  }
+}
+
+}  // namespace
+
+#endif

@@ -1,0 +1,523 @@
+/* Host-only planning: catalog analysis, the fast table and its plan cache,
+ * and the cutting of tasks into launches, rows and items.
+ * Part of the CUDA engine: included by entry.cu, which makes the engine
+ * one nvcc translation unit (see ARCHITECTURE.md). */
+#ifndef WT_CUDA_PLAN_CUH
+#define WT_CUDA_PLAN_CUH
+
+namespace {
+
+/* ------------------------------------------------------------------ */
+/* host code                                                            */
+/* ------------------------------------------------------------------ */
+
+void set_msg(char *dst, size_t len, const std::string &s)
+{
+  if (!dst || len == 0) return;
+  size_t n = s.size() < len - 1 ? s.size() : len - 1;
+  memcpy(dst, s.data(), n);
+  dst[n] = '\0';
+}
+
+std::string cuda_msg(const char *what, int device, cudaError_t e)
+{
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s on device %d failed: %s", what, device,
+           cudaGetErrorString(e));
+  return buf;
+}
+
+/* what the inputs allow */
+struct Analysis {
+  int n_slots;
+  bool sane;          /* finite unit vectors, non-decreasing edges */
+  double r2max;       /* largest |X|^2 */
+  double eta;         /* largest | |X|^2 - 1 | */
+};
+
+/* largest |X|^2 and | |X|^2 - 1 | over points [i0, i1); bad when some
+ * |X|^2 is not finite (a non-finite coordinate, or one so large that the
+ * sum overflows: such inputs go to the exact kernel either way) */
+struct ScanPart {
+  bool bad = false;
+  double r2max = 0.0, eta = 0.0;
+};
+
+void scan_range(const wt_points &p, int64_t i0, int64_t i1, ScanPart &r)
+{
+  bool bad = false;
+  double r2max = 0.0, eta = 0.0;
+  for (int64_t i = i0; i < i1; i++) {
+    const double x = p.x[i], y = p.y[i], z = p.z[i];
+    const double r2 = x * x + y * y + z * z;
+    bad |= !(r2 <= DBL_MAX);
+    r2max = r2 > r2max ? r2 : r2max;
+    const double e = std::fabs(r2 - 1.0);
+    eta = e > eta ? e : eta;
+  }
+  r.bad = bad;
+  r.r2max = r2max;
+  r.eta = eta;
+}
+
+/* the scan, on a few threads for large catalogs (maxima: the result does
+ * not depend on the split) */
+void scan_points(const wt_points &p, Analysis &an, int max_threads)
+{
+  int nt = (int)std::min<int64_t>(p.n >> 17, 8);
+  if (nt > max_threads) nt = max_threads;
+  if (nt > 1) {
+    unsigned hw = std::thread::hardware_concurrency();
+    if (hw > 0 && nt > (int)hw) nt = (int)hw;
+  }
+  if (nt < 1) nt = 1;
+  std::vector<ScanPart> part(nt);
+  std::vector<std::thread> th;
+  th.reserve(nt);
+  const int64_t step = (p.n + nt - 1) / nt;
+  for (int k = 1; k < nt; k++) {
+    const int64_t i0 = std::min<int64_t>(k * step, p.n);
+    const int64_t i1 = std::min<int64_t>(i0 + step, p.n);
+    try {
+      th.emplace_back(scan_range, std::cref(p), i0, i1, std::ref(part[k]));
+    } catch (...) {
+      scan_range(p, i0, i1, part[k]);   /* no thread: here */
+    }
+  }
+  scan_range(p, 0, std::min<int64_t>(step, p.n), part[0]);
+  for (std::thread &t : th) t.join();
+  for (const ScanPart &r : part) {
+    if (r.bad) an.sane = false;
+    if (r.r2max > an.r2max) an.r2max = r.r2max;
+    if (r.eta > an.eta) an.eta = r.eta;
+  }
+}
+
+/* The fast table for one shape, and how much of the q range its cells with
+ * several edges cover. */
+struct FastTable {
+  int cfg;
+  double c;
+  float onec, margin;
+  std::vector<float> thr;      /* per cell */
+  std::vector<int2> cmap;      /* per cell: slot below, slot at or above */
+  double multi;       /* q width of cells sent to the exact path */
+};
+
+/* E + delta of the proof. Writing q = fl(fl(fl(1 + c - xi xj) - yi yj)
+ * - zi zj) with the float coordinates:
+ *  - rounding the coordinates to float moves sum |xi xj| by at most
+ *    (2u + u^2) |Xi||Xj| <= (2u + u^2) r2max (u = 2^-24);
+ *  - each FMA rounds once, by at most 2^-24 while its result is below 2 in
+ *    magnitude. A partial result reaches 2 only if the points are nearly
+ *    antipodal in the first one or two coordinates, and then the others
+ *    are below sqrt(2c + 3e-6) in magnitude, so the final q is at least
+ *    2 - 2c - 5e-6; the table sends every cell reaching above
+ *    2 - 2c - 2e-5 to the exact path (build_fast_table), so 3 u suffices;
+ *  - 1 - Xi.Xj differs from d2 / 2 by at most eta = max | |X|^2 - 1 |, and
+ *    the double d2 from the real one by a few 1e-16;
+ *  - the float threshold differs from c2 / 2 + c by max_thr_err.
+ * A pair with |q - threshold| >= M (M above the sum) is therefore on the
+ * same side of the edge in exact arithmetic as in float. */
+float fast_margin(const Analysis &an, double max_thr_err)
+{
+  const double u = std::ldexp(1.0, -24);
+  double r2 = an.r2max * (1.0 + 1e-12);
+  double E = (2.0 * u + u * u) * r2      /* coordinates rounded to float */
+             + 3.0 * u                    /* three FMA roundings, |r| < 2 */
+             + an.eta + 1e-15             /* non-unit vectors, |X|^2 error */
+             + 1e-14;                     /* double d2 rounding, subnormals */
+  double m = (E + max_thr_err) * 1.02;
+  float mf = (float)m;
+  while ((double)mf < m) mf = std::nextafter(mf, INFINITY);
+  return mf;
+}
+
+bool build_fast_table(const wt_bins *bins, const Analysis &an, int cfg,
+                      FastTable &ft)
+{
+  const int mb = kCfgs[cfg].mb, oct = kCfgs[cfg].oct;
+  const int nt = oct << mb, sh = 23 - mb;
+  const unsigned kbase = (unsigned)(129 - oct) << mb;
+  const double floor_q = std::ldexp(1.0, 2 - oct);
+  const double c = floor_q + std::ldexp(1.0, 2 - oct - 4);
+  const float onec = (float)(1.0 + c);
+  if ((double)onec != 1.0 + c) return false;
+  /* the lowest q + c the kernel can see must stay inside the table */
+  if (an.eta > 1e-6 || an.r2max > 1.0 + 1e-6) return false;
+  const int n_edges = an.n_slots - 1;   /* upper[0 .. n_slots - 2] */
+  std::vector<double> thr(n_edges);
+  double max_err = 0.0;
+  for (int k = 0; k < n_edges; k++) {
+    double v = bins->upper[k] / 2.0 + c;
+    float t = (float)v;
+    thr[k] = (double)t;
+    if (std::isfinite(v) && v < 4.0) {
+      double err = std::fabs((double)t - v);
+      if (err > max_err) max_err = err;
+    }
+  }
+  const float M = fast_margin(an, max_err + 1e-15);
+  const double u = std::ldexp(1.0, -24);
+  const double M2 = 2.0 * (double)M;
+  ft.cfg = cfg;
+  ft.c = c;
+  ft.onec = onec;
+  ft.margin = M;
+  ft.thr.assign(nt, 0.0f);
+  ft.cmap.assign(nt, int2{0, 0});
+  ft.multi = 0.0;
+  int lo = 0, hi = 0;   /* edges with thr <= A - 2M: [0, lo); relevant: [lo, hi) */
+  for (int ci = 0; ci < nt; ci++) {
+    unsigned key = kbase + (unsigned)ci;
+    uint32_t ab = key << sh, bb = (key + 1) << sh;
+    float af, bf;
+    memcpy(&af, &ab, 4);
+    memcpy(&bf, &bb, 4);
+    double A = af, B = bf;
+    while (lo < n_edges && thr[lo] <= A - M2) lo++;
+    if (hi < lo) hi = lo;
+    while (hi < n_edges && thr[hi] <= B + M2) hi++;
+    int nrel = hi - lo;
+    float2 e;
+    /* edges [0, lo) lie below the cell: its lowest possible slot is lo */
+    ft.cmap[ci] = int2{lo, nrel == 1 ? lo + 1 : lo};
+    if (B > 2.0 - 2.0 * c - 2e-5) {
+      /* an FMA may have rounded above 2, with up to 3 u more error: the
+       * cell stays clean only if no edge is near it even then */
+      int a = lo, b = hi;
+      while (a > 0 && thr[a - 1] > A - M2 - 6.0 * u) a--;
+      while (b < n_edges && thr[b] <= B + M2 + 6.0 * u) b++;
+      e.x = b - a == 0 ? INFINITY : NAN;
+    } else if (nrel == 0) {
+      e.x = INFINITY;
+    } else if (nrel == 1) {
+      e.x = (float)thr[lo];
+    } else {
+      e.x = NAN;
+    }
+    if (e.x != e.x) {   /* q width these cells send to the exact path */
+      double top = B < 2.0 + c ? B : 2.0 + c;
+      if (top > A) ft.multi += top - A;
+    }
+    ft.thr[ci] = e.x;
+  }
+  return true;
+}
+
+struct Plan {
+  bool fast;
+  int cfg;             /* fast: table shape */
+  bool fix_shared;     /* fast: per-slot counters in shared memory */
+  bool weighted;       /* sums of w_i w_j too (exact kernel only) */
+  int rcols;           /* exact: R (0: counts straight into global memory) */
+  size_t smem;         /* dynamic shared memory per block */
+  unsigned hoff, fixoff, joff, itemoff, woff, qoff;
+  FastTable ft;
+};
+
+size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
+
+/* choose the kernel and table shape for the device with the least shared
+ * memory among those used */
+bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
+               size_t smem_block, bool weighted, Plan &plan)
+{
+  const int n_slots = an.n_slots;
+  plan.fast = false;
+  plan.weighted = weighted;
+  plan.woff = 0;
+  /* weights: the exact kernel, which adds w_i w_j in double per slot */
+  if (an.sane && !weighted) {
+    double best = -1.0;
+    FastTable tables[kNumCfgs];
+    const size_t fixb = round16((size_t)n_slots * 4);
+    const bool fix_shared = fixb <= 48 * 1024;
+    for (int cfg = 0; cfg < kNumCfgs; cfg++) {
+      size_t nt = (size_t)kCfgs[cfg].oct << kCfgs[cfg].mb;
+      size_t smem = nt * 12 + 64 + (fix_shared ? fixb : 0) + (size_t)BJ * 16 +
+                    16 + QBYTES;
+      int bps = (smem + 1024) * 2 <= smem_sm ? 2 : 1;
+      if (smem > smem_block || smem + 1024 > smem_sm) continue;
+      if (!build_fast_table(bins, an, cfg, tables[cfg])) continue;
+      double occ = bps == 2 ? 1.0 : 0.8;
+      /* the q width of cells with several edges: even 1e-4 of it costs
+       * more than a finer table (see kCfgs), so it weighs heavily */
+      double dirty = 1.0 / (1.0 + 1000.0 * tables[cfg].multi);
+      double size = 1.0 - 0.02 * cfg;  /* smaller tables load faster */
+      double score = occ * dirty * size;
+      if (score > best) {
+        best = score;
+        plan.fast = true;
+        plan.cfg = cfg;
+        plan.fix_shared = fix_shared;
+        plan.smem = smem;
+        plan.fixoff = (unsigned)(nt * 12 + 64);
+        plan.joff = plan.fixoff + (unsigned)(fix_shared ? fixb : 0);
+        plan.itemoff = (unsigned)(plan.joff + BJ * 16);
+        plan.qoff = plan.itemoff + 16;
+      }
+    }
+    /* nearly every pair would take the exact path anyway */
+    if (plan.fast && tables[plan.cfg].multi > 0.5) plan.fast = false;
+    if (plan.fast) plan.ft = tables[plan.cfg];
+  }
+  if (plan.fast) return true;
+  /* exact kernel: R columns of 32-bit counters (and of double weight
+   * sums), as many as fit */
+  for (int R = 32; R >= 1; R /= 2) {
+    size_t hbytes = round16((size_t)n_slots * R * 4);
+    size_t wbytes = weighted ? round16((size_t)n_slots * R * 8) : 0;
+    size_t smem = hbytes + wbytes + (size_t)EBJ * 32 + 16;
+    if (smem <= smem_block && smem + 1024 <= smem_sm &&
+        (!weighted || smem <= 56 * 1024)) {   /* weighted: 4 blocks/SM */
+      plan.rcols = R;
+      plan.smem = smem;
+      plan.hoff = 0;
+      plan.woff = (unsigned)hbytes;
+      plan.joff = (unsigned)(hbytes + wbytes);
+      plan.itemoff = (unsigned)(hbytes + wbytes + EBJ * 32);
+      return true;
+    }
+  }
+  plan.rcols = 0;
+  plan.smem = (size_t)EBJ * 32 + 16;
+  plan.hoff = 0;
+  plan.joff = 0;
+  plan.itemoff = (unsigned)(EBJ * 32);
+  return true;
+}
+
+const void *fast_kernel_ptr(int cfg)
+{
+  switch (cfg) {
+    case 0: return (const void *)wt_fast_kernel<7, 16>;
+    case 1: return (const void *)wt_fast_kernel<8, 16>;
+    case 2: return (const void *)wt_fast_kernel<9, 16>;
+    case 3: return (const void *)wt_fast_kernel<10, 16>;
+    default: return (const void *)wt_fast_kernel<11, 8>;
+  }
+}
+
+/* Plans of recent calls: building the four candidate tables costs about a
+ * millisecond, and a session repeats the same bins. A plan depends only on
+ * the edges, the analysis and the shared memory of the devices. */
+struct PlanEntry {
+  std::vector<double> upper;
+  bool sane, weighted;
+  double r2max, eta;
+  size_t smem_sm, smem_block;
+  std::shared_ptr<const Plan> plan;
+};
+
+std::mutex &plan_mutex()
+{
+  static std::mutex *m = new std::mutex();   /* never destroyed */
+  return *m;
+}
+
+std::vector<PlanEntry> &plan_cache()
+{
+  static std::vector<PlanEntry> *v = new std::vector<PlanEntry>();
+  return *v;
+}
+
+std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
+                                     size_t smem_sm, size_t smem_block,
+                                     bool weighted)
+{
+  const size_t n = (size_t)an.n_slots;
+  auto same = [&](const PlanEntry &e) {
+    return e.sane == an.sane && e.weighted == weighted &&
+           e.r2max == an.r2max && e.eta == an.eta &&
+           e.smem_sm == smem_sm && e.smem_block == smem_block &&
+           e.upper.size() == n &&
+           memcmp(e.upper.data(), bins->upper, n * sizeof(double)) == 0;
+  };
+  {
+    std::lock_guard<std::mutex> g(plan_mutex());
+    for (const PlanEntry &e : plan_cache())
+      if (same(e)) return e.plan;
+  }
+  std::shared_ptr<Plan> p = std::make_shared<Plan>();
+  make_plan(bins, an, smem_sm, smem_block, weighted, *p);
+  PlanEntry e{std::vector<double>(bins->upper, bins->upper + n), an.sane,
+              weighted, an.r2max, an.eta, smem_sm, smem_block, p};
+  std::lock_guard<std::mutex> g(plan_mutex());
+  std::vector<PlanEntry> &c = plan_cache();
+  if (c.size() >= 8) c.erase(c.begin());
+  c.push_back(std::move(e));
+  return p;
+}
+
+/* v rounded up to a multiple of 2^-48: an upper bound that is the same for
+ * catalogs of unit vectors that differ only in the last bits of |X|^2, so
+ * that they share one plan (the margin proof needs upper bounds only) */
+double round_up_coarse(double v)
+{
+  const double g = std::ldexp(1.0, -48);
+  return std::ceil(v / g) * g;
+}
+
+/* ---- work decomposition ----
+ * Every task is cut along the chunk boundaries into pieces between one
+ * chunk of a and one chunk of b (of a again in an auto job), with indices
+ * local to the chunks; each piece into rows of at most one block's share of
+ * i points. Rows of the same chunk pair are grouped, in task order, and cut
+ * into launches of bounded size; a launch's rows become items (rows split
+ * along j) that blocks pull one by one. Each item names its histogram. */
+
+struct Row {
+  int i0, i1;           /* i points of the I chunk */
+  int j0, j1;           /* j points of the J chunk (diag: j > i as well) */
+  int diag, out;
+  double pairs;
+};
+
+struct Launch {
+  int cI, cJ;           /* chunk indices (cJ in catalog b for cross) */
+  bool same;            /* auto job, cI == cJ: one resident chunk */
+  size_t r0, r1;        /* rows [r0, r1) of the plan */
+  double pairs;
+};
+
+int64_t chunk_len(int64_t n, int c)
+{
+  int64_t s = (int64_t)c * CHUNK;
+  return n - s < CHUNK ? n - s : CHUNK;
+}
+
+/* pairs of a row: sum over i in [i0, i1) of (j1 - max(j0, i + 1)) when
+ * diag (rows of a diagonal piece start their j range at i0 + 1) */
+double row_pairs(const Row &r)
+{
+  double ni = (double)(r.i1 - r.i0);
+  if (!r.diag) return ni * (double)(r.j1 - r.j0);
+  /* j0 == i0 + 1: sum_{i} (j1 - i - 1) */
+  return ni * (double)(r.j1 - 1) -
+         ((double)r.i0 + (double)(r.i1 - 1)) * ni / 2.0;
+}
+
+struct Piece {
+  int cI, cJ;
+  int64_t a0, a1, b0, b1;   /* chunk-local */
+  bool diag;
+  int out;
+};
+
+void plan_launches(const wt_job *job, int bi, double max_pairs,
+                   std::vector<Row> &rows, std::vector<Launch> &out)
+{
+  rows.clear();
+  out.clear();
+  std::vector<Piece> pieces;
+  auto cut = [](int64_t lo, int64_t hi, int c, int64_t &l, int64_t &h) {
+    int64_t s = (int64_t)c * CHUNK;
+    l = std::max(lo, s) - s;
+    h = std::min(hi, s + CHUNK) - s;
+    return h > l;
+  };
+  for (int64_t k = 0; k < job->n_tasks; k++) {
+    const wt_task &t = job->tasks[k];
+    if (t.a1 <= t.a0 || t.b1 <= t.b0) continue;
+    const bool diag = job->is_auto && t.a0 == t.b0 && t.a1 == t.b1;
+    const int ca0 = (int)(t.a0 / CHUNK), ca1 = (int)((t.a1 - 1) / CHUNK);
+    const int cb0 = (int)(t.b0 / CHUNK), cb1 = (int)((t.b1 - 1) / CHUNK);
+    for (int ci = ca0; ci <= ca1; ci++) {
+      for (int cj = diag ? ci : cb0; cj <= cb1; cj++) {
+        Piece p;
+        p.cI = ci;
+        p.cJ = cj;
+        p.out = t.out;
+        p.diag = diag && ci == cj;
+        if (!cut(t.a0, t.a1, ci, p.a0, p.a1) ||
+            !cut(t.b0, t.b1, cj, p.b0, p.b1))
+          continue;
+        pieces.push_back(p);
+      }
+    }
+  }
+  /* group by chunk pair, keeping task order inside a group */
+  std::stable_sort(pieces.begin(), pieces.end(),
+                   [](const Piece &x, const Piece &y) {
+                     return x.cI != y.cI ? x.cI < y.cI : x.cJ < y.cJ;
+                   });
+  size_t g = 0;
+  while (g < pieces.size()) {
+    size_t h = g;
+    while (h < pieces.size() && pieces[h].cI == pieces[g].cI &&
+           pieces[h].cJ == pieces[g].cJ)
+      h++;
+    Launch L{pieces[g].cI, pieces[g].cJ,
+             job->is_auto && pieces[g].cI == pieces[g].cJ, rows.size(),
+             rows.size(), 0.0};
+    for (size_t q = g; q < h; q++) {
+      const Piece &p = pieces[q];
+      for (int64_t i0 = p.a0; i0 < p.a1; i0 += bi) {
+        Row r;
+        r.i0 = (int)i0;
+        r.i1 = (int)std::min<int64_t>(i0 + bi, p.a1);
+        r.diag = p.diag ? 1 : 0;
+        r.out = p.out;
+        r.j0 = p.diag ? r.i0 + 1 : (int)p.b0;
+        r.j1 = (int)(p.diag ? p.a1 : p.b1);
+        if (r.j1 <= r.j0) continue;
+        r.pairs = row_pairs(r);
+        if (L.r1 > L.r0 && L.pairs >= max_pairs) {
+          out.push_back(L);
+          L.r0 = L.r1;
+          L.pairs = 0.0;
+        }
+        rows.push_back(r);
+        L.r1++;
+        L.pairs += r.pairs;
+      }
+    }
+    if (L.r1 > L.r0) out.push_back(L);
+    g = h;
+  }
+}
+
+/* items of a launch: never more than items_bound() */
+void make_items(const Launch &L, const std::vector<Row> &rows, int bi,
+                int jalign, int nblocks, std::vector<Item> &items)
+{
+  items.clear();
+  double per_block = L.pairs / (double)nblocks / 8.0;
+  int64_t seg = (int64_t)(per_block / bi);
+  seg = (seg + jalign - 1) / jalign * jalign;
+  if (seg < jalign) seg = jalign;
+  if (seg > 16 * jalign) seg = 16 * jalign;
+  for (size_t k = L.r0; k < L.r1; k++) {
+    const Row &r = rows[k];
+    for (int64_t j = r.j0; j < r.j1; j += seg) {
+      int64_t j1 = j + seg < r.j1 ? j + seg : r.j1;
+      items.push_back(Item{r.i0, r.i1, (int)j, (int)j1, r.diag, r.out});
+    }
+  }
+  /* split the last items so that blocks finish together */
+  size_t tail = (size_t)nblocks * 2;
+  if (items.size() > tail && seg >= 4 * 256) {
+    std::vector<Item> last(items.end() - tail, items.end());
+    items.resize(items.size() - tail);
+    for (const Item &it : last) {
+      int len = it.j1 - it.j0, q = (len + 3) / 4;
+      for (int j = it.j0; j < it.j1; j += q)
+        items.push_back(Item{it.i0, it.i1, j, j + q < it.j1 ? j + q : it.j1,
+                             it.diag, it.out});
+    }
+  }
+}
+
+size_t items_bound(const Launch &L, const std::vector<Row> &rows, int jalign,
+                   int nblocks)
+{
+  size_t n = 8 * (size_t)nblocks + 8;
+  for (size_t k = L.r0; k < L.r1; k++)
+    n += (size_t)((rows[k].j1 - rows[k].j0 + jalign - 1) / jalign);
+  return n;
+}
+
+}  // namespace
+
+#endif

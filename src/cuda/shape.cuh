@@ -1,0 +1,67 @@
+/* Compile-time shape of the kernels: tuning knobs (overridable with -D at
+ * build time), the sizes derived from them, and the table shapes.
+ * Part of the CUDA engine: included by entry.cu, which makes the engine
+ * one nvcc translation unit (see ARCHITECTURE.md). */
+#ifndef WT_CUDA_SHAPE_CUH
+#define WT_CUDA_SHAPE_CUH
+
+namespace {
+
+/* ---- compile-time shape of the fast kernel ----
+ * (tuning knobs, measured with bench/kernel.sh on an H100 and an H200;
+ * WT_CUDA_FORCE_EXACT and WT_CUDA_NOSORT exist for tests and comparisons
+ * only) */
+#ifndef WT_CUDA_NI
+#define WT_CUDA_NI 4          /* i points held per thread */
+#endif
+#ifndef WT_CUDA_MINB
+#define WT_CUDA_MINB 2        /* blocks per SM the register budget allows */
+#endif
+#ifndef WT_CUDA_NJ
+#define WT_CUDA_NJ 3          /* j points per thread and step */
+#endif
+constexpr int NI = WT_CUDA_NI;
+constexpr int NJ = WT_CUDA_NJ;
+#ifndef WT_CUDA_BLOCK
+#define WT_CUDA_BLOCK 512     /* threads of the fast kernel */
+#endif
+constexpr int BLOCK = WT_CUDA_BLOCK;
+#ifndef WT_CUDA_G
+#define WT_CUDA_G 4           /* lane groups: j points a warp takes at once */
+#endif
+#ifndef WT_CUDA_UNROLL
+#define WT_CUDA_UNROLL 2      /* steps unrolled in the tile loop */
+#endif
+/* A warp's 32 lanes form G groups of RL lanes. The lanes of a group hold
+ * RL consecutive i points and each group takes its own j, so one
+ * instruction spans RL i points x G j points, which land in fewer distinct
+ * cells than 32 i points x 1 j: fewer bank conflicts of the threshold
+ * load and the counter atomic (bench/kernel-notes.md, "Lane groups"). A
+ * thread's NI points lie KS apart. */
+constexpr int G = WT_CUDA_G;
+constexpr int RL = 32 / G;
+constexpr int KS = BLOCK / G;
+constexpr int BI = KS * NI;              /* i points per item */
+constexpr int UNROLL = WT_CUDA_UNROLL;
+constexpr int QCAP = 128;                /* exact-path queue entries per warp */
+constexpr unsigned QBYTES = (BLOCK / 32) * QCAP * 4;
+static_assert(32 % G == 0 && BLOCK % (32 * G) == 0, "lane groups");
+static_assert(NJ <= 16, "queue entries hold NJ flag bits above bit 15");
+constexpr int BJ = 1024;                 /* j points staged per tile */
+constexpr int EBLOCK = 256;              /* exact kernel: one i per thread */
+constexpr int EBJ = 512;                 /* exact kernel: j staged per tile */
+constexpr int64_t CHUNK = (int64_t)1 << 21;  /* points per device chunk */
+
+/* table shapes: MB mantissa bits per octave, OCT octaves below 4.0, from
+ * the smallest table up. Coarser cells spread a warp's lanes over fewer
+ * cells (fewer bank conflicts) but hold several edges more often (more
+ * pairs on the exact path); {7, 16} first was faster for log bins and
+ * slower for many or linear bins, and coarser shapes still were slower
+ * for both (bench/kernel-notes.md, "Table shapes"). */
+struct TabCfg { int mb, oct; };
+constexpr TabCfg kCfgs[] = {{7, 16}, {8, 16}, {9, 16}, {10, 16}, {11, 8}};
+constexpr int kNumCfgs = 5;
+
+}  // namespace
+
+#endif

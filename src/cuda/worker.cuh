@@ -1,0 +1,500 @@
+/* One device: the worker thread that copies, orders and counts its share
+ * of the job, and the state the workers share with the caller.
+ * Part of the CUDA engine: included by entry.cu, which makes the engine
+ * one nvcc translation unit (see ARCHITECTURE.md). */
+#ifndef WT_CUDA_WORKER_CUH
+#define WT_CUDA_WORKER_CUH
+
+namespace {
+
+/* a worker thread that fails (WTHETA_TEST_FAULT=thread) */
+struct InjectedThreadFault {};
+
+/* ---- one device ---- */
+
+/* what a fault injected for tests says (WTHETA_TEST_FAULT) */
+const char *fault_note(int bit)
+{
+  switch (bit) {
+    case WT_FAULT_ALLOC: return " (fault injected by WTHETA_TEST_FAULT=alloc)";
+    case WT_FAULT_LAUNCH: return " (fault injected by WTHETA_TEST_FAULT=launch)";
+    case WT_FAULT_COPY: return " (fault injected by WTHETA_TEST_FAULT=copy)";
+    default: return " (fault injected by WTHETA_TEST_FAULT=thread)";
+  }
+}
+
+struct Shared {
+  const wt_job *job;
+  const Analysis *an;
+  std::shared_ptr<const Plan> plan;
+  const std::vector<Launch> *launches;
+  const std::vector<Row> *rows;
+  const std::vector<long long> *bounds[2];   /* task boundaries per catalog */
+  int n_out;
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::atomic<unsigned long long> done{0};  /* pairs of retired launches */
+  std::mutex mu;
+  std::condition_variable cv;
+  int running = 0;
+  int status = WT_OK;
+  std::string message;
+
+  void fail(int st, const std::string &m)
+  {
+    std::lock_guard<std::mutex> g(mu);
+    if (status == WT_OK) {
+      status = st;
+      message = m;
+    }
+    stop = true;
+  }
+};
+
+class Worker {
+ public:
+  Worker(Shared &sh, int device) : sh_(sh), dev_(device) {}
+  ~Worker() { finish(); }
+
+  void run()
+  {
+    try {
+      body();
+    } catch (const std::bad_alloc &) {
+      failed_ = true;
+      sh_.fail(WT_ERR_NOMEM, "host memory allocation failed");
+    } catch (const InjectedThreadFault &) {
+      failed_ = true;
+      char buf[160];
+      snprintf(buf, sizeof buf, "the CUDA worker thread of device %d failed%s",
+               dev_, fault_note(WT_FAULT_THREAD));
+      sh_.fail(WT_ERR_WORKER, buf);
+    } catch (...) {
+      failed_ = true;
+      sh_.fail(WT_ERR_WORKER, "unexpected failure in a CUDA worker thread");
+    }
+    finish();
+  }
+
+  std::vector<unsigned long long> counts;
+  std::vector<double> wsums;
+  double ms = 0.0;
+
+ private:
+  Shared &sh_;
+  int dev_;
+  bool failed_ = false;
+  Ctx *ctx_ = nullptr;
+  int64_t cap_ = 0;            /* points per resident chunk buffer */
+  bool inflight_[2] = {false, false};
+  double inflight_pairs_[2] = {0.0, 0.0};
+
+  struct Slot {
+    int cat = -1, chunk = -1;
+    int64_t n = 0;
+  } slot_[2];
+
+  bool ck(cudaError_t e, const char *what)
+  {
+    if (e == cudaSuccess) return true;
+    failed_ = true;
+    sh_.fail(WT_ERR_CUDA, cuda_msg(what, dev_, e));
+    return false;
+  }
+
+  /* a test fault: the call it stands for failed */
+  bool inject(int bit, cudaError_t e, const char *what)
+  {
+    if (!(sh_.job->fault & bit)) return false;
+    std::string w = std::string(what) + fault_note(bit);
+    ck(e, w.c_str());
+    return true;
+  }
+
+  /* grow-only buffer of at least `bytes`; on a failed allocation the idle
+   * contexts of the device are freed and the allocation tried once more */
+  bool need(Buf &b, size_t bytes, bool host = false)
+  {
+    if (b.bytes >= bytes) return true;
+    ctx_->loaded.reset();        /* contents of a regrown buffer are gone */
+    if (b.p) {
+      /* queued work may still use the old buffer */
+      if (!ck(cudaStreamSynchronize(ctx_->stream), "cudaStreamSynchronize"))
+        return false;
+      buf_free(b, host);
+    }
+    void *p = nullptr;
+    cudaError_t e = host ? cudaHostAlloc(&p, bytes, cudaHostAllocDefault)
+                         : cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      cudaGetLastError();
+      std::vector<Ctx *> idle = ctx_take_idle(dev_);
+      for (Ctx *c : idle) ctx_destroy(c);
+      p = nullptr;
+      e = host ? cudaHostAlloc(&p, bytes, cudaHostAllocDefault)
+               : cudaMalloc(&p, bytes);
+    }
+    if (e != cudaSuccess) {
+      char what[96];
+      snprintf(what, sizeof what, "%s of %zu bytes",
+               host ? "cudaHostAlloc" : "cudaMalloc", bytes);
+      return ck(e, what);
+    }
+    b.p = p;
+    b.bytes = bytes;
+    return true;
+  }
+
+  void finish()
+  {
+    if (!ctx_) return;
+    bool healthy = !failed_;
+    if (ctx_->stream && cudaStreamSynchronize(ctx_->stream) != cudaSuccess)
+      healthy = false;
+    if (!healthy) cudaGetLastError();
+    Ctx *c = ctx_;
+    ctx_ = nullptr;
+    ctx_release(c, healthy);
+  }
+
+  /* the kernel time of the launch that used event pair b, once done; its
+   * pairs count as done for the progress report */
+  bool retire(int b)
+  {
+    if (!inflight_[b]) return true;
+    inflight_[b] = false;
+    if (!ck(cudaEventSynchronize(ctx_->ev1[b]), "kernel execution"))
+      return false;
+    float t = 0.0f;
+    if (!ck(cudaEventElapsedTime(&t, ctx_->ev0[b], ctx_->ev1[b]),
+            "cudaEventElapsedTime"))
+      return false;
+    ms += t;
+    sh_.done.fetch_add((unsigned long long)inflight_pairs_[b]);
+    return true;
+  }
+
+  /* make chunk (cat, c) resident in a slot other than `keep`: its raw
+   * coordinates (and weights) are copied to the device, which orders and
+   * packs them. All of it is queued on the stream, behind any kernel still
+   * running. */
+  bool load_chunk(int cat, int c, int keep, int &which, bool fast)
+  {
+    for (int s = 0; s < 2; s++)
+      if (slot_[s].cat == cat && slot_[s].chunk == c) {
+        which = s;
+        return true;
+      }
+    Ctx &C = *ctx_;
+    int s = keep == 0 ? 1 : 0;
+    const wt_points &p = cat == 0 ? sh_.job->a : sh_.job->b;
+    const int64_t start = (int64_t)c * CHUNK, n = chunk_len(p.n, c);
+    double *rx = static_cast<double *>(C.raw.p);
+    double *ry = rx + cap_, *rz = ry + cap_;
+    double *rw = sh_.plan->weighted ? rz + cap_ : nullptr;
+    const size_t nb = (size_t)n * sizeof(double);
+    slot_[s].cat = -1;
+    if (!ck(cudaMemcpyAsync(rx, p.x + start, nb, cudaMemcpyHostToDevice,
+                            C.stream), "cudaMemcpyAsync of coordinates") ||
+        !ck(cudaMemcpyAsync(ry, p.y + start, nb, cudaMemcpyHostToDevice,
+                            C.stream), "cudaMemcpyAsync of coordinates") ||
+        !ck(cudaMemcpyAsync(rz, p.z + start, nb, cudaMemcpyHostToDevice,
+                            C.stream), "cudaMemcpyAsync of coordinates"))
+      return false;
+    if (rw && !ck(cudaMemcpyAsync(rw, p.w + start, nb, cudaMemcpyHostToDevice,
+                                  C.stream), "cudaMemcpyAsync of weights"))
+      return false;
+    const int threads = 256;
+    const int blocks = (int)((n + threads - 1) / threads);
+    const uint32_t *order = nullptr;
+#ifndef WT_CUDA_NOSORT
+    {
+      unsigned long long *k0 = static_cast<unsigned long long *>(C.key[0].p);
+      unsigned long long *k1 = static_cast<unsigned long long *>(C.key[1].p);
+      uint32_t *i0 = static_cast<uint32_t *>(C.idx[0].p);
+      uint32_t *i1 = static_cast<uint32_t *>(C.idx[1].p);
+      const int nbnd = (int)sh_.bounds[cat]->size();
+      wt_key_kernel<<<blocks, threads, 0, C.stream>>>(
+          rx, ry, rz, (int)n, (long long)start,
+          static_cast<const long long *>(C.bnd[cat].p), nbnd, k0, i0);
+      if (!ck(cudaGetLastError(), "launch of the ordering kernel"))
+        return false;
+      int end_bit = KEY_BITS;
+      while (end_bit < 64 && ((unsigned long long)nbnd >> (end_bit - KEY_BITS)))
+        end_bit++;
+      cub::DoubleBuffer<unsigned long long> dk(k0, k1);
+      cub::DoubleBuffer<uint32_t> dv(i0, i1);
+      size_t tb = 0;
+      if (!ck(cub::DeviceRadixSort::SortPairs(nullptr, tb, dk, dv, (int)n, 0,
+                                              end_bit, C.stream),
+              "cub::DeviceRadixSort (size query)") ||
+          !need(C.sort_tmp, tb))
+        return false;
+      tb = C.sort_tmp.bytes;
+      if (!ck(cub::DeviceRadixSort::SortPairs(C.sort_tmp.p, tb, dk, dv,
+                                              (int)n, 0, end_bit, C.stream),
+              "cub::DeviceRadixSort"))
+        return false;
+      order = dv.Current();
+    }
+#endif
+    wt_pack_kernel<<<blocks, threads, 0, C.stream>>>(
+        rx, ry, rz, rw, order, (int)n,
+        fast ? static_cast<float4 *>(C.f[s].p) : nullptr,
+        static_cast<DPt *>(C.d[s].p));
+    if (!ck(cudaGetLastError(), "launch of the packing kernel")) return false;
+    slot_[s].cat = cat;
+    slot_[s].chunk = c;
+    slot_[s].n = n;
+    which = s;
+    return true;
+  }
+
+  void body()
+  {
+    const wt_job *job = sh_.job;
+    const Plan &plan = *sh_.plan;
+    const int n_slots = sh_.an->n_slots;
+    const size_t n_hist = (size_t)sh_.n_out * (size_t)n_slots;
+    const bool weighted = plan.weighted;
+    if (!ck(cudaSetDevice(dev_), "cudaSetDevice")) return;
+    ctx_ = ctx_acquire(dev_);
+    Ctx &C = *ctx_;
+    if (!ck(ctx_setup(C), "CUDA stream setup")) return;
+    if (job->fault & WT_FAULT_THREAD) throw InjectedThreadFault();
+    if (inject(WT_FAULT_ALLOC, cudaErrorMemoryAllocation, "cudaMalloc"))
+      return;
+
+    const void *kfn = plan.fast ? fast_kernel_ptr(plan.cfg)
+                      : weighted ? (const void *)wt_exact_kernel<true>
+                                 : (const void *)wt_exact_kernel<false>;
+    if (!ck(cudaFuncSetAttribute(kfn,
+                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)plan.smem),
+            "cudaFuncSetAttribute"))
+      return;
+    const int threads = plan.fast ? BLOCK : EBLOCK;
+    int per_sm = 0;
+    if (!ck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn,
+                                                          threads, plan.smem),
+            "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
+      return;
+    if (per_sm < 1) {
+      failed_ = true;
+      sh_.fail(WT_ERR_CUDA, cuda_msg("kernel occupancy check", dev_,
+                                     cudaErrorInvalidConfiguration));
+      return;
+    }
+    const int max_blocks = per_sm * C.sm_count;
+
+    /* buffers, sized to this call (kept if larger) */
+    const int64_t nA = job->a.n, nB = job->is_auto ? job->a.n : job->b.n;
+    cap_ = nA > nB ? nA : nB;
+    if (cap_ > CHUNK) cap_ = CHUNK;
+    const int bi = plan.fast ? BI : EBLOCK;
+    const int jalign = plan.fast ? BJ : EBJ;
+    size_t item_cap = 0;
+    for (const Launch &L : *sh_.launches) {
+      size_t n = items_bound(L, *sh_.rows, jalign, max_blocks);
+      if (n > item_cap) item_cap = n;
+    }
+    const size_t cap = (size_t)cap_;
+    for (int s = 0; s < (job->is_auto && nA <= CHUNK ? 1 : 2); s++) {
+      if (!need(C.d[s], cap * sizeof(DPt))) return;
+      if (plan.fast && !need(C.f[s], cap * sizeof(float4))) return;
+    }
+    if (!need(C.raw, (weighted ? 4 : 3) * cap * sizeof(double))) return;
+#ifndef WT_CUDA_NOSORT
+    for (int k = 0; k < 2; k++)
+      if (!need(C.key[k], cap * sizeof(unsigned long long)) ||
+          !need(C.idx[k], cap * sizeof(uint32_t)))
+        return;
+    for (int cat = 0; cat < (job->is_auto ? 1 : 2); cat++) {
+      const std::vector<long long> &bv = *sh_.bounds[cat];
+      if (!need(C.bnd[cat], (bv.size() + 1) * sizeof(long long)) ||
+          !ck(cudaMemcpyAsync(C.bnd[cat].p, bv.data(),
+                              bv.size() * sizeof(long long),
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of task boundaries"))
+        return;
+    }
+    {
+      cub::DoubleBuffer<unsigned long long> dk(nullptr, nullptr);
+      cub::DoubleBuffer<uint32_t> dv(nullptr, nullptr);
+      size_t tb = 0;
+      if (!ck(cub::DeviceRadixSort::SortPairs(nullptr, tb, dk, dv, (int)cap_,
+                                              0, 64, C.stream),
+              "cub::DeviceRadixSort (size query)") ||
+          !need(C.sort_tmp, tb))
+        return;
+    }
+#endif
+    if (!need(C.ghist, n_hist * sizeof(unsigned long long)) ||
+        (weighted && !need(C.gw, n_hist * sizeof(double))) ||
+        !need(C.counter, sizeof(int)) ||
+        !need(C.items, item_cap * sizeof(Item)) ||
+        !need(C.hitems[0], item_cap * sizeof(Item), true) ||
+        !need(C.hitems[1], item_cap * sizeof(Item), true) ||
+        !need(C.upper, n_slots * sizeof(double)))
+      return;
+    unsigned long long *ghist = static_cast<unsigned long long *>(C.ghist.p);
+    double *gw = weighted ? static_cast<double *>(C.gw.p) : nullptr;
+    int *counter = static_cast<int *>(C.counter.p);
+    Item *d_items = static_cast<Item *>(C.items.p);
+    const double *d_upper = static_cast<const double *>(C.upper.p);
+    if (!ck(cudaMemsetAsync(ghist, 0, n_hist * sizeof(unsigned long long),
+                            C.stream), "cudaMemsetAsync") ||
+        (gw && !ck(cudaMemsetAsync(gw, 0, n_hist * sizeof(double), C.stream),
+                   "cudaMemsetAsync")))
+      return;
+    /* edges and fast table: a plan's are those of its key (get_plan) */
+    const bool loaded = C.loaded == sh_.plan;
+    C.loaded.reset();
+    if (!loaded &&
+        !ck(cudaMemcpyAsync(C.upper.p, job->bins->upper,
+                            n_slots * sizeof(double), cudaMemcpyHostToDevice,
+                            C.stream), "cudaMemcpyAsync of edges"))
+      return;
+    if (plan.fast && loaded) {
+      /* already on the device */
+    } else if (plan.fast) {
+      size_t tb = plan.ft.thr.size() * sizeof(float);
+      size_t mb = plan.ft.cmap.size() * sizeof(int2);
+      if (!need(C.thr, tb) || !need(C.cmap, mb) ||
+          !ck(cudaMemcpyAsync(C.thr.p, plan.ft.thr.data(), tb,
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of the lookup table") ||
+          !ck(cudaMemcpyAsync(C.cmap.p, plan.ft.cmap.data(), mb,
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of the lookup table"))
+        return;
+    } else if (job->bins->table) {
+      size_t tb = (size_t)job->bins->table_size * sizeof(uint16_t);
+      if (!need(C.btab, tb) ||
+          !ck(cudaMemcpyAsync(C.btab.p, job->bins->table, tb,
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of the lookup table"))
+        return;
+    }
+    C.loaded = sh_.plan;
+
+    /* Launches are queued one ahead: while the GPU runs launch k, the host
+     * prepares k + 1 (its items go through pinned buffer (k + 1) % 2, free
+     * once launch k - 1 has finished). Chunk loads are queued on the same
+     * stream, so they wait for the kernels that still read the slot. */
+    std::vector<Item> items;
+    size_t k = 0;
+    for (;;) {
+      if (sh_.stop.load()) return;
+      size_t li = sh_.next.fetch_add(1);
+      if (li >= sh_.launches->size()) break;
+      const Launch &L = (*sh_.launches)[li];
+      const int b = (int)(k & 1);
+      if (!retire(b)) return;
+      int si = 0, sj = 0;
+      if (!load_chunk(0, L.cI, -1, si, plan.fast)) return;
+      if (L.same) {
+        sj = si;
+      } else if (!load_chunk(job->is_auto ? 0 : 1, L.cJ, si, sj, plan.fast)) {
+        return;
+      }
+      const int64_t nI = slot_[si].n, nJ = slot_[sj].n;
+      make_items(L, *sh_.rows, bi, jalign, max_blocks, items);
+      if (items.empty()) continue;
+      const size_t ib = items.size() * sizeof(Item);
+      if (ib > C.hitems[b].bytes || ib > C.items.bytes) {
+        /* not expected (item_cap bounds it); grow with nothing in flight */
+        if (!retire(1 - b) || !need(C.items, ib) ||
+            !need(C.hitems[b], ib, true))
+          return;
+        d_items = static_cast<Item *>(C.items.p);
+      }
+      memcpy(C.hitems[b].p, items.data(), ib);
+      int nblocks = (int)(items.size() < (size_t)max_blocks ? items.size()
+                                                           : max_blocks);
+      if (!ck(cudaMemcpyAsync(d_items, C.hitems[b].p, ib,
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of work items") ||
+          !ck(cudaMemsetAsync(counter, 0, sizeof(int), C.stream),
+              "cudaMemsetAsync") ||
+          !ck(cudaEventRecord(C.ev0[b], C.stream), "cudaEventRecord"))
+        return;
+      if (plan.fast) {
+        FastArgs a;
+        a.fI = static_cast<const float4 *>(C.f[si].p);
+        a.fJ = static_cast<const float4 *>(C.f[sj].p);
+        a.dI = static_cast<const DPt *>(C.d[si].p);
+        a.dJ = static_cast<const DPt *>(C.d[sj].p);
+        a.nI = (int)nI; a.nJ = (int)nJ;
+        a.items = d_items; a.n_items = (int)items.size();
+        a.counter = counter;
+        a.thr = static_cast<const float *>(C.thr.p);
+        a.cmap = static_cast<const int2 *>(C.cmap.p);
+        a.upper = d_upper; a.n_slots = n_slots;
+        a.ghist = ghist;
+        a.fixoff = plan.fixoff; a.fix_shared = plan.fix_shared ? 1 : 0;
+        a.joff = plan.joff; a.itemoff = plan.itemoff; a.qoff = plan.qoff;
+        a.onec = plan.ft.onec; a.margin = plan.ft.margin;
+        void *args[] = {&a};
+        if (!ck(cudaLaunchKernel(kfn, dim3(nblocks), dim3(BLOCK), args,
+                                 plan.smem, C.stream),
+                "cudaLaunchKernel"))
+          return;
+      } else {
+        ExactArgs a;
+        a.dI = static_cast<const DPt *>(C.d[si].p);
+        a.dJ = static_cast<const DPt *>(C.d[sj].p);
+        a.nI = (int)nI; a.nJ = (int)nJ;
+        a.items = d_items; a.n_items = (int)items.size();
+        a.counter = counter;
+        a.upper = d_upper; a.n_slots = n_slots;
+        a.btab = job->bins->table ? static_cast<const uint16_t *>(C.btab.p)
+                                  : nullptr;
+        a.bshift = job->bins->table_shift;
+        a.bbase = job->bins->table_base;
+        a.bsize = job->bins->table_size;
+        a.bsteps = job->bins->table_steps;
+        a.ghist = ghist;
+        a.gw = gw;
+        a.rcols = plan.rcols; a.joff = plan.joff; a.itemoff = plan.itemoff;
+        a.woff = plan.woff;
+        void *args[] = {&a};
+        if (!ck(cudaLaunchKernel(kfn, dim3(nblocks), dim3(EBLOCK), args,
+                                 plan.smem, C.stream),
+                "cudaLaunchKernel"))
+          return;
+      }
+      if (!ck(cudaGetLastError(), "kernel launch") ||
+          !ck(cudaEventRecord(C.ev1[b], C.stream), "cudaEventRecord"))
+        return;
+      inflight_[b] = true;
+      inflight_pairs_[b] = L.pairs;
+      k++;
+      if (k == 1 && inject(WT_FAULT_LAUNCH, cudaErrorLaunchFailure,
+                           "kernel launch"))
+        return;
+    }
+    /* the older launch first */
+    if (!retire((int)(k & 1)) || !retire((int)((k + 1) & 1))) return;
+    std::vector<unsigned long long> out(n_hist, 0ull);
+    std::vector<double> wout(weighted ? n_hist : 0, 0.0);
+    if (inject(WT_FAULT_COPY, cudaErrorUnknown, "cudaMemcpy of counts"))
+      return;
+    if (!ck(cudaMemcpyAsync(out.data(), ghist,
+                            n_hist * sizeof(unsigned long long),
+                            cudaMemcpyDeviceToHost, C.stream),
+            "cudaMemcpy of counts") ||
+        (weighted &&
+         !ck(cudaMemcpyAsync(wout.data(), gw, n_hist * sizeof(double),
+                             cudaMemcpyDeviceToHost, C.stream),
+             "cudaMemcpy of weight sums")) ||
+        !ck(cudaStreamSynchronize(C.stream), "cudaMemcpy of counts"))
+      return;
+    counts.swap(out);
+    wsums.swap(wout);
+  }
+};
+
+}  // namespace
+
+#endif
