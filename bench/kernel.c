@@ -96,7 +96,7 @@ static double count(const cat_t *a, const cat_t *b, const bins_t *bn,
   job.is_auto = b == NULL;
   job.bins = &bn->bins;
   job.backend = backend;
-  job.n_threads = wt_default_threads();   /* the CPU check: every core */
+  job.n_threads = wt_default_threads(0);   /* the CPU check: every core */
   job.devices = dev0;
   job.n_devices = 1;
   job.n_out = 1;
