@@ -31,7 +31,8 @@ enum {
   WT_ERR_NO_DEVICE = 4,    /* compiled with CUDA, but no usable GPU */
   WT_ERR_CUDA = 5,         /* a CUDA call failed: see wt_job.message */
   WT_ERR_ARG = 6,          /* an argument the R layer should have caught */
-  WT_ERR_WORKER = 7        /* a worker thread failed: see wt_job.message */
+  WT_ERR_WORKER = 7,       /* a worker thread failed: see wt_job.message */
+  WT_ERR_NO_HEALPIX = 8    /* HEALPix support (chealpix) was not compiled in */
 };
 
 enum { WT_BACKEND_CPU = 1, WT_BACKEND_CUDA = 2 };
