@@ -172,3 +172,76 @@ test_that("healpix_map() counts points per pixel", {
   expect_identical(sum(mn$value), nrow(p) + 0)
   expect_error(healpix_map(p, nside = 3), "power of two")
 })
+
+classic <- function(which) {
+  read_catalog(system.file("extdata", paste0("classic_", which,
+                                             "_10k.txt.gz"),
+                           package = "wtheta"), units = "arcmin")
+}
+
+test_that("the check flags the classic galaxies against the course randoms", {
+  g <- classic("galaxies")
+  r <- classic("randoms")
+  fc <- footprint_check(g, r)
+  expect_s3_class(fc, "footprint_check")
+  expect_identical(fc$verdict, "mismatch")
+  expect_lt(fc$p_value, 1e-6)
+  # the course randoms over-predict the north: the top band of declination
+  expect_match(fc$trend_where, "^declination 69")
+  expect_lt(fc$trend, 0.5)
+  expect_output(print(fc), "mismatch")
+  # randoms uniform in area on the same box pass
+  ru <- random_catalog(10000, ra_range = range(r$ra),
+                       dec_range = range(r$dec), seed = 1)
+  expect_identical(footprint_check(g, ru)$verdict, "ok")
+  # and wtheta() warns, naming where, unless told not to
+  b <- theta_bins(0.5, 1, n = 2)
+  expect_warning(w <- wtheta(g, r, b, threads = test_threads()),
+                 "do not seem to share a footprint.*declination")
+  expect_identical(attr(w, "footprint_check")[[1L]]$verdict, "mismatch")
+  expect_silent(wtheta(g, r, b, threads = test_threads(),
+                       check_footprint = FALSE))
+  expect_error(wtheta(g, r, b, check_footprint = NA), "check_footprint")
+})
+
+test_that("the check flags the full classic catalogs", {
+  g <- read_catalog(shared_data("data_100k_arcmin.txt"), units = "arcmin")
+  r <- read_catalog(shared_data("flat_100k_arcmin.txt"), units = "arcmin")
+  expect_identical(footprint_check(g, r)$verdict, "mismatch")
+  ru <- random_catalog(1e5, ra_range = range(r$ra), dec_range = range(r$dec),
+                       seed = 1)
+  expect_identical(footprint_check(g, ru)$verdict, "ok")
+})
+
+test_that("the check stays silent for simulations and their randoms", {
+  for (s in 1:12) {
+    n <- c(1000, 3000, 10000)[s %% 3 + 1]
+    sim <- simulate_catalog(n, seed = s)
+    ran <- random_catalog(2 * n, like = sim, seed = 100 + s)
+    fc <- footprint_check(sim, ran)
+    expect_identical(fc$verdict, "ok", info = paste("seed", s))
+    if (fc$verdict != "too few points") expect_gt(fc$p_value, 1e-6)
+  }
+  # data where the randoms are not: flagged
+  sim <- simulate_catalog(5000, seed = 1)
+  half <- random_catalog(10000, ra_range = c(0, 10), seed = 2)
+  fc <- footprint_check(sim, half)
+  expect_identical(fc$verdict, "mismatch")
+  expect_gt(fc$outside, 0.2)
+  expect_identical(footprint_check(sim[1:100, ], half)$verdict,
+                   "too few points")
+})
+
+test_that("the check stays silent for a catalog cut to a map", {
+  skip_if_no_healpix()
+  ring <- read_healpix_map(hp_fixture("ring.fits"))
+  for (s in 1:4) {
+    # a clustered catalog on a wider box, cut to the map
+    sim <- simulate_catalog(40000, ra_range = c(10, 110),
+                            dec_range = c(-30, 50), seed = s)
+    cut <- sim[in_footprint(sim, ring), ]
+    ran <- random_catalog(30000, mask = ring, seed = 10 + s)
+    expect_identical(footprint_check(cut, ran)$verdict, "ok",
+                     info = paste("seed", s))
+  }
+})
