@@ -176,6 +176,10 @@ footprint_message <- function(x) {
   where <- sprintf("largest discrepancy: %s data where the randoms predict %s (ratio %.2f) in the cell at ra %.1f, dec %.1f",
                    format_n(big$data), format(big$expected, digits = 3),
                    big$ratio, big$ra, big$dec)
+  if (x$verdict == "ok") {
+    return(sprintf("no band of declination or strip of right ascension is off beyond the cell-to-cell scatter (F = %.2f, p = %.2g over %d cells of %.3g deg^2); %s",
+                   x$F, x$p_value, x$n_cells, x$cell_area, where))
+  }
   what <- if (x$outside > 0.01) {
     sprintf("%.1f%% of the data fall where there are no randoms",
             100 * x$outside)

@@ -245,3 +245,11 @@ test_that("the check stays silent for a catalog cut to a map", {
                      info = paste("seed", s))
   }
 })
+
+test_that("without chealpix, HEALPix functions say what to install", {
+  if (wtheta:::healpix_available()) skip("built with chealpix")
+  expect_error(healpix_map(data.frame(ra = 1, dec = 1), nside = 4),
+               "libchealpix-dev")
+  m <- structure(list(), class = "healpix_map")
+  expect_error(random_catalog(10, mask = m), "libchealpix-dev")
+})
