@@ -77,26 +77,36 @@ footprint_check <- function(data, random, columns = c("ra", "dec")) {
                            n_d, n_r)
     return(out)
   }
-  # finest grid: k = 2^11 cells in sin(dec), 2^12 in ra
+  # counts on the finest grid (2^12 cells in ra by 2^11 in sin(dec)), then
+  # on every coarser one by adding 2 x 2 blocks: each point is binned once
   top <- 11L
-  cell_ids <- function(x) {
+  grid_counts <- function(x) {
     ia <- pmin(floor((x$ra %% 360) / 360 * 2^(top + 1)), 2^(top + 1) - 1)
     iz <- pmin(floor((sinpi(x$dec / 180) + 1) / 2 * 2^top), 2^top - 1)
-    list(ia = ia, iz = iz)
+    g <- matrix(tabulate(ia + 2^(top + 1) * iz + 1, 2^(2 * top + 1)),
+                2^(top + 1), 2^top)
+    levels <- vector("list", top + 1L)
+    levels[[top + 1L]] <- g
+    for (j in rev(seq_len(top))) {
+      nr <- nrow(g)
+      g <- g[seq(1L, nr, 2L), , drop = FALSE] + g[seq(2L, nr, 2L), , drop = FALSE]
+      nc <- ncol(g)
+      g <- g[, seq(1L, nc, 2L), drop = FALSE] + g[, seq(2L, nc, 2L), drop = FALSE]
+      levels[[j]] <- g
+    }
+    levels
   }
-  cd <- cell_ids(d)
-  cr <- cell_ids(r)
+  gd <- grid_counts(d)
+  gr <- grid_counts(r)
   level <- function(j) {
-    s <- 2^(top - j)
-    id_of <- function(c) floor(c$ia / s) + 2^(j + 1) * floor(c$iz / s)
-    kd <- table(id_of(cd))
-    kr <- table(id_of(cr))
-    ids <- union(names(kd), names(kr))
-    D <- as.numeric(kd[ids]); D[is.na(D)] <- 0
-    R <- as.numeric(kr[ids]); R[is.na(R)] <- 0
+    Dm <- as.double(gd[[j + 1L]])
+    Rm <- as.double(gr[[j + 1L]])
+    ids <- which(Dm > 0 | Rm > 0)
+    D <- Dm[ids]
+    R <- Rm[ids]
     E <- R * n_d / n_r
     well <- R > 0 & R >= 0.5 * stats::median(R[R > 0])
-    list(j = j, id = as.numeric(ids), D = D, R = R, E = E, well = well,
+    list(j = j, id = ids - 1, D = D, R = R, E = E, well = well,
          m = sum(well), e_med = stats::median(E[well]))
   }
   chosen <- NULL
