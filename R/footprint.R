@@ -273,9 +273,12 @@ map_values <- function(m, ra, dec) {
   pix <- .Call(C_healpix_pixels, m$nside, m$ordering == "NESTED",
                as.double(ra), as.double(dec), rot_to_map(m),
                threads_or_default(NULL))
-  i <- match(pix, m$pixel)
-  v <- m$value[i]
-  v[is.na(i)] <- 0
+  # m$pixel is increasing: a binary search, no hash table of the map
+  i <- findInterval(pix, m$pixel)
+  hit <- i > 0L
+  hit[hit] <- m$pixel[i[hit]] == pix[hit]
+  v <- numeric(length(pix))
+  v[hit] <- m$value[i[hit]]
   v
 }
 
@@ -329,17 +332,22 @@ map_nested_pixels <- function(m) {
 }
 
 # n points uniform in area on the map's pixels above 0 (or with density
-# proportional to the value when weighted). Every pixel is split into its
-# 4^(29 - log2 nside) nested sub-pixels of nside 2^29 and a point is the
+# proportional to the value when weighted). A pixel is drawn uniformly (all
+# have one area) or, weighted, through an alias table; it is split into its
+# 4^(29 - log2 nside) nested sub-pixels of nside 2^29 and the point is the
 # centre of one drawn uniformly: uniform in area to 0.4 milliarcseconds.
 # The draw is a counter-based hash of a 64-bit seed taken from R's random
 # stream, so it follows set.seed() and does not depend on threads.
 draw_map <- function(n, m, weighted) {
   nest <- map_nested_pixels(m)
   o <- order(nest)
-  w <- if (weighted) m$value[o] else rep(1, length(o))
+  nest <- nest[o]
+  w <- if (weighted) m$value[o]
+  # runs of consecutive pixel numbers (a mask is mostly runs in NESTED order)
+  first <- c(1L, which(diff(nest) != 1) + 1L)
+  run_end <- c(first[-1L] - 1, length(nest))
   seed <- floor(stats::runif(2L) * 2^32)
-  out <- .Call(C_healpix_draw, m$nside, nest[o], cumsum(w), seed, n,
-               rot_from_map(m), threads_or_default(NULL))
+  out <- .Call(C_healpix_draw, m$nside, nest[first], as.double(run_end), w,
+               seed, n, rot_from_map(m), threads_or_default(NULL))
   data.frame(ra = out[[1L]], dec = out[[2L]])
 }

@@ -110,29 +110,45 @@ SEXP wt_r_healpix_renumber(SEXP nside, SEXP to_nest, SEXP pix)
   return out;
 }
 
-/* n points from the nested pixels `pix` with cumulative weights `cum`;
- * seed: two integers from R (the high and low 32 bits) */
-SEXP wt_r_healpix_draw(SEXP nside, SEXP pix, SEXP cum, SEXP seed, SEXP n,
-                       SEXP rot, SEXP threads)
+/* n points from the increasing nested pixels given as runs (run_start,
+ * run_end: see healpix.h), with weights `w` per pixel (NULL: all pixels
+ * equally likely, by area); seed: two integers from R (the high and low 32
+ * bits) */
+SEXP wt_r_healpix_draw(SEXP nside, SEXP run_start, SEXP run_end, SEXP w,
+                       SEXP seed, SEXP n, SEXP rot, SEXP threads)
 {
-  if (TYPEOF(pix) != REALSXP || TYPEOF(cum) != REALSXP ||
-      XLENGTH(pix) != XLENGTH(cum) || XLENGTH(pix) < 1)
-    error("wtheta internal: pix and cum must be doubles of one length");
+  if (TYPEOF(run_start) != REALSXP || TYPEOF(run_end) != REALSXP ||
+      XLENGTH(run_start) < 1 || XLENGTH(run_start) != XLENGTH(run_end))
+    error("wtheta internal: runs must be doubles of one length");
+  R_xlen_t n_runs = XLENGTH(run_start);
+  R_xlen_t k = (R_xlen_t)REAL(run_end)[n_runs - 1];
+  if (!isNull(w) && (TYPEOF(w) != REALSXP || XLENGTH(w) != k))
+    error("wtheta internal: w must be one double per pixel");
   if (TYPEOF(seed) != REALSXP || XLENGTH(seed) != 2)
     error("wtheta internal: seed must be two doubles");
   uint64_t s = ((uint64_t)REAL(seed)[0] << 32) | (uint64_t)REAL(seed)[1];
   double nd = asReal(n);
   if (!(nd >= 0 && nd <= 4503599627370496.0)) error("wtheta internal: n");
   R_xlen_t nn = (R_xlen_t)nd;
-  int t = threads_of(threads, nn);
-  SEXP ra = PROTECT(allocVector(REALSXP, nn));
-  SEXP dec = PROTECT(allocVector(REALSXP, nn));
   const double *r = rot_of(rot);
   int64_t ns = nside_of(nside);
+  int t = threads_of(threads, nn);
+  double *prob = NULL;
+  int64_t *alias = NULL;
+  if (!isNull(w)) {
+    /* R_alloc: freed by R at the end of the call, error or not */
+    prob = (double *)R_alloc(k, sizeof(double));
+    alias = (int64_t *)R_alloc(k, sizeof(int64_t));
+    int64_t *work = (int64_t *)R_alloc(2 * k, sizeof(int64_t));
+    fail(wt_alias_build(REAL(w), k, prob, alias, work));
+  }
+  SEXP ra = PROTECT(allocVector(REALSXP, nn));
+  SEXP dec = PROTECT(allocVector(REALSXP, nn));
   for (R_xlen_t f = 0; f < nn; f += CHUNK) {
     R_xlen_t m = nn - f < CHUNK ? nn - f : CHUNK;
-    int st = wt_healpix_draw(ns, REAL(pix), REAL(cum), XLENGTH(pix), s, f,
-                             m, r, REAL(ra) + f, REAL(dec) + f, t);
+    int st = wt_healpix_draw(ns, REAL(run_start), REAL(run_end), n_runs,
+                             prob, alias, s, f, m, r, REAL(ra) + f,
+                             REAL(dec) + f, t);
     if (st != WT_OK) { UNPROTECT(2); fail(st); }
     interrupt_point();
   }

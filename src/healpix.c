@@ -95,18 +95,50 @@ static uint64_t mix64(uint64_t x)
   return x;
 }
 
-int wt_healpix_draw(int64_t nside, const double *pix, const double *cum,
-                    int64_t k, uint64_t seed, int64_t first, int64_t n,
-                    const double *rot, double *ra, double *dec, int threads)
+/* Vose's alias method: for weights w (k of them, total > 0), prob[i] and
+ * alias[i] such that drawing i uniformly and keeping it with probability
+ * prob[i], else taking alias[i], picks i with probability w[i] / total.
+ * work: 2 k int64 of scratch. */
+int wt_alias_build(const double *w, int64_t k, double *prob, int64_t *alias,
+                   int64_t *work)
 {
-  if (nside < 1 || (nside & (nside - 1)) || k < 1 || !(cum[k - 1] > 0))
-    return WT_ERR_ARG;
+  double total = 0;
+  for (int64_t i = 0; i < k; i++) {
+    if (!(w[i] >= 0) || !isfinite(w[i])) return WT_ERR_ARG;
+    total += w[i];
+  }
+  if (!(total > 0)) return WT_ERR_ARG;
+  int64_t *small = work, *large = work + k, ns = 0, nl = 0;
+  for (int64_t i = 0; i < k; i++) {
+    prob[i] = w[i] * (double)k / total;
+    alias[i] = i;
+    if (prob[i] < 1) small[ns++] = i; else large[nl++] = i;
+  }
+  while (ns > 0 && nl > 0) {
+    int64_t a = small[--ns], b = large[--nl];
+    alias[a] = b;
+    prob[b] = (prob[b] + prob[a]) - 1;
+    if (prob[b] < 1) small[ns++] = b; else large[nl++] = b;
+  }
+  while (nl > 0) prob[large[--nl]] = 1;
+  while (ns > 0) prob[small[--ns]] = 1;   /* rounding leftovers */
+  return WT_OK;
+}
+
+int wt_healpix_draw(int64_t nside, const double *run_start,
+                    const double *run_end, int64_t n_runs, const double *prob,
+                    const int64_t *alias, uint64_t seed, int64_t first,
+                    int64_t n, const double *rot, double *ra, double *dec,
+                    int threads)
+{
+  if (nside < 1 || (nside & (nside - 1)) || n_runs < 1) return WT_ERR_ARG;
+  const int64_t k = (int64_t)run_end[n_runs - 1];
+  if (k < 1) return WT_ERR_ARG;
   int order = 0;
   while ((INT64_C(1) << order) < nside) order++;
   int depth = WT_HEALPIX_FINE_ORDER - order;
   if (depth < 0) return WT_ERR_ARG;
   const int64_t fine = INT64_C(1) << WT_HEALPIX_FINE_ORDER;
-  const double total = cum[k - 1];
   const uint64_t golden = UINT64_C(0x9e3779b97f4a7c15);
   (void)threads;
 #ifdef _OPENMP
@@ -114,16 +146,23 @@ int wt_healpix_draw(int64_t nside, const double *pix, const double *cum,
 #endif
   for (int64_t j = 0; j < n; j++) {
     uint64_t c = (uint64_t)(first + j);
-    uint64_t h1 = mix64(seed + (2 * c + 1) * golden);
-    uint64_t h2 = mix64(seed + (2 * c + 2) * golden);
-    double u = (double)(h1 >> 11) * 0x1.0p-53 * total;
-    int64_t lo = 0, hi = k - 1;           /* first index with cum > u */
+    uint64_t h1 = mix64(seed + (3 * c + 1) * golden);
+    uint64_t h2 = mix64(seed + (3 * c + 2) * golden);
+    int64_t i = (int64_t)((double)(h1 >> 11) * 0x1.0p-53 * (double)k);
+    if (i >= k) i = k - 1;
+    if (prob) {
+      uint64_t h3 = mix64(seed + (3 * c + 3) * golden);
+      if ((double)(h3 >> 11) * 0x1.0p-53 >= prob[i]) i = alias[i];
+    }
+    int64_t lo = 0, hi = n_runs - 1;      /* the run holding index i */
     while (lo < hi) {
       int64_t mid = lo + (hi - lo) / 2;
-      if (cum[mid] > u) hi = mid; else lo = mid + 1;
+      if (run_end[mid] > (double)i) hi = mid; else lo = mid + 1;
     }
+    int64_t before = lo > 0 ? (int64_t)run_end[lo - 1] : 0;
+    int64_t pixel = (int64_t)run_start[lo] + (i - before);
     uint64_t sub = depth > 0 ? h2 >> (64 - 2 * depth) : 0;
-    int64_t p = ((int64_t)pix[lo] << (2 * depth)) + (int64_t)sub;
+    int64_t p = (pixel << (2 * depth)) + (int64_t)sub;
     double v[3];
     pix2vec_nest64(fine, p, v);
     rotate(rot, v);

@@ -27,13 +27,24 @@ int wt_healpix_centres(int64_t nside, int nest, const double *pix,
 int wt_healpix_renumber(int64_t nside, int to_nest, const double *in,
                         int64_t n, double *out);
 
-/* Points first .. first + n - 1 of a stream drawn from the nested pixels
- * `pix` (k of them, at `nside`) with probabilities proportional to the
- * increments of `cum` (cumulative weights, cum[k - 1] the total): point i
- * takes its pixel and a uniform sub-pixel of order 29 inside it from a
- * counter-based hash of (seed, i), so the stream does not depend on the
- * number of threads nor on how it is cut into calls. */
-int wt_healpix_draw(int64_t nside, const double *pix, const double *cum,
-                    int64_t k, uint64_t seed, int64_t first, int64_t n,
-                    const double *rot, double *ra, double *dec, int threads);
+/* Vose's alias table of the k weights w (>= 0, total > 0); work holds 2 k
+ * int64 of scratch */
+int wt_alias_build(const double *w, int64_t k, double *prob, int64_t *alias,
+                   int64_t *work);
+
+/* Points first .. first + n - 1 of a stream drawn from k nested pixels at
+ * `nside`, given as n_runs runs of consecutive pixel numbers: run r starts
+ * at pixel run_start[r] and holds the pixels of indices run_end[r - 1] to
+ * run_end[r] - 1 (run_end cumulative, run_end[n_runs - 1] = k; runs keep
+ * the lookup in cache, masks being mostly contiguous in NESTED order).
+ * Indices are equally likely when prob is NULL, else drawn through the
+ * alias table (prob, alias) of wt_alias_build(). Point i takes its pixel
+ * and a uniform sub-pixel of order 29 inside it from a counter-based hash
+ * of (seed, i), so the stream does not depend on the number of threads
+ * nor on how it is cut into calls. */
+int wt_healpix_draw(int64_t nside, const double *run_start,
+                    const double *run_end, int64_t n_runs, const double *prob,
+                    const int64_t *alias, uint64_t seed, int64_t first,
+                    int64_t n, const double *rot, double *ra, double *dec,
+                    int threads);
 #endif

@@ -32,11 +32,21 @@ int wt_healpix_renumber(int64_t nside, int to_nest, const double *in,
   return WT_ERR_NO_HEALPIX;
 }
 
-int wt_healpix_draw(int64_t nside, const double *pix, const double *cum,
-                    int64_t k, uint64_t seed, int64_t first, int64_t n,
-                    const double *rot, double *ra, double *dec, int threads)
+int wt_alias_build(const double *w, int64_t k, double *prob, int64_t *alias,
+                   int64_t *work)
 {
-  (void)nside; (void)pix; (void)cum; (void)k; (void)seed; (void)first;
-  (void)n; (void)rot; (void)ra; (void)dec; (void)threads;
+  (void)w; (void)k; (void)prob; (void)alias; (void)work;
+  return WT_ERR_NO_HEALPIX;
+}
+
+int wt_healpix_draw(int64_t nside, const double *run_start,
+                    const double *run_end, int64_t n_runs, const double *prob,
+                    const int64_t *alias, uint64_t seed, int64_t first,
+                    int64_t n, const double *rot, double *ra, double *dec,
+                    int threads)
+{
+  (void)nside; (void)run_start; (void)run_end; (void)n_runs; (void)prob;
+  (void)alias; (void)seed; (void)first; (void)n; (void)rot; (void)ra;
+  (void)dec; (void)threads;
   return WT_ERR_NO_HEALPIX;
 }
