@@ -273,12 +273,9 @@ map_values <- function(m, ra, dec) {
   pix <- .Call(C_healpix_pixels, m$nside, m$ordering == "NESTED",
                as.double(ra), as.double(dec), rot_to_map(m),
                threads_or_default(NULL))
-  # m$pixel is increasing: a binary search, no hash table of the map
-  i <- findInterval(pix, m$pixel)
-  hit <- i > 0L
-  hit[hit] <- m$pixel[i[hit]] == pix[hit]
-  v <- numeric(length(pix))
-  v[hit] <- m$value[i[hit]]
+  i <- match(pix, m$pixel)
+  v <- m$value[i]
+  v[is.na(i)] <- 0
   v
 }
 
