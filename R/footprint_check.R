@@ -187,7 +187,7 @@ footprint_message <- function(x) {
                    format_n(big$data), format(big$expected, digits = 3),
                    big$ratio, big$ra, big$dec)
   if (x$verdict == "ok") {
-    return(sprintf("no band of declination or strip of right ascension is off beyond the cell-to-cell scatter (F = %.2f, p = %.2g over %d cells of %.3g deg^2); %s",
+    return(sprintf("no band of declination or strip of right ascension is off enough to flag (F = %.2f, p = %.2g over %d cells of %.3g deg^2; flagged at p < 1e-6 with a band 20%% off); %s",
                    x$F, x$p_value, x$n_cells, x$cell_area, where))
   }
   what <- if (x$outside > 0.01) {
