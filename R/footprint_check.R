@@ -77,30 +77,24 @@ footprint_check <- function(data, random, columns = c("ra", "dec")) {
                            n_d, n_r)
     return(out)
   }
-  # counts on the finest grid (2^12 cells in ra by 2^11 in sin(dec)), then
-  # on every coarser one by adding 2 x 2 blocks: each point is binned once
+  # cell numbers on the finest grid (2^12 cells in ra by 2^11 in
+  # sin(dec)); a coarser grid's are these divided by powers of 2, counted
+  # with tabulate() only for the grids the search below visits
   top <- 11L
-  grid_counts <- function(x) {
-    ia <- pmin(floor((x$ra %% 360) / 360 * 2^(top + 1)), 2^(top + 1) - 1)
-    iz <- pmin(floor((sinpi(x$dec / 180) + 1) / 2 * 2^top), 2^top - 1)
-    g <- matrix(tabulate(ia + 2^(top + 1) * iz + 1, 2^(2 * top + 1)),
-                2^(top + 1), 2^top)
-    levels <- vector("list", top + 1L)
-    levels[[top + 1L]] <- g
-    for (j in rev(seq_len(top))) {
-      nr <- nrow(g)
-      g <- g[seq(1L, nr, 2L), , drop = FALSE] + g[seq(2L, nr, 2L), , drop = FALSE]
-      nc <- ncol(g)
-      g <- g[, seq(1L, nc, 2L), drop = FALSE] + g[, seq(2L, nc, 2L), drop = FALSE]
-      levels[[j]] <- g
-    }
-    levels
+  fine_cells <- function(x) {
+    list(ia = pmin(floor((x$ra %% 360) / 360 * 2^(top + 1)), 2^(top + 1) - 1),
+         iz = pmin(floor((sinpi(x$dec / 180) + 1) / 2 * 2^top), 2^top - 1))
   }
-  gd <- grid_counts(d)
-  gr <- grid_counts(r)
+  fd <- fine_cells(d)
+  fr <- fine_cells(r)
+  counts <- function(f, j) {
+    s <- 2^(top - j)
+    as.double(tabulate(floor(f$ia / s) + 2^(j + 1) * floor(f$iz / s) + 1,
+                       2^(2 * j + 1)))
+  }
   level <- function(j) {
-    Dm <- as.double(gd[[j + 1L]])
-    Rm <- as.double(gr[[j + 1L]])
+    Dm <- counts(fd, j)
+    Rm <- counts(fr, j)
     ids <- which(Dm > 0 | Rm > 0)
     D <- Dm[ids]
     R <- Rm[ids]
