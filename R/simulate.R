@@ -39,9 +39,19 @@
 #'   box that crosses right ascension 0 has `from > to`, for example
 #'   `c(350, 10)`; `c(0, 360)` is the whole circle. `dec_range` is two
 #'   increasing numbers within `[-90, 90]`.
-#' @param mask `NULL`, or a function of `ra` and `dec` (vectors in degrees)
-#'   returning a logical vector: `TRUE` where a point is kept. The
-#'   footprint is the box where the mask is `TRUE`.
+#' @param mask `NULL`, a function of `ra` and `dec` (vectors in degrees)
+#'   returning a logical vector (`TRUE` where a point is kept; the
+#'   footprint is the box where the mask is `TRUE`), or a `healpix_map`
+#'   from [read_healpix_map()] or [healpix_map()]: the footprint is then
+#'   its pixels above 0, `ra_range` and `dec_range` are not used, and "the
+#'   box" is the map's bounding box in right ascension and declination.
+#'   Randoms from a map are exactly `n` points, each pixel chosen with
+#'   probability proportional to its area (or value, `weighted = TRUE`) and
+#'   the point uniform in area inside it (the centre of one of its
+#'   sub-pixels at nside 2^29, 0.4 milliarcseconds across, drawn
+#'   uniformly); the draw is made in C from a 64-bit seed taken from R's
+#'   random stream, so `seed` (or [set.seed()]) makes it reproducible on
+#'   any number of threads.
 #' @param n_clusters Expected number of cluster centres in the box, at most
 #'   the larger of `n` and 10^6 (the centres are drawn in memory).
 #' @param cluster_fraction Fraction of points in clusters, in `[0, 1]`.
@@ -52,12 +62,16 @@
 #' @param like A catalog whose footprint the randoms follow: a result of
 #'   `simulate_catalog()` gives its box and mask (the other arguments are
 #'   then ignored); any other catalog gives its bounding box.
+#' @param weighted With a `healpix_map` as `mask`: `FALSE` (the default),
+#'   uniform in area on the pixels above 0; `TRUE`, a density proportional
+#'   to the map's values (a completeness map).
 #' @param seed An integer seed for a reproducible draw (the global random
 #'   state is left as it was), or `NULL` to use the session's random state.
 #' @return A data frame with columns `ra` (in `[0, 360)`) and `dec`, in
 #'   degrees. Its attribute `footprint` is a list with `ra_range`,
 #'   `dec_range`, `mask`, `box_area` and `area` (the footprint's area in
-#'   square degrees; with a mask, a Monte Carlo estimate). For
+#'   square degrees; with a mask function, a Monte Carlo estimate; with a
+#'   map, exact) and, with a map, `healpix` (the map) and `weighted`. For
 #'   `simulate_catalog()` the attribute `model` is a list with `process`
 #'   (`"thomas"`), `sigma`, `parent_density` (per square degree),
 #'   `n_clusters`, `cluster_fraction` (as drawn: clustered points / `n`) and
@@ -141,8 +155,15 @@ simulate_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
 #' @rdname simulate_catalog
 #' @export
 random_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
-                           mask = NULL, like = NULL, seed = NULL) {
+                           mask = NULL, like = NULL, seed = NULL,
+                           weighted = FALSE) {
   check_count(n, "n")
+  check_flag(weighted, "weighted")
+  if (weighted && !inherits(mask, "healpix_map")) {
+    stop("`weighted = TRUE` draws with density proportional to a HEALPix ",
+         "map's values; it needs `mask` to be a healpix_map, not ",
+         describe(mask), ".", call. = FALSE)
+  }
   fp <- if (!is.null(like)) attr(like, "footprint", exact = TRUE)
   if (!is.null(like) && is.null(fp)) {
     like <- as_catalog(like, "like")
@@ -154,7 +175,7 @@ random_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
     check_mask(mask)
   }
   with_seed(seed, {
-    if (is.null(fp)) fp <- make_footprint(ra_range, dec_range, mask)
+    if (is.null(fp)) fp <- make_footprint(ra_range, dec_range, mask, weighted)
     structure(draw_footprint(n, fp), class = c("wtheta_catalog", "data.frame"),
               footprint = fp)
   })
@@ -226,7 +247,8 @@ model_wtheta <- function(x, theta, integral_constraint = FALSE) {
 
 # A footprint: the box as (ra_lo, ra_width) so that boxes across ra = 0
 # need no special case, its area and the mask.
-make_footprint <- function(ra_range, dec_range, mask) {
+make_footprint <- function(ra_range, dec_range, mask, weighted = FALSE) {
+  if (inherits(mask, "healpix_map")) return(map_footprint(mask, weighted))
   width <- if (ra_range[1L] < ra_range[2L]) ra_range[2L] - ra_range[1L] else
     ra_range[2L] + 360 - ra_range[1L]
   fp <- list(ra_range = ra_range, dec_range = dec_range, mask = mask,
@@ -256,10 +278,13 @@ in_box <- function(ra, dec, fp) {
     dec >= fp$dec_range[1L] & dec <= fp$dec_range[2L]
 }
 
-in_footprint <- function(ra, dec, fp) {
+in_fp <- function(ra, dec, fp) {
   keep <- in_box(ra, dec, fp)
   if (!is.null(fp$mask) && any(keep)) {
     keep[keep] <- apply_mask(fp$mask, ra[keep], dec[keep])
+  }
+  if (!is.null(fp$healpix) && any(keep)) {
+    keep[keep] <- map_values(fp$healpix, ra[keep], dec[keep]) > 0
   }
   keep
 }
@@ -283,6 +308,8 @@ draw_box <- function(n, ra_lo, ra_width, dec_range) {
 
 # n points uniform on a footprint (box, then mask by rejection)
 draw_footprint <- function(n, fp) {
+  if (!is.null(fp$healpix)) return(draw_map(n, fp$healpix,
+                                            isTRUE(fp$weighted)))
   if (is.null(fp$mask)) return(draw_box(n, fp$ra_lo, fp$ra_width,
                                         fp$dec_range))
   share <- fp$area / fp$box_area
@@ -335,7 +362,7 @@ draw_children <- function(n, n_parents, ext, fp, sigma) {
     k <- ceiling((n - length(ra)) / share * 1.1) + 10
     i <- sample.int(n_parents, k, replace = TRUE)
     ch <- scatter_children(pa[i], pd[i], sigma)
-    keep <- in_footprint(ch$ra, ch$dec, fp)
+    keep <- in_fp(ch$ra, ch$dec, fp)
     share <- max(mean(keep), 1e-3)
     ra <- c(ra, ch$ra[keep])
     dec <- c(dec, ch$dec[keep])
@@ -350,7 +377,7 @@ draw_thomas_children <- function(n_parents, mu, ext, fp, sigma) {
   i <- rep(seq_len(n_parents), stats::rpois(n_parents, mu))
   ch <- scatter_children(parents$ra[i] * (pi / 180),
                          parents$dec[i] * (pi / 180), sigma)
-  keep <- in_footprint(ch$ra, ch$dec, fp)
+  keep <- in_fp(ch$ra, ch$dec, fp)
   list(ra = ch$ra[keep], dec = ch$dec[keep])
 }
 
@@ -383,9 +410,14 @@ check_box <- function(ra_range, dec_range) {
 }
 
 check_mask <- function(mask) {
+  if (inherits(mask, "healpix_map")) {
+    need_healpix("A HEALPix `mask`")
+    return(invisible(NULL))
+  }
   if (!is.null(mask) && !is.function(mask)) {
-    stop("`mask` must be NULL or a function(ra, dec) returning a logical ",
-         "vector, not ", describe(mask), ".", call. = FALSE)
+    stop("`mask` must be NULL, a healpix_map or a function(ra, dec) ",
+         "returning a logical vector, not ", describe(mask), ".",
+         call. = FALSE)
   }
 }
 

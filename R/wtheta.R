@@ -80,6 +80,11 @@
 #'   state is left as it was), or `NULL`.
 #' @param data2,random2 A second sample and its randoms, for the
 #'   cross-correlation of `data` with `data2`.
+#' @param check_footprint `TRUE` (the default): before counting, run
+#'   [footprint_check()] on `data` against `random` (and `data2` against
+#'   its randoms) and warn, naming the largest discrepancy and where it
+#'   is, when they do not seem to share a footprint. It takes a small
+#'   fraction of the counting time. `FALSE` skips it.
 #' @inheritParams pair_counts
 #' @return A data frame of class `c("wtheta", "data.frame")` with columns
 #'   `theta_lo`, `theta_hi`, `theta` (bin centre, degrees), the counts
@@ -93,7 +98,8 @@
 #'   bootstrap w, one column each), `patches` (the patches used),
 #'   `pair_counts` (the [pair_counts()] results, raw counts included),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
-#'   `n_outside` (pairs outside the edges per count) and `edges`. `w` is
+#'   `n_outside` (pairs outside the edges per count), `edges` and
+#'   `footprint_check` (the [footprint_check()] results, or `NULL`). `w` is
 #'   `NA` in bins where its denominator is zero, and `w_err` in bins where
 #'   that of a replicate is, each with a warning that names the bins.
 #' @seealso [wtheta_cov()] for the covariance, [sky_patches()].
@@ -115,7 +121,8 @@ wtheta <- function(data, random, bins,
                    error = c("poisson", "jackknife", "bootstrap", "none"),
                    patches = NULL, n_patches = 20, n_boot = 500, seed = NULL,
                    data2 = NULL, random2 = NULL, distribute = FALSE,
-                   checkpoint = NULL, retries = 1, timeout = NULL) {
+                   checkpoint = NULL, retries = 1, timeout = NULL,
+                   check_footprint = TRUE) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   estimator <- match_choice(estimator, c("LS", "natural", "DP", "Hamilton"),
@@ -157,6 +164,7 @@ wtheta <- function(data, random, bins,
   if (resample) check_n_patches(n_patches)
   if (error == "bootstrap") check_count(n_boot, "n_boot")
   check_seed(seed)
+  check_flag(check_footprint, "check_footprint")
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
                        retries, timeout)
   # patches given as labels are counted once read, below; made or given
@@ -168,6 +176,25 @@ wtheta <- function(data, random, bins,
                n_replicates = if (error == "bootstrap") n_boot else n_p,
                n_counts = if (is_cross) 4 else 3)
   threads <- threads_or_default(threads)
+
+  fchecks <- NULL
+  if (check_footprint) {
+    pairs <- list(c("data", "random"))
+    if (is_cross) pairs[[2L]] <- c("data2", if (!is.null(cats$random2))
+      "random2" else "random")
+    fchecks <- lapply(pairs, function(pr) {
+      fc <- footprint_check(cats[[pr[1L]]], cats[[pr[2L]]])
+      if (fc$verdict == "mismatch") {
+        warning("`", pr[1L], "` and `", pr[2L], "` do not seem to share a ",
+                "footprint: ", fc$message, ". See ?footprint_check; ",
+                "randoms uniform in area on the footprint come from ",
+                "random_catalog(). check_footprint = FALSE turns this ",
+                "check off.", call. = FALSE)
+      }
+      fc
+    })
+    names(fchecks) <- vapply(pairs, paste, "", collapse = "/")
+  }
 
   p <- NULL
   labels <- NULL
@@ -285,7 +312,7 @@ wtheta <- function(data, random, bins,
             threads = pcs[[1L]]$threads,
             elapsed = proc.time()[["elapsed"]] - start,
             n_outside = vapply(pcs, `[[`, 0, "n_outside"),
-            edges = edges)
+            edges = edges, footprint_check = fchecks)
 }
 
 #' Covariance of a w(theta) estimate

@@ -32,6 +32,12 @@ SEXP wt_r_fits_info(SEXP, SEXP, SEXP);
 SEXP wt_r_fits_read(SEXP, SEXP, SEXP);
 SEXP wt_r_fits_write(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_fits_read_image(SEXP, SEXP);
+/* glue_healpix.c */
+SEXP wt_r_healpix_compiled(void);
+SEXP wt_r_healpix_pixels(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_centres(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_renumber(SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
@@ -60,6 +66,11 @@ static const R_CallMethodDef call_methods[] = {
   {"fits_read", (DL_FUNC)&wt_r_fits_read, 3},
   {"fits_write", (DL_FUNC)&wt_r_fits_write, 4},
   {"fits_read_image", (DL_FUNC)&wt_r_fits_read_image, 2},
+  {"healpix_compiled", (DL_FUNC)&wt_r_healpix_compiled, 0},
+  {"healpix_pixels", (DL_FUNC)&wt_r_healpix_pixels, 6},
+  {"healpix_centres", (DL_FUNC)&wt_r_healpix_centres, 4},
+  {"healpix_renumber", (DL_FUNC)&wt_r_healpix_renumber, 3},
+  {"healpix_draw", (DL_FUNC)&wt_r_healpix_draw, 8},
   {NULL, NULL, 0}
 };
 

@@ -32,8 +32,9 @@ enum {
   WT_ERR_CUDA = 5,         /* a CUDA call failed: see wt_job.message */
   WT_ERR_ARG = 6,          /* an argument the R layer should have caught */
   WT_ERR_WORKER = 7,       /* a worker thread failed: see wt_job.message */
-  WT_ERR_ISA = 8           /* WTHETA_CPU_ISA names an instruction set this
+  WT_ERR_ISA = 8,          /* WTHETA_CPU_ISA names an instruction set this
                               CPU or build lacks: see wt_job.message */
+  WT_ERR_NO_HEALPIX = 9    /* HEALPix support (chealpix) was not compiled in */
 };
 
 /* The enums below are mirrored on the R side from one place: glue.c's

@@ -40,6 +40,9 @@ debs="$debs r-cran-optparse r-cran-progressr r-cran-pkgdown chromium python3"
 # data.table and python3-astropy for bench/io.R's side-by-side readers and
 # tools/make-fits-fixtures.py (the tests do not need them)
 debs="$debs libcfitsio-dev pkg-config r-cran-data.table python3-astropy"
+# chealpix (found by configure) for HEALPix maps; python3-healpy for
+# tools/make-healpix-fixtures.py (the tests read its committed output)
+debs="$debs libchealpix-dev python3-healpy"
 
 install_missing() {
   missing=""

@@ -31,8 +31,10 @@ check_faults <- function(backend) {
                                    threads = threads), msgs[[f]])
     expect_error(pc <- pair_counts(x, y, bins = b, backend = backend,
                                    threads = threads), msgs[[f]])
+    # x and y are two unrelated test catalogs, not data and randoms
     expect_error(w <- wtheta(x, y, bins = b, backend = backend,
-                             threads = threads), msgs[[f]])
+                             threads = threads, check_footprint = FALSE),
+                 msgs[[f]])
     expect_false(exists("pc", inherits = FALSE))
     expect_false(exists("w", inherits = FALSE))
     Sys.unsetenv("WTHETA_TEST_FAULT")

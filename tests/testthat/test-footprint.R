@@ -1,0 +1,255 @@
+# HEALPix maps written by healpy (tools/make-healpix-fixtures.py), with
+# healpy's own ang2pix of test points stored beside them.
+skip_if_no_healpix <- function() {
+  if (!wtheta:::healpix_available()) skip("built without chealpix")
+  if (!wtheta:::fits_available()) skip("built without cfitsio")
+}
+hp_fixture <- function(name) test_path("fixtures", "healpix", name)
+withr_options <- function(opts, code) {
+  old <- options(opts)
+  on.exit(options(old))
+  code
+}
+hp_points <- function() utils::read.csv(hp_fixture("points.csv"))
+
+# galactic latitude from the north galactic pole alone (not the matrix)
+galactic_b <- function(ra, dec) {
+  a <- 192.85948 * pi / 180
+  d <- 27.12825 * pi / 180
+  r <- ra * pi / 180
+  s <- dec * pi / 180
+  asin(sin(s) * sin(d) + cos(s) * cos(d) * cos(r - a)) * 180 / pi
+}
+
+test_that("maps in every layout read to the same footprint", {
+  skip_if_no_healpix()
+  ring <- read_healpix_map(hp_fixture("ring.fits"))
+  nest <- read_healpix_map(hp_fixture("nested.fits"))
+  part <- read_healpix_map(hp_fixture("partial.fits"))
+  expect_s3_class(ring, "healpix_map")
+  expect_identical(c(ring$nside, nest$nside), c(16, 16))
+  expect_identical(c(ring$ordering, nest$ordering, part$ordering),
+                   c("RING", "NESTED", "RING"))
+  expect_identical(length(ring$pixel), 336L)
+  expect_identical(ring$pixel, part$pixel)
+  # the same pixels, renumbered by chealpix
+  expect_identical(sort(wtheta:::map_nested_pixels(ring)), nest$pixel)
+  expect_equal(ring$area, 336 * 41252.96124941928 / 3072)
+  expect_true(all(part$value >= 0.25 & part$value <= 1))
+  sc <- read_healpix_map(hp_fixture("scalar.fits"))
+  expect_identical(c(sc$nside, length(sc$pixel)), c(4, 40L))
+  expect_output(print(ring), "nside 16, RING, equatorial")
+})
+
+test_that("pixel lookups agree with healpy's ang2pix in every ordering", {
+  skip_if_no_healpix()
+  p <- hp_points()
+  pix <- function(nside, nest, rot = NULL) {
+    .Call(wtheta:::C_healpix_pixels, nside, nest, p$ra, p$dec, rot, 1L)
+  }
+  expect_identical(pix(16, FALSE), as.numeric(p$ring16))
+  expect_identical(pix(16, TRUE), as.numeric(p$nest16))
+  rot <- as.vector(t(wtheta:::equatorial_to_galactic))
+  expect_identical(pix(8, FALSE, rot), as.numeric(p$gal8))
+  # membership through the maps
+  ring <- read_healpix_map(hp_fixture("ring.fits"))
+  expect_identical(in_footprint(p, ring), p$ring16 %in% ring$pixel)
+  nest <- read_healpix_map(hp_fixture("nested.fits"))
+  expect_identical(in_footprint(p, nest), p$nest16 %in% nest$pixel)
+  gal <- read_healpix_map(hp_fixture("galactic.fits"))
+  expect_identical(gal$coordsys, "G")
+  expect_identical(in_footprint(p, gal), p$gal8 %in% gal$pixel)
+})
+
+test_that("hostile maps are clear errors", {
+  skip_if_no_healpix()
+  expect_error(read_healpix_map(hp_fixture("bad-nside.fits")),
+               "NSIDE 12.*power of two")
+  expect_error(read_healpix_map(hp_fixture("bad-count.fits")),
+               "3,000 pixel values, but NSIDE 16 has 3,072")
+  expect_error(read_healpix_map(hp_fixture("bad-ordering.fits")),
+               "ORDERING \"SPIRAL\"")
+  expect_error(read_healpix_map(hp_fixture("all-zero.fits")),
+               "no pixel with a value above 0")
+  expect_error(read_healpix_map(hp_fixture("ring.fits"), column = "X"),
+               "`column` \"X\"")
+})
+
+test_that("randoms from a map: exactly n, on the map, uniform in area", {
+  skip_if_no_healpix()
+  ring <- read_healpix_map(hp_fixture("ring.fits"))
+  n <- 50000
+  r <- random_catalog(n, mask = ring, seed = 3)
+  expect_identical(nrow(r), as.integer(n))
+  expect_true(all(in_footprint(r, ring)))
+  # same pixels healpy would give: our lookup matches ang2pix (above)
+  pix <- .Call(wtheta:::C_healpix_pixels, 16, FALSE, r$ra, r$dec, NULL, 1L)
+  expect_setequal(unique(pix), ring$pixel)
+  # uniform over pixels: chi-squared of counts in the 336 pixels
+  k <- tabulate(match(pix, ring$pixel), length(ring$pixel))
+  e <- n / length(ring$pixel)
+  expect_gt(stats::pchisq(sum((k - e)^2 / e), length(k) - 1,
+                          lower.tail = FALSE), 1e-3)
+  # uniform inside pixels: counts at nside 64 (16 sub-pixels each)
+  fine <- .Call(wtheta:::C_healpix_pixels, 64, TRUE, r$ra, r$dec, NULL, 1L)
+  sub <- as.vector(outer(0:15, 16 * wtheta:::map_nested_pixels(ring), `+`))
+  expect_true(all(fine %in% sub))
+  kf <- tabulate(match(fine, sub), length(sub))
+  ef <- n / (336 * 16)
+  expect_gt(stats::pchisq(sum((kf - ef)^2 / ef), length(kf) - 1,
+                          lower.tail = FALSE), 1e-3)
+})
+
+test_that("weighted randoms follow the map's values", {
+  skip_if_no_healpix()
+  part <- read_healpix_map(hp_fixture("partial.fits"))
+  n <- 40000
+  r <- random_catalog(n, mask = part, weighted = TRUE, seed = 5)
+  pix <- .Call(wtheta:::C_healpix_pixels, 16, FALSE, r$ra, r$dec, NULL, 1L)
+  k <- tabulate(match(pix, part$pixel), length(part$pixel))
+  e <- n * part$value / sum(part$value)
+  expect_gt(stats::pchisq(sum((k - e)^2 / e), length(k) - 1,
+                          lower.tail = FALSE), 1e-3)
+  # and unweighted draws do not
+  u <- random_catalog(n, mask = part, seed = 5)
+  pu <- .Call(wtheta:::C_healpix_pixels, 16, FALSE, u$ra, u$dec, NULL, 1L)
+  ku <- tabulate(match(pu, part$pixel), length(part$pixel))
+  expect_lt(stats::pchisq(sum((ku - e)^2 / e), length(ku) - 1,
+                          lower.tail = FALSE), 1e-10)
+  expect_error(random_catalog(10, weighted = TRUE), "needs `mask`")
+})
+
+test_that("draws are reproducible with seed on any number of threads", {
+  skip_if_no_healpix()
+  nest <- read_healpix_map(hp_fixture("nested.fits"))
+  one <- withr_options(list(wtheta.threads = 1L),
+                       random_catalog(30000, mask = nest, seed = 9))
+  two <- withr_options(list(wtheta.threads = 2L),
+                       random_catalog(30000, mask = nest, seed = 9))
+  expect_identical(one, two)
+  set.seed(9)
+  a <- random_catalog(100, mask = nest)
+  set.seed(9)
+  b <- random_catalog(100, mask = nest)
+  expect_identical(a, b)
+  expect_false(identical(a$ra, random_catalog(100, mask = nest)$ra))
+})
+
+test_that("a galactic map is rotated to equatorial", {
+  skip_if_no_healpix()
+  gal <- read_healpix_map(hp_fixture("galactic.fits"))
+  r <- random_catalog(20000, mask = gal, seed = 1)
+  b <- galactic_b(r$ra, r$dec)
+  # the map holds the pixels with centres above b = 30 (nside 8 pixels
+  # reach about 4 degrees from their centres)
+  expect_gt(min(b), 30 - 5)
+  expect_gt(mean(b > 30), 0.9)
+  expect_true(all(in_footprint(r, gal)))
+})
+
+test_that("simulate_catalog() takes a map, and randoms follow it", {
+  skip_if_no_healpix()
+  ring <- read_healpix_map(hp_fixture("ring.fits"))
+  sim <- simulate_catalog(3000, mask = ring, n_clusters = 100, seed = 2)
+  expect_identical(nrow(sim), 3000L)
+  expect_true(all(in_footprint(sim, ring)))
+  expect_identical(attr(sim, "footprint")$healpix, ring)
+  expect_equal(attr(sim, "footprint")$area, ring$area)
+  ran <- random_catalog(5000, like = sim, seed = 3)
+  expect_true(all(in_footprint(ran, ring)))
+  # a subset of rows carries no stale footprint
+  expect_null(attr(sim[1:10, ], "footprint"))
+})
+
+test_that("healpix_map() counts points per pixel", {
+  skip_if_no_healpix()
+  p <- hp_points()
+  m <- healpix_map(p, nside = 16, ordering = "RING")
+  expect_identical(m$pixel, as.numeric(sort(unique(p$ring16))))
+  expect_identical(m$value, as.numeric(table(p$ring16)))
+  mn <- healpix_map(p, nside = 16)
+  expect_identical(mn$ordering, "NESTED")
+  expect_identical(sum(mn$value), nrow(p) + 0)
+  expect_error(healpix_map(p, nside = 3), "power of two")
+})
+
+classic <- function(which) {
+  read_catalog(system.file("extdata", paste0("classic_", which,
+                                             "_10k.txt.gz"),
+                           package = "wtheta"), units = "arcmin")
+}
+
+test_that("the check flags the classic galaxies against the course randoms", {
+  g <- classic("galaxies")
+  r <- classic("randoms")
+  fc <- footprint_check(g, r)
+  expect_s3_class(fc, "footprint_check")
+  expect_identical(fc$verdict, "mismatch")
+  expect_lt(fc$p_value, 1e-6)
+  # the course randoms over-predict the north: the top band of declination
+  expect_match(fc$trend_where, "^declination 69")
+  expect_lt(fc$trend, 0.5)
+  expect_output(print(fc), "mismatch")
+  # randoms uniform in area on the same box pass
+  ru <- random_catalog(10000, ra_range = range(r$ra),
+                       dec_range = range(r$dec), seed = 1)
+  expect_identical(footprint_check(g, ru)$verdict, "ok")
+  # and wtheta() warns, naming where, unless told not to
+  b <- theta_bins(0.5, 1, n = 2)
+  expect_warning(w <- wtheta(g, r, b, threads = test_threads()),
+                 "do not seem to share a footprint.*declination")
+  expect_identical(attr(w, "footprint_check")[[1L]]$verdict, "mismatch")
+  expect_silent(wtheta(g, r, b, threads = test_threads(),
+                       check_footprint = FALSE))
+  expect_error(wtheta(g, r, b, check_footprint = NA), "check_footprint")
+})
+
+test_that("the check flags the full classic catalogs", {
+  g <- read_catalog(shared_data("data_100k_arcmin.txt"), units = "arcmin")
+  r <- read_catalog(shared_data("flat_100k_arcmin.txt"), units = "arcmin")
+  expect_identical(footprint_check(g, r)$verdict, "mismatch")
+  ru <- random_catalog(1e5, ra_range = range(r$ra), dec_range = range(r$dec),
+                       seed = 1)
+  expect_identical(footprint_check(g, ru)$verdict, "ok")
+})
+
+test_that("the check stays silent for simulations and their randoms", {
+  for (s in 1:12) {
+    n <- c(1000, 3000, 10000)[s %% 3 + 1]
+    sim <- simulate_catalog(n, seed = s)
+    ran <- random_catalog(2 * n, like = sim, seed = 100 + s)
+    fc <- footprint_check(sim, ran)
+    expect_identical(fc$verdict, "ok", info = paste("seed", s))
+    if (fc$verdict != "too few points") expect_gt(fc$p_value, 1e-6)
+  }
+  # data where the randoms are not: flagged
+  sim <- simulate_catalog(5000, seed = 1)
+  half <- random_catalog(10000, ra_range = c(0, 10), seed = 2)
+  fc <- footprint_check(sim, half)
+  expect_identical(fc$verdict, "mismatch")
+  expect_gt(fc$outside, 0.2)
+  expect_identical(footprint_check(sim[1:100, ], half)$verdict,
+                   "too few points")
+})
+
+test_that("the check stays silent for a catalog cut to a map", {
+  skip_if_no_healpix()
+  ring <- read_healpix_map(hp_fixture("ring.fits"))
+  for (s in 1:4) {
+    # a clustered catalog on a wider box, cut to the map
+    sim <- simulate_catalog(40000, ra_range = c(10, 110),
+                            dec_range = c(-30, 50), seed = s)
+    cut <- sim[in_footprint(sim, ring), ]
+    ran <- random_catalog(30000, mask = ring, seed = 10 + s)
+    expect_identical(footprint_check(cut, ran)$verdict, "ok",
+                     info = paste("seed", s))
+  }
+})
+
+test_that("without chealpix, HEALPix functions say what to install", {
+  if (wtheta:::healpix_available()) skip("built with chealpix")
+  expect_error(healpix_map(data.frame(ra = 1, dec = 1), nside = 4),
+               "libchealpix-dev")
+  m <- structure(list(), class = "healpix_map")
+  expect_error(random_catalog(10, mask = m), "libchealpix-dev")
+})
