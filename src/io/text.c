@@ -68,22 +68,36 @@ void wt_text_line_at(const char *buf, int64_t len, int64_t off,
   *le = end;
 }
 
+/* The field that starts at *p in the line ending at e: [*fa, *fb), blanks
+ * trimmed. Whitespace-separated (sep 0): *p moves past the field and the
+ * blanks after it; otherwise *p stops at the separator (or e), which the
+ * caller steps over. */
+static inline void next_field(const char *buf, int64_t *p, int64_t e, int sep,
+                              int64_t *fa, int64_t *fb)
+{
+  int64_t q = *p, a = q, b;
+  if (sep == 0) {
+    while (q < e && !blank(buf[q])) q++;
+    b = q;
+    while (q < e && blank(buf[q])) q++;
+  } else {
+    while (q < e && buf[q] != sep) q++;
+    b = q;
+    while (a < b && blank(buf[a])) a++;
+    while (b > a && blank(buf[b - 1])) b--;
+  }
+  *p = q;
+  *fa = a;
+  *fb = b;
+}
+
 int wt_text_field(const char *buf, int64_t s, int64_t e, int sep, int k,
                   int64_t *fs, int64_t *fe)
 {
   int64_t p = s;
   for (int i = 0;; i++) {
-    int64_t a = p, b;
-    if (sep == 0) {
-      while (p < e && !blank(buf[p])) p++;
-      b = p;
-      while (p < e && blank(buf[p])) p++;
-    } else {
-      while (p < e && buf[p] != sep) p++;
-      b = p;
-      while (a < b && blank(buf[a])) a++;
-      while (b > a && blank(buf[b - 1])) b--;
-    }
+    int64_t a, b;
+    next_field(buf, &p, e, sep, &a, &b);
     if (i == k) {
       *fs = a;
       *fe = b;
@@ -183,19 +197,7 @@ int wt_text_parse(const char *buf, int64_t len, int sep, int64_t skip,
     int64_t p = s;
     int k;
     for (k = 0; k <= maxcol; k++) {
-      int64_t a = p, b;
-      if (sep == 0) {
-        while (p < e && !blank(buf[p])) p++;
-        b = p;
-        while (p < e && blank(buf[p])) p++;
-      } else {
-        while (p < e && buf[p] != sep) p++;
-        b = p;
-        while (a < b && blank(buf[a])) a++;
-        while (b > a && blank(buf[b - 1])) b--;
-      }
-      fs[k] = a;
-      fe[k] = b;
+      next_field(buf, &p, e, sep, &fs[k], &fe[k]);
       if (p >= e) { k++; break; }
       if (sep != 0) p++;
     }
