@@ -75,28 +75,28 @@ write_csv("galaxies.csv", [("ra", ra), ("dec", dec), ("w", w.astype(np.float64))
                            ("small", np.where(small == -999, "NA", small.astype(str)))]
           + [("shape%d" % k, vec[:, k]) for k in range(4)])
 
-# 2. arcmin, float32 positions, SExtractor names; the same positions as
+# 2. minutes of arc (TUNIT arcmin), float32 positions, SExtractor names; the same positions as
 # text in arcmin (float32 values printed exactly as doubles)
 n = 40
 ra32 = (rng.uniform(0, 60, n) * 60).astype(np.float32)
 dec32 = (rng.uniform(-30, 30, n) * 60).astype(np.float32)
 cols = [fits.Column(name="ALPHA_J2000", format="E", unit="arcmin", array=ra32),
         fits.Column(name="DELTA_J2000", format="E", unit="arcmin", array=dec32)]
-fits.BinTableHDU.from_columns(cols).writeto(p("arcmin-f32.fits"), overwrite=True)
-with open(p("arcmin-f32.txt"), "w") as f:
+fits.BinTableHDU.from_columns(cols).writeto(p("minutes-f32.fits"), overwrite=True)
+with open(p("minutes-f32.txt"), "w") as f:
     for a, b in zip(ra32, dec32):
         f.write("%r %r\n" % (float(a), float(b)))
 
-# 3. a text catalog in arcmin and its FITS copy (float64): counts must agree
+# 3. a text catalog in minutes of arc and its FITS copy (float64): counts must agree
 n = 300
 ra = rng.uniform(0, 20 * 60, n)
 dec = rng.uniform(-10 * 60, 10 * 60, n)
-with open(p("arcmin.txt"), "w") as f:
+with open(p("minutes.txt"), "w") as f:
     for a, b in zip(ra, dec):
         f.write("%r %r\n" % (a, b))
 cols = [fits.Column(name="RA", format="D", unit="arcmin", array=ra),
         fits.Column(name="DEC", format="D", unit="arcmin", array=dec)]
-fits.BinTableHDU.from_columns(cols).writeto(p("arcmin.fits"), overwrite=True)
+fits.BinTableHDU.from_columns(cols).writeto(p("minutes.fits"), overwrite=True)
 
 # 4. scaled integers: positions as J with TSCAL/TZERO, unsigned 16 and 32
 n = 10

@@ -47,19 +47,19 @@ test_that("scaled and unsigned integer columns are applied", {
 
 test_that("units come from TUNIT; float32 arcmin equals the text copy", {
   skip_if_no_fits()
-  f <- read_catalog(fixture("arcmin-f32.fits"))          # ALPHA_J2000...
-  t <- read_catalog(fixture("arcmin-f32.txt"), units = "arcmin")
+  f <- read_catalog(fixture("minutes-f32.fits"))          # ALPHA_J2000...
+  t <- read_catalog(fixture("minutes-f32.txt"), units = "arcmin")
   expect_identical(f, t)
-  expect_identical(read_catalog(fixture("arcmin-f32.fits"), units = "arcmin"),
+  expect_identical(read_catalog(fixture("minutes-f32.fits"), units = "arcmin"),
                    t)
-  expect_error(read_catalog(fixture("arcmin-f32.fits"), units = "deg"),
+  expect_error(read_catalog(fixture("minutes-f32.fits"), units = "deg"),
                "`units` is \"deg\" but column \"ALPHA_J2000\" of `file` .* has TUNIT \"arcmin\"")
 })
 
 test_that("counts from a FITS copy equal counts from the text catalog", {
   skip_if_no_fits()
-  f <- read_catalog(fixture("arcmin.fits"))
-  t <- read_catalog(fixture("arcmin.txt"), units = "arcmin")
+  f <- read_catalog(fixture("minutes.fits"))
+  t <- read_catalog(fixture("minutes.txt"), units = "arcmin")
   expect_identical(f, t)
   b <- theta_bins(0.05, 10, n = 12, log = TRUE)
   expect_identical(pair_counts(f, bins = b, threads = 1)$counts,
