@@ -38,6 +38,16 @@ static int fits_fail(int status, char *msg, size_t msg_len, const char *what)
   return WT_ERR_FITS;
 }
 
+/* a failed read of column col (from 0) at first_row (from 0) */
+static int column_fail(wt_fits_table *t, int col, long long first_row,
+                       int status, char *msg, size_t msg_len)
+{
+  char what[160];
+  snprintf(what, sizeof what, "cannot read column %d (\"%s\") at row %lld",
+           col + 1, t->cols[col].name, first_row + 1);
+  return fits_fail(status, msg, msg_len, what);
+}
+
 void wt_fits_close(wt_fits_table *t)
 {
   int status = 0;
@@ -248,13 +258,8 @@ int wt_fits_read(wt_fits_table *t, int col, long long first_row,
                   type == TINT ? (void *)&int_null : (void *)&nan_val, out,
                   &anynul, &status);
   }
-  if (status) {
-    char what[160];
-    snprintf(what, sizeof what, "cannot read column %d (\"%s\") at row %lld",
-             col + 1, t->cols[col].name, first_row + 1);
-    return fits_fail(status, msg, msg_len, what);
-  }
-  return WT_OK;
+  return status ? column_fail(t, col, first_row, status, msg, msg_len)
+                : WT_OK;
 }
 
 int wt_fits_read_strings(wt_fits_table *t, int col, long long first_row,
@@ -265,13 +270,8 @@ int wt_fits_read_strings(wt_fits_table *t, int col, long long first_row,
   if (n_rows == 0) return WT_OK;
   fits_read_col_str((fitsfile *)t->fptr, col + 1, first_row + 1, 1, n_rows,
                     "", out, &anynul, &status);
-  if (status) {
-    char what[160];
-    snprintf(what, sizeof what, "cannot read column %d (\"%s\") at row %lld",
-             col + 1, t->cols[col].name, first_row + 1);
-    return fits_fail(status, msg, msg_len, what);
-  }
-  return WT_OK;
+  return status ? column_fail(t, col, first_row, status, msg, msg_len)
+                : WT_OK;
 }
 
 int wt_fits_keyword(wt_fits_table *t, int k, char *name, char *value,
