@@ -1,6 +1,6 @@
 # HEALPix footprints: maps read from FITS, maps made from catalogs, points
 # looked up in maps and randoms drawn from them. Pixel arithmetic is C
-# (src/healpix.c, through chealpix); see also footprint_check() in
+# (src/sky/healpix.c, through chealpix); see also footprint_check() in
 # R/footprint_check.R.
 
 healpix_available <- function() isTRUE(.Call(C_healpix_compiled))

@@ -795,7 +795,7 @@ read_result <- function(file, extname, what) {
   out
 }
 
-# ---- FITS results, written through cfitsio (src/fits.c) ---------------------
+# ---- FITS results, written through cfitsio (src/io/fits.c) ------------------
 
 # what each keyword of a result file says, written as its comment
 keyword_comments <- c(
