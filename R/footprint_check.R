@@ -63,57 +63,33 @@
 footprint_check <- function(data, random, columns = c("ra", "dec")) {
   d <- as_catalog(data, "data", columns)
   r <- as_catalog(random, "random", columns)
-  thin <- max(1L, ceiling(nrow(r) / 2e6))
-  if (thin > 1L) r <- r[seq(1L, nrow(r), by = thin), , drop = FALSE]
+  # randoms beyond 2e6 are read every thin-th row (in C, not copied)
+  thin <- max(1, ceiling(nrow(r) / 2e6))
   out <- list(verdict = "too few points", message = "", n_cells = 0L,
               cell_area = NA_real_, F = NA_real_, p_value = NA_real_,
               trend = NA_real_, outside = NA_real_, largest = NULL,
               cells = NULL)
   class(out) <- "footprint_check"
   n_d <- nrow(d)
-  n_r <- nrow(r)
+  n_r <- ceiling(nrow(r) / thin)
   if (n_d < 500L || n_r < 500L) {
     out$message <- sprintf("too few points to check (%d data, %d randoms)",
                            n_d, n_r)
     return(out)
   }
-  # cell numbers on the finest grid (2^12 cells in ra by 2^11 in
-  # sin(dec)); a coarser grid's are these divided by powers of 2, counted
-  # with tabulate() only for the grids the search below visits
-  top <- 11L
-  fine_cells <- function(x) {
-    list(ia = pmin(floor((x$ra %% 360) / 360 * 2^(top + 1)), 2^(top + 1) - 1),
-         iz = pmin(floor((sinpi(x$dec / 180) + 1) / 2 * 2^top), 2^top - 1))
-  }
-  fd <- fine_cells(d)
-  fr <- fine_cells(r)
-  counts <- function(f, j) {
-    s <- 2^(top - j)
-    as.double(tabulate(floor(f$ia / s) + 2^(j + 1) * floor(f$iz / s) + 1,
-                       2^(2 * j + 1)))
-  }
-  level <- function(j) {
-    Dm <- counts(fd, j)
-    Rm <- counts(fr, j)
-    ids <- which(Dm > 0 | Rm > 0)
-    D <- Dm[ids]
-    R <- Rm[ids]
-    E <- R * n_d / n_r
-    well <- R > 0 & R >= 0.5 * stats::median(R[R > 0])
-    list(j = j, id = ids - 1, D = D, R = R, E = E, well = well,
-         m = sum(well), e_med = stats::median(E[well]))
-  }
-  chosen <- NULL
-  for (j in 0:top) {
-    lv <- level(j)
-    if (lv$m >= 12L && lv$e_med >= 25) chosen <- lv
-    if (lv$m >= 256L || lv$e_med < 25) break
-  }
-  if (is.null(chosen)) {
+  # the grid's search (see Cells above), in C: every point's cell on the
+  # finest grid (2^12 columns of ra by 2^11 rows of sin(dec)) once, then
+  # the counts of each coarser level from those, until the search stops
+  found <- .Call(C_footprint_cells, d$ra, d$dec, r$ra, r$dec, thin,
+                 wtheta_threads())
+  if (found$level < 0L) {
     out$message <- "too few points to check: fewer than 12 cells of 25"
     return(out)
   }
-  lv <- chosen
+  E <- found$r * n_d / n_r
+  well <- found$r > 0 & found$r >= 0.5 * stats::median(found$r[found$r > 0])
+  lv <- list(j = found$level, id = found$id, D = found$d, R = found$r,
+             E = E, well = well)
   k <- 2^lv$j
   ia <- lv$id %% (2 * k)
   iz <- lv$id %/% (2 * k)

@@ -10,6 +10,7 @@
 #include <Rinternals.h>
 #include "wt.h"
 #include "core/threads.h"
+#include "sky/cells.h"
 
 static void check_interrupt(void *unused)
 {
@@ -613,3 +614,35 @@ SEXP wt_r_default_threads(SEXP available)
 }
 
 SEXP wt_r_cpu_cores(void) { return ScalarInteger(wt_cpu_cores()); }
+
+/* the footprint check's cells (sky/cells.h): list(level, id, d, r) for the
+ * level kept, level -1 and empty vectors when none */
+SEXP wt_r_footprint_cells(SEXP ra_d, SEXP dec_d, SEXP ra_r, SEXP dec_r,
+                          SEXP thin, SEXP threads)
+{
+  const int64_t n_d = XLENGTH(ra_d), n_r = XLENGTH(ra_r);
+  if (XLENGTH(dec_d) != n_d || XLENGTH(dec_r) != n_r)
+    error("wtheta internal: ra and dec of different lengths");
+  wt_cells c;
+  int status = wt_footprint_cells(
+    real_or_die(ra_d, "ra"), real_or_die(dec_d, "dec"), n_d,
+    real_or_die(ra_r, "ra"), real_or_die(dec_r, "dec"), n_r,
+    (int64_t)asReal(thin), WT_CELLS_TOP, 12, 25.0, 256,
+    team_of(threads, n_d + n_r, WT_LIGHT_GRAIN), &c);
+  if (status == WT_ERR_NOMEM)
+    error("wtheta: not enough memory for the footprint check's cells");
+  if (status != WT_OK) error("wtheta internal: footprint cells (status %d)",
+                             status);
+  const char *names[] = {"level", "id", "d", "r", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, ScalarInteger(c.level));
+  double *src[3] = {c.id, c.d, c.r};
+  for (int k = 0; k < 3; k++) {
+    SEXP v = allocVector(REALSXP, (R_xlen_t)c.n_cells);
+    SET_VECTOR_ELT(out, k + 1, v);
+    if (c.n_cells) memcpy(REAL(v), src[k], (size_t)c.n_cells * sizeof(double));
+  }
+  wt_cells_free(&c);
+  UNPROTECT(1);
+  return out;
+}

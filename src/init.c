@@ -14,6 +14,7 @@ SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
 SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_check_coords(SEXP, SEXP);
 SEXP wt_r_reduce_ra(SEXP);
+SEXP wt_r_footprint_cells(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_jackknife_counts(SEXP, SEXP);
 SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -49,6 +50,7 @@ static const R_CallMethodDef call_methods[] = {
   {"kmeans", (DL_FUNC)&wt_r_kmeans, 4},
   {"check_coords", (DL_FUNC)&wt_r_check_coords, 2},
   {"reduce_ra", (DL_FUNC)&wt_r_reduce_ra, 1},
+  {"footprint_cells", (DL_FUNC)&wt_r_footprint_cells, 6},
   {"group_patches", (DL_FUNC)&wt_r_group_patches, 4},
   {"jackknife_counts", (DL_FUNC)&wt_r_jackknife_counts, 2},
   {"patch_vectors", (DL_FUNC)&wt_r_patch_vectors, 5},

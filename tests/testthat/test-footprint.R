@@ -213,6 +213,71 @@ test_that("the check flags the full classic catalogs", {
   expect_identical(footprint_check(g, ru)$verdict, "ok")
 })
 
+# the cell search of footprint_check() written in R with tabulate(), as
+# documented there: the level kept, its occupied cells and their counts
+cells_in_r <- function(d, r, thin) {
+  if (thin > 1) r <- r[seq(1L, nrow(r), by = thin), , drop = FALSE]
+  top <- 11L
+  fine <- function(x) {
+    list(ia = pmin(floor(x$ra / 360 * 2^(top + 1)), 2^(top + 1) - 1),
+         iz = pmin(floor((sinpi(x$dec / 180) + 1) / 2 * 2^top), 2^top - 1))
+  }
+  fd <- fine(d)
+  fr <- fine(r)
+  counts <- function(f, j) {
+    s <- 2^(top - j)
+    as.double(tabulate(floor(f$ia / s) + 2^(j + 1) * floor(f$iz / s) + 1,
+                       2^(2 * j + 1)))
+  }
+  kept <- list(level = -1L)
+  for (j in 0:top) {
+    Dm <- counts(fd, j)
+    Rm <- counts(fr, j)
+    ids <- which(Dm > 0 | Rm > 0)
+    R <- Rm[ids]
+    E <- R * nrow(d) / nrow(r)
+    well <- R > 0 & R >= 0.5 * median(R[R > 0])
+    m <- sum(well)
+    e_med <- median(E[well])
+    if (m >= 12 && e_med >= 25) {
+      kept <- list(level = j, id = ids - 1, d = Dm[ids], r = R)
+    }
+    if (m >= 256 || e_med < 25) break
+  }
+  kept
+}
+
+test_that("the check's cells, counted in C, are those of R's tabulate()", {
+  cells <- function(d, r, thin = 1) {
+    d <- wtheta:::as_catalog(d, "d")
+    r <- wtheta:::as_catalog(r, "r")
+    .Call(wtheta:::C_footprint_cells, d$ra, d$dec, r$ra, r$dec, thin, 2L)
+  }
+  g <- classic("galaxies")
+  r <- classic("randoms")
+  sim <- simulate_catalog(3000, ra_range = c(350, 10), seed = 4)
+  ran <- random_catalog(50000, like = sim, seed = 5)
+  # points on cell edges: ra 0 and 180, dec -90, 0 and 90 exactly
+  edge <- data.frame(ra = rep(c(0, 90, 180, 359.99999), 200),
+                     dec = rep(c(-90, 0, 30, 90), each = 200))
+  cases <- list(list(g, r, 1), list(sim, ran, 1), list(sim, ran, 7),
+                list(g, r, 3), list(rbind(g, edge), rbind(r, edge), 1))
+  levels <- integer()
+  for (k in seq_along(cases)) {
+    cs <- cases[[k]]
+    got <- cells(cs[[1]], cs[[2]], cs[[3]])
+    want <- cells_in_r(wtheta:::as_catalog(cs[[1]], "d"),
+                       wtheta:::as_catalog(cs[[2]], "r"), cs[[3]])
+    expect_identical(got, want[names(got)], info = paste("case", k))
+    levels <- c(levels, got$level)
+  }
+  expect_true(all(levels >= 2L))
+  # too few cells of 25: no level kept
+  few <- cells(g[1:300, ], r[1:300, ])
+  expect_identical(few$level, -1L)
+  expect_length(few$id, 0L)
+})
+
 test_that("the check stays silent for simulations and their randoms", {
   for (s in 1:12) {
     n <- c(1000, 3000, 10000)[s %% 3 + 1]

@@ -1,0 +1,83 @@
+# Where a warm wtheta() call spends its time besides the GPU kernels.
+#   Rscript bench/host.R [DATA_DIR] [REPS] [BACKEND]
+# The classic workload (the two reference catalogs, 100k x 100k, 360 bins
+# of 0.25 degree, self_pairs = TRUE), REPS warm calls each (default 7),
+# on BACKEND (default "cuda"; "cpu" works too, slowly):
+#   - the whole call, with the footprint check (the default) and without;
+#   - the same with 20 jackknife patches (sky_patches(), seed 1, made once
+#     beforehand and passed in, so k-means is not timed);
+#   - the parts: footprint_check(), the summed kernel time (CUDA events)
+#     of the three counts, and the host time of the counts (their
+#     elapsed time less their kernel time), which the GPU waits on.
+# Then an Rprof profile of the jackknife call, top entries by total time.
+# Minimum and median of REPS in milliseconds, with the machine named.
+library(wtheta)
+args <- commandArgs(trailingOnly = TRUE)
+dir <- if (length(args) >= 1) args[1] else file.path("..", "shared", "data")
+reps <- if (length(args) >= 2) as.integer(args[2]) else 7L
+backend <- if (length(args) >= 3) args[3] else "cuda"
+
+cpu <- sub(".*: ", "", grep("^model name", readLines("/proc/cpuinfo"),
+                            value = TRUE)[1])
+be <- wtheta_backends()
+gpu <- if (backend == "cuda") be$name[be$backend == "cuda"][1] else "none"
+cat(sprintf("host: %s (%d cores); GPU: %s; wtheta %s; %d warm runs\n", cpu,
+            parallel::detectCores(), gpu, packageVersion("wtheta"), reps))
+
+D <- read_catalog(file.path(dir, "data_100k_arcmin.txt"), units = "arcmin")
+R <- read_catalog(file.path(dir, "flat_100k_arcmin.txt"), units = "arcmin")
+b <- theta_bins(0, 90, width = 0.25)
+P <- sky_patches(R, 20, seed = 1)
+
+ms <- function(expr) {
+  f <- substitute(expr)
+  e <- parent.frame()
+  eval(f, e)                                           # warm-up
+  x <- vapply(seq_len(reps), function(i) {
+    t0 <- proc.time()[["elapsed"]]
+    suppressWarnings(eval(f, e))
+    (proc.time()[["elapsed"]] - t0) * 1000
+  }, 0)
+  c(min = min(x), median = stats::median(x))
+}
+row <- function(what, v) {
+  cat(sprintf("%-52s %9.2f %9.2f\n", what, v[["min"]], v[["median"]]))
+}
+call <- function(...) suppressWarnings(
+  wtheta(D, R, b, self_pairs = TRUE, backend = backend, ...))
+
+cat(sprintf("%-52s %9s %9s\n", "ms", "min", "median"))
+row("whole wtheta() call", ms(call()))
+row("whole call, check_footprint = FALSE", ms(call(check_footprint = FALSE)))
+row("whole call, jackknife (20 patches)",
+    ms(call(error = "jackknife", patches = P)))
+row("whole call, jackknife, check_footprint = FALSE",
+    ms(call(error = "jackknife", patches = P, check_footprint = FALSE)))
+row("footprint_check(D, R)", ms(footprint_check(D, R)))
+
+# the counts' kernel time and their host time (elapsed less kernels)
+parts <- function(...) {
+  w <- call(check_footprint = FALSE, ...)
+  pcs <- attr(w, "pair_counts")
+  k <- sum(vapply(pcs, `[[`, 0, "gpu_ms"))
+  e <- sum(vapply(pcs, `[[`, 0, "elapsed")) * 1000
+  c(kernel = k, count_host = e - k)
+}
+for (jk in c(FALSE, TRUE)) {
+  x <- replicate(reps, if (jk) parts(error = "jackknife", patches = P) else
+    parts())
+  lab <- if (jk) ", jackknife" else ""
+  row(paste0("kernels (3 counts)", lab),
+      c(min = min(x["kernel", ]), median = stats::median(x["kernel", ])))
+  row(paste0("count host time (elapsed - kernels)", lab),
+      c(min = min(x["count_host", ]),
+        median = stats::median(x["count_host", ])))
+}
+
+prof <- tempfile()
+Rprof(prof, interval = 0.002)
+for (i in seq_len(reps)) call(error = "jackknife", patches = P,
+                             check_footprint = FALSE)
+Rprof(NULL)
+cat("\nRprof, jackknife call without the footprint check, by total time:\n")
+print(utils::head(summaryRprof(prof)$by.total, 25))

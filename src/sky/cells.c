@@ -1,0 +1,200 @@
+/* The footprint check's cells: every point's cell on the finest grid once,
+ * then the counts of each coarser level from those, until the search of
+ * cells.h stops. Results are those of the R formulas in
+ * R/footprint_check.R (and tests/testthat/test-footprint.R checks them
+ * against R's own tabulate()). */
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include "cells.h"
+#include "wt.h"
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* R's sinpi(), for identical cells: exact at multiples of 1/2 */
+static double sin_pi(double x)
+{
+  x = fmod(x, 2.0);
+  if (x <= -1.0) x += 2.0;
+  else if (x > 1.0) x -= 2.0;
+  if (x == 0.0 || x == 1.0) return 0.0;
+  if (x == 0.5) return 1.0;
+  if (x == -0.5) return -1.0;
+  return sin(M_PI * x);
+}
+
+/* the finest cell of every point read: column | row << (top + 1) */
+static void fine_keys(const double *ra, const double *dec, int64_t n,
+                      int64_t step, int top, uint32_t *key, int threads)
+{
+  const double cols = ldexp(1.0, top + 1), rows = ldexp(1.0, top);
+  const int64_t m = (n + step - 1) / step;
+#pragma omp parallel for num_threads(threads) schedule(static) if (m > 100000)
+  for (int64_t k = 0; k < m; k++) {
+    const int64_t i = k * step;
+    double c = floor(ra[i] / 360.0 * cols);
+    double r = floor((sin_pi(dec[i] / 180.0) + 1.0) / 2.0 * rows);
+    if (c > cols - 1.0) c = cols - 1.0;
+    if (r > rows - 1.0) r = rows - 1.0;
+    key[k] = (uint32_t)c | ((uint32_t)r << (top + 1));
+  }
+}
+
+/* counts of the points per cell of level j into h (size cells, zeroed) */
+static int level_counts(const uint32_t *key, int64_t n, int top, int j,
+                        uint64_t *h, int64_t size, int threads)
+{
+  const int s = top - j;
+  const uint32_t col_mask = ((uint32_t)1 << (top + 1)) - 1;
+  if (threads > 1 && n > 200000 && size <= ((int64_t)1 << 16)) {
+    /* private histograms, added in thread order */
+    uint64_t *priv = (uint64_t *)calloc((size_t)threads * (size_t)size,
+                                        sizeof *priv);
+    if (!priv) return WT_ERR_NOMEM;
+#pragma omp parallel num_threads(threads)
+    {
+      int t = 0;
+#ifdef _OPENMP
+      t = omp_get_thread_num();
+#endif
+      uint64_t *mine = priv + (size_t)t * (size_t)size;
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; i++) {
+        uint32_t c = (key[i] & col_mask) >> s, r = (key[i] >> (top + 1)) >> s;
+        mine[c + ((uint64_t)r << (j + 1))]++;
+      }
+    }
+    for (int t = 0; t < threads; t++)
+      for (int64_t c = 0; c < size; c++) h[c] += priv[(size_t)t * size + c];
+    free(priv);
+    return WT_OK;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    uint32_t c = (key[i] & col_mask) >> s, r = (key[i] >> (top + 1)) >> s;
+    h[c + ((uint64_t)r << (j + 1))]++;
+  }
+  return WT_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* R's median() of v[0..n) (sorted in place); NaN when n == 0 */
+static double median(double *v, int64_t n)
+{
+  if (n == 0) return NAN;
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  if (n % 2) return v[n / 2];
+  long double s = ((long double)v[n / 2 - 1] + v[n / 2]) / 2.0L;
+  return (double)s;
+}
+
+void wt_cells_free(wt_cells *c)
+{
+  free(c->id);
+  free(c->d);
+  free(c->r);
+  c->id = c->d = c->r = NULL;
+  c->n_cells = 0;
+}
+
+/* one level: occupied cells into id/d/r (ascending), how many are well
+ * covered and their median expected count */
+static int level_scan(const uint64_t *hd, const uint64_t *hr, int64_t size,
+                      double n_d, double n_r, double *id, double *d,
+                      double *r, double *tmp, int64_t *n_occ, int64_t *m,
+                      double *e_med)
+{
+  int64_t k = 0, k_r = 0;
+  for (int64_t c = 0; c < size; c++) {
+    if (!hd[c] && !hr[c]) continue;
+    id[k] = (double)c;
+    d[k] = (double)hd[c];
+    r[k] = (double)hr[c];
+    if (hr[c]) tmp[k_r++] = (double)hr[c];
+    k++;
+  }
+  *n_occ = k;
+  const double half = 0.5 * median(tmp, k_r);
+  int64_t w = 0;
+  for (int64_t i = 0; i < k; i++)
+    if (r[i] > 0 && r[i] >= half) tmp[w++] = r[i] * n_d / n_r;
+  *m = w;
+  *e_med = median(tmp, w);
+  return WT_OK;
+}
+
+int wt_footprint_cells(const double *ra_d, const double *dec_d, int64_t n_d,
+                       const double *ra_r, const double *dec_r,
+                       int64_t n_r_all, int64_t thin, int top, int min_well,
+                       double min_expected, int stop_well, int threads,
+                       wt_cells *out)
+{
+  memset(out, 0, sizeof *out);
+  out->level = -1;
+  if (n_d < 1 || n_r_all < 1 || thin < 1 || top < 0 || top > WT_CELLS_TOP ||
+      threads < 1)
+    return WT_ERR_ARG;
+  const int64_t n_r = (n_r_all + thin - 1) / thin;
+  const int64_t cap = n_d + n_r;     /* occupied cells at any level */
+  uint32_t *kd = (uint32_t *)malloc((size_t)n_d * sizeof *kd);
+  uint32_t *kr = (uint32_t *)malloc((size_t)n_r * sizeof *kr);
+  const int64_t most = (int64_t)1 << (2 * top + 1);
+  const int64_t occ_cap = cap < most ? cap : most;
+  double *buf = (double *)malloc((size_t)occ_cap * 4 * sizeof *buf);
+  int status = kd && kr && buf ? WT_OK : WT_ERR_NOMEM;
+  if (status == WT_OK) {
+    fine_keys(ra_d, dec_d, n_d, 1, top, kd, threads);
+    fine_keys(ra_r, dec_r, n_r_all, thin, top, kr, threads);
+  }
+  double *id = buf, *d = buf + occ_cap, *r = buf + 2 * occ_cap,
+         *tmp = buf + 3 * occ_cap;
+  for (int j = 0; status == WT_OK && j <= top; j++) {
+    const int64_t size = (int64_t)1 << (2 * j + 1);
+    uint64_t *h = (uint64_t *)calloc(2 * (size_t)size, sizeof *h);
+    if (!h) {
+      status = WT_ERR_NOMEM;
+      break;
+    }
+    status = level_counts(kd, n_d, top, j, h, size, threads);
+    if (status == WT_OK)
+      status = level_counts(kr, n_r, top, j, h + size, size, threads);
+    int64_t n_occ = 0, m = 0;
+    double e_med = NAN;
+    if (status == WT_OK)
+      level_scan(h, h + size, size, (double)n_d, (double)n_r, id, d, r, tmp,
+                 &n_occ, &m, &e_med);
+    free(h);
+    if (status != WT_OK) break;
+    if (m >= min_well && e_med >= min_expected) {
+      /* kept: copy out (a later level may overwrite the buffers) */
+      wt_cells_free(out);
+      out->id = (double *)malloc((size_t)(n_occ ? n_occ : 1) * sizeof(double));
+      out->d = (double *)malloc((size_t)(n_occ ? n_occ : 1) * sizeof(double));
+      out->r = (double *)malloc((size_t)(n_occ ? n_occ : 1) * sizeof(double));
+      if (!out->id || !out->d || !out->r) {
+        status = WT_ERR_NOMEM;
+        break;
+      }
+      memcpy(out->id, id, (size_t)n_occ * sizeof(double));
+      memcpy(out->d, d, (size_t)n_occ * sizeof(double));
+      memcpy(out->r, r, (size_t)n_occ * sizeof(double));
+      out->n_cells = n_occ;
+      out->level = j;
+    }
+    /* NaN (no well-covered cell) stops too */
+    if (m >= stop_well || !(e_med >= min_expected)) break;
+  }
+  free(kd);
+  free(kr);
+  free(buf);
+  if (status != WT_OK) {
+    wt_cells_free(out);
+    out->level = -1;
+  }
+  return status;
+}
