@@ -7,10 +7,11 @@
 
 namespace {
 
-/* one unit of a launch: i points [i0, i1) of the I chunk (i1 - i0 at most
- * one block's share) against j points [j0, j1) of the J chunk, pairs j > i
- * only when diag, counted into histogram `out` */
-struct Item { int i0, i1, j0, j1, diag, out; };
+/* work items (Item) and the fast table's cell slots (CellSlots, read here
+ * as int2) come from plan.h */
+static_assert(sizeof(wt_cuda::CellSlots) == sizeof(int2) &&
+                  alignof(int2) % alignof(wt_cuda::CellSlots) == 0,
+              "cell slots are copied to the device as int2");
 
 /* a point in double, padded to 32 bytes */
 struct __align__(32) DPt { double x, y, z, w; };

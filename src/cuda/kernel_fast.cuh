@@ -420,6 +420,18 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
                           a.ghist + (size_t)cur_out * (size_t)a.n_slots);
 }
 
+/* the fast kernel of table shape kCfgs[cfg] (plan.h's Plan::cfg) */
+const void *fast_kernel_ptr(int cfg)
+{
+  switch (cfg) {
+    case 0: return (const void *)wt_fast_kernel<7, 16>;
+    case 1: return (const void *)wt_fast_kernel<8, 16>;
+    case 2: return (const void *)wt_fast_kernel<9, 16>;
+    case 3: return (const void *)wt_fast_kernel<10, 16>;
+    default: return (const void *)wt_fast_kernel<11, 8>;
+  }
+}
+
 }  // namespace
 
 #endif

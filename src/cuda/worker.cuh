@@ -188,7 +188,7 @@ class Worker {
     Ctx &C = *ctx_;
     int s = keep == 0 ? 1 : 0;
     const wt_points &p = cat == 0 ? sh_.job->a : sh_.job->b;
-    const int64_t start = (int64_t)c * CHUNK, n = chunk_len(p.n, c);
+    const int64_t start = (int64_t)c * CHUNK, n = chunk_len(p.n, c, CHUNK);
     double *rx = static_cast<double *>(C.raw.p);
     double *ry = rx + cap_, *rz = ry + cap_;
     double *rw = sh_.plan->weighted ? rz + cap_ : nullptr;
@@ -291,8 +291,8 @@ class Worker {
     const int64_t nA = job->a.n, nB = job->is_auto ? job->a.n : job->b.n;
     cap_ = nA > nB ? nA : nB;
     if (cap_ > CHUNK) cap_ = CHUNK;
-    const int bi = plan.fast ? BI : EBLOCK;
-    const int jalign = plan.fast ? BJ : EBJ;
+    const int bi = row_points(plan.fast);
+    const int jalign = item_align(plan.fast);
     size_t item_cap = 0;
     for (const Launch &L : *sh_.launches) {
       size_t n = items_bound(L, *sh_.rows, jalign, max_blocks);

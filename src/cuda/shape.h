@@ -1,9 +1,12 @@
 /* Compile-time shape of the kernels: tuning knobs (overridable with -D at
  * build time), the sizes derived from them, and the table shapes.
- * Part of the CUDA engine: included by entry.cu, which makes the engine
- * one nvcc translation unit (see ARCHITECTURE.md). */
-#ifndef WT_CUDA_SHAPE_CUH
-#define WT_CUDA_SHAPE_CUH
+ * Plain C++ (no CUDA types): included by entry.cu (nvcc) and by plan.cpp
+ * (the C++ compiler), which must see the same values: shape_key() lets
+ * the engine check that they did (see ARCHITECTURE.md). */
+#ifndef WT_CUDA_SHAPE_H
+#define WT_CUDA_SHAPE_H
+
+#include <cstdint>
 
 namespace {
 
@@ -62,6 +65,20 @@ struct TabCfg { int mb, oct; };
 constexpr TabCfg kCfgs[] = {{7, 16}, {8, 16}, {9, 16}, {10, 16}, {11, 8}};
 constexpr int kNumCfgs = 5;
 
+}  // namespace
+
+namespace wt_cuda {
+/* the values plan.cpp and entry.cu must agree on: they are compiled
+ * apart, and a benchmark may pass -D knobs to one compiler only */
+struct ShapeKey {
+  int ni, nj, block, g, unroll, qcap, bj, eblock, ebj;
+  int64_t chunk;
+};
+}  // namespace wt_cuda
+
+namespace {
+constexpr wt_cuda::ShapeKey kShape{NI, NJ, BLOCK, G, UNROLL, QCAP, BJ,
+                                   EBLOCK, EBJ, CHUNK};
 }  // namespace
 
 #endif
