@@ -11,9 +11,9 @@
 namespace {
 
 /* ---- compile-time shape of the fast kernel ----
- * (tuning knobs, measured with bench/kernel.sh on an H100 and an H200;
- * WT_CUDA_FORCE_EXACT and WT_CUDA_NOSORT exist for tests and comparisons
- * only) */
+ * (tuning knobs, chosen by timing variants with bench/kernel.sh; what
+ * they measured is in bench/kernel-notes.md. WT_CUDA_FORCE_EXACT and
+ * WT_CUDA_NOSORT exist for tests and comparisons only) */
 #ifndef WT_CUDA_NI
 #define WT_CUDA_NI 4          /* i points held per thread */
 #endif
