@@ -174,6 +174,19 @@ static const double *weights_of(SEXP w, const wt_points *p, const char *what)
 }
 
 /* tasks: NULL or a k x 5 double matrix (a0, a1, b0, b1, out), zero based */
+/* the bins of edges (degrees, at least two), in memory that R frees when
+ * the .Call returns */
+static void bins_of(SEXP edges, wt_bins *bins)
+{
+  const int n_edges = (int)XLENGTH(edges);
+  double *upper = (double *)R_alloc((size_t)n_edges + 1, sizeof(double));
+  uint16_t *table = (uint16_t *)R_alloc((size_t)wt_bins_table_capacity(),
+                                        sizeof(uint16_t));
+  if (wt_bins_init(bins, real_or_die(edges, "edges"), n_edges, upper,
+                   table) != WT_OK)
+    error("wtheta internal: bad edges");
+}
+
 static wt_task *tasks_of(SEXP tasks, int64_t *n_tasks)
 {
   *n_tasks = 0;
@@ -244,12 +257,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
     error("wtheta internal: grid must be a wt_grid_mode, not %d", job.grid);
 
   wt_bins bins;
-  double *upper = (double *)R_alloc((size_t)n_edges + 1, sizeof(double));
-  uint16_t *table = (uint16_t *)R_alloc((size_t)wt_bins_table_capacity(),
-                                        sizeof(uint16_t));
-  if (wt_bins_init(&bins, real_or_die(edges, "edges"), n_edges, upper,
-                   table) != WT_OK)
-    error("wtheta internal: bad edges");
+  bins_of(edges, &bins);
   job.bins = &bins;
   const size_t n_all = ((size_t)n_edges + 1) * (size_t)job.n_out;
   job.slots = (uint64_t *)R_alloc(n_all, sizeof(uint64_t));
@@ -626,12 +634,7 @@ SEXP wt_r_cuda_plan_table(SEXP edges, SEXP analysis, SEXP device)
       TYPEOF(device) != REALSXP || XLENGTH(device) != 2)
     error("wtheta internal: cuda_plan_table arguments");
   wt_bins bins;
-  double *upper = (double *)R_alloc((size_t)n_edges + 1, sizeof(double));
-  uint16_t *table = (uint16_t *)R_alloc((size_t)wt_bins_table_capacity(),
-                                        sizeof(uint16_t));
-  if (wt_bins_init(&bins, real_or_die(edges, "edges"), n_edges, upper,
-                   table) != WT_OK)
-    error("wtheta internal: bad edges");
+  bins_of(edges, &bins);
   wt_cuda_plan_info info;
   memset(&info, 0, sizeof info);
   const double *an = REAL(analysis), *dev = REAL(device);
@@ -662,7 +665,7 @@ SEXP wt_r_cuda_plan_table(SEXP edges, SEXP analysis, SEXP device)
   SET_VECTOR_ELT(out, 7, ScalarReal(info.margin));
   SET_VECTOR_ELT(out, 8, ScalarReal(info.multi));
   SEXP up = SET_VECTOR_ELT(out, 9, allocVector(REALSXP, n_edges + 1));
-  memcpy(REAL(up), upper, ((size_t)n_edges + 1) * sizeof(double));
+  memcpy(REAL(up), bins.upper, ((size_t)n_edges + 1) * sizeof(double));
   SEXP t = SET_VECTOR_ELT(out, 10, allocVector(REALSXP, nc));
   SEXP lo = SET_VECTOR_ELT(out, 11, allocVector(INTSXP, nc));
   SEXP hi = SET_VECTOR_ELT(out, 12, allocVector(INTSXP, nc));
