@@ -54,9 +54,10 @@
  * (job->poll, with the pairs of the launches retired so far) and joins.
  * Test faults (job->fault, from WTHETA_TEST_FAULT) fail a device
  * allocation, the first launch, the copy back or the worker thread, and
- * take the real error path (the context is destroyed). Streams, events and buffers are kept between calls
- * in a per-device cache (grow-only; dropped after any error), so a warm
- * call costs little more than its copies and kernels.
+ * take the real error path (the context is destroyed). Streams, events
+ * and buffers are kept between calls in a per-device cache (grow-only;
+ * dropped after any error), so a warm call costs little more than its
+ * copies and kernels.
  * No R API, no printing, no exit.
  *
  * Where the fast kernel's time goes (instruction issue more than
