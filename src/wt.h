@@ -212,7 +212,7 @@ int wt_count_cuda(wt_job *job);
 int wt_cuda_release(void);
 
 /* cuda/plan.cpp, built in every build (with or without nvcc): the CUDA
- * engine's host planning, shown to tests (glue_plan.c) so that it is
+ * engine's host planning, shown to tests (glue.c) so that it is
  * checked without a GPU */
 typedef struct {
   /* in: the analysis of the points (plan.h's Analysis) and the device */

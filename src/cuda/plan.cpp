@@ -1,11 +1,10 @@
 /* Host-only planning of the CUDA engine (see plan.h): built by the C++
  * compiler in every build, with or without nvcc, so that the planning is
  * tested without a GPU (wt_cuda_plan_table and wt_cuda_plan_work, at the
- * end, are what glue_plan.c shows R). No CUDA, no R API, no printing. */
+ * end, are what glue.c shows R). No CUDA, no R API, no printing. */
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <mutex>

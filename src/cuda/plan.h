@@ -2,7 +2,7 @@
  * and its plan cache, and the cutting of tasks into launches, rows and
  * items. Plain C++ with no CUDA types: plan.cpp is built by the C++
  * compiler in every build, with or without nvcc, so that tests can check
- * the planning on a machine without a GPU (glue_plan.c). Private to
+ * the planning on a machine without a GPU (glue.c). Private to
  * cuda/: entry.cu and plan.cpp include it. */
 #ifndef WT_CUDA_PLAN_H
 #define WT_CUDA_PLAN_H
