@@ -7,7 +7,9 @@
 # A VARIANT is NAME=SOURCE or NAME=SOURCE:NVCC_FLAGS, for example
 #   base=src/cuda/entry.cu  ni8=src/cuda/entry.cu:-DWT_CUDA_NI=8
 # (an older tree's single src/count_cuda.cu builds against the same C core,
-# so one run can time the engine before and after a change)
+# so one run can time the engine before and after a change). A plan.cpp
+# beside SOURCE (the host planning) is built with the C++ compiler and the
+# variant's -D flags, and linked in.
 # Builds run in parallel; each run prints kernel.c's table (writes
 # $OUT/NAME.txt and the build log with ptxas's resource report there too,
 # when OUT is set). Environment: NVCC (default nvcc), WTHETA_CUDA_ARCH
@@ -45,14 +47,28 @@ for v in "$@"; do
   flags=""
   case "$spec" in *:*) flags=${spec#*:} ;; esac
   names="$names $name"
+  # the host planning beside the source (cuda/plan.cpp since issue 18; an
+  # older single-file engine has none), with the variant's -D knobs, which
+  # it must share with the kernels
+  plan=$(dirname "$src")/plan.cpp
+  dflags=""
+  for f in $flags; do case "$f" in -D*) dflags="$dflags $f" ;; esac; done
   (
+    pobj=""
+    if [ -f "$plan" ]; then
+      pobj="$b/$name.plan.o"
+      # shellcheck disable=SC2086
+      g++ -O2 -std=c++17 -ffp-contract=off -fPIC $dflags -Isrc -c "$plan" \
+        -o "$pobj" > "$out/$name.build.log" 2>&1 ||
+        echo "build of $name's plan.cpp failed: $out/$name.build.log"
+    fi
     # shellcheck disable=SC2086
     "$nvcc" -O3 -std=c++17 -gencode "arch=compute_$arch,code=sm_$arch" \
       -Xcompiler -fPIC -Xcompiler -O2 -Xptxas -v $flags -Isrc \
-      -c "$src" -o "$b/$name.o" > "$out/$name.build.log" 2>&1 &&
+      -c "$src" -o "$b/$name.o" >> "$out/$name.build.log" 2>&1 &&
     # shellcheck disable=SC2086
-    g++ -fopenmp $cobj "$b/$name.o" -L"$cudalib" -lcudart_static -ldl -lrt \
-      -lpthread -o "$b/$name" >> "$out/$name.build.log" 2>&1 ||
+    g++ -fopenmp $cobj "$b/$name.o" $pobj -L"$cudalib" -lcudart_static \
+      -ldl -lrt -lpthread -o "$b/$name" >> "$out/$name.build.log" 2>&1 ||
       echo "build of $name failed: $out/$name.build.log"
   ) &
 done

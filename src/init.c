@@ -22,6 +22,8 @@ SEXP wt_r_default_threads(SEXP);
 SEXP wt_r_cpu_cores(void);
 SEXP wt_r_constants(void);
 SEXP wt_r_cpu_isa(void);
+SEXP wt_r_cuda_plan_table(SEXP, SEXP, SEXP);
+SEXP wt_r_cuda_plan_work(SEXP, SEXP, SEXP);
 /* glue_io.c */
 SEXP wt_r_read_gzip(SEXP);
 SEXP wt_r_text_info(SEXP, SEXP);
@@ -58,6 +60,8 @@ static const R_CallMethodDef call_methods[] = {
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},
   {"constants", (DL_FUNC)&wt_r_constants, 0},
   {"cpu_isa", (DL_FUNC)&wt_r_cpu_isa, 0},
+  {"cuda_plan_table", (DL_FUNC)&wt_r_cuda_plan_table, 3},
+  {"cuda_plan_work", (DL_FUNC)&wt_r_cuda_plan_work, 3},
   {"read_gzip", (DL_FUNC)&wt_r_read_gzip, 1},
   {"text_info", (DL_FUNC)&wt_r_text_info, 2},
   {"text_row", (DL_FUNC)&wt_r_text_row, 3},

@@ -211,6 +211,39 @@ int wt_count_cuda(wt_job *job);
  * of counts still running stay); returns how many contexts it freed */
 int wt_cuda_release(void);
 
+/* cuda/plan.cpp, built in every build (with or without nvcc): the CUDA
+ * engine's host planning, shown to tests (glue.c) so that it is
+ * checked without a GPU */
+typedef struct {
+  /* in: the analysis of the points (plan.h's Analysis) and the device */
+  int sane;                /* finite unit vectors, non-decreasing edges */
+  double r2max, eta;       /* largest |X|^2 and | |X|^2 - 1 | */
+  int weighted;
+  double smem_sm, smem_block;  /* shared memory per SM and per block */
+  /* out */
+  int fast, cfg, fix_shared, rcols;
+  double smem;             /* dynamic shared memory per block */
+  int n_cells;             /* cells of the fast table (0: exact kernel) */
+  double c, onec, margin, multi;  /* the fast table's */
+} wt_cuda_plan_info;
+/* the plan of the edges bins->upper for info's inputs; thr and cmap (two
+ * slots per cell), when not NULL and cap >= info->n_cells, receive the fast
+ * table. WT_OK, or WT_ERR_NOMEM */
+int wt_cuda_plan_table(const wt_bins *bins, wt_cuda_plan_info *info,
+                       float *thr, int *cmap, int cap);
+/* the launches and items of the job's tasks (only a.n, b.n, is_auto,
+ * tasks and n_tasks are read) for the fast or the exact kernel, chunks of
+ * `chunk` points (0: the engine's), launches of max_pairs pairs (0: the
+ * engine's choice for n_devices devices) and n_blocks blocks. Writes
+ * n_launch and n_item; when cap_launch and cap_item allow, launch gets 8
+ * values per launch (cI, cJ, same, first row, end row, pairs, items, bound
+ * on items) and item 7 per item (launch, i0, i1, j0, j1, diag, out).
+ * WT_OK, WT_ERR_ARG or WT_ERR_NOMEM */
+int wt_cuda_plan_work(const wt_job *job, int fast, int64_t chunk,
+                      double max_pairs, int n_devices, int n_blocks,
+                      double *launch, int64_t cap_launch, int *item,
+                      int64_t cap_item, int64_t *n_launch, int64_t *n_item);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,10 +7,11 @@
 
 namespace {
 
-/* one unit of a launch: i points [i0, i1) of the I chunk (i1 - i0 at most
- * one block's share) against j points [j0, j1) of the J chunk, pairs j > i
- * only when diag, counted into histogram `out` */
-struct Item { int i0, i1, j0, j1, diag, out; };
+/* work items (Item) and the fast table's cell slots (CellSlots, read here
+ * as int2) come from plan.h */
+static_assert(sizeof(wt_cuda::CellSlots) == sizeof(int2) &&
+                  alignof(int2) % alignof(wt_cuda::CellSlots) == 0,
+              "cell slots are copied to the device as int2");
 
 /* a point in double, padded to 32 bytes */
 struct __align__(32) DPt { double x, y, z, w; };
@@ -100,6 +101,49 @@ __device__ __forceinline__ int cpu_slot(const ExactArgs &a, double d2)
                                           the end for d2 = +inf */
     if (s < a.n_slots - 1) s += d2 >= __ldg(a.upper + s);
   return s;
+}
+
+/* The work loop both kernels share. Blocks pull the launch's items one at
+ * a time (an atomic counter: a block that finishes early takes the next
+ * one, so blocks end together). A block's counters in shared memory are
+ * 32-bit and belong to one histogram: before the block moves to an item
+ * of another histogram, or to one whose pairs could make a counter wrap
+ * (more than `wrap_guard` pairs since the last flush), turn(from, to)
+ * flushes them into histogram `from` (-1: none yet; the block synchronises
+ * after a flush, before any thread counts on) and makes `to` the current
+ * one. count(item, out) counts one item into the block's counters of
+ * histogram out. Returns the histogram the counters hold at the end (-1:
+ * the block had no item), which the kernel flushes. Forced inline, with
+ * the lambdas, so that each kernel compiles as if the loop were written
+ * out in it: the machine code of both kernels is byte-identical to the
+ * two loops this replaced (bench/kernel-notes.md, "Issue 18"). */
+template <class Turn, class Count>
+__device__ __forceinline__ int for_each_item(const Item *items, int n_items,
+                                             int *counter, int *s_item,
+                                             unsigned long long wrap_guard,
+                                             Turn &&turn, Count &&count)
+{
+  unsigned long long since_flush = 0;
+  int cur_out = -1;
+  for (;;) {
+    __syncthreads();
+    if (threadIdx.x == 0) *s_item = atomicAdd(counter, 1);
+    __syncthreads();
+    const int it = *s_item;
+    if (it >= n_items) break;
+    const Item item = items[it];
+    const unsigned long long n_pairs =
+        (unsigned long long)(item.i1 - item.i0) *
+        (unsigned)(item.j1 - item.j0);
+    if (item.out != cur_out || since_flush + n_pairs > wrap_guard) {
+      turn(cur_out, item.out);
+      since_flush = 0;
+      cur_out = item.out;
+    }
+    since_flush += n_pairs;
+    count(item, cur_out);
+  }
+  return cur_out;
 }
 
 }  // namespace

@@ -54,9 +54,10 @@
  * (job->poll, with the pairs of the launches retired so far) and joins.
  * Test faults (job->fault, from WTHETA_TEST_FAULT) fail a device
  * allocation, the first launch, the copy back or the worker thread, and
- * take the real error path (the context is destroyed). Streams, events and buffers are kept between calls
- * in a per-device cache (grow-only; dropped after any error), so a warm
- * call costs little more than its copies and kernels.
+ * take the real error path (the context is destroyed). Streams, events
+ * and buffers are kept between calls in a per-device cache (grow-only;
+ * dropped after any error), so a warm call costs little more than its
+ * copies and kernels.
  * No R API, no printing, no exit.
  *
  * Where the fast kernel's time goes (instruction issue more than
@@ -83,52 +84,21 @@
 
 #include "wt.h"
 
+/* host-only planning, compiled apart by the C++ compiler (plan.cpp) */
+#include "shape.h"
+#include "plan.h"
+using namespace wt_cuda;
+
 /* the rooms of the engine, in the order they build on each other; each
  * adds to this file's anonymous namespace */
-#include "shape.cuh"
 #include "device.cuh"
 #include "kernel_fast.cuh"
 #include "kernel_exact.cuh"
-#include "plan.cuh"
 #include "order.cuh"
 #include "pool.cuh"
 #include "worker.cuh"
 
 namespace {
-
-/* sorted distinct task boundaries of one catalog (0 and n included) */
-std::vector<long long> task_bounds(const wt_job *job, int cat)
-{
-  const int64_t n = cat == 0 ? job->a.n : job->b.n;
-  std::vector<long long> v;
-  v.reserve((size_t)job->n_tasks * 4 + 2);
-  v.push_back(0);
-  v.push_back((long long)n);
-  for (int64_t k = 0; k < job->n_tasks; k++) {
-    const wt_task &t = job->tasks[k];
-    if (cat == 0 || job->is_auto) {
-      v.push_back(t.a0);
-      v.push_back(t.a1);
-    }
-    if (cat == 1 || job->is_auto) {
-      v.push_back(t.b0);
-      v.push_back(t.b1);
-    }
-  }
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-  return v;
-}
-
-/* Pairs of one launch. The caller sees progress, and can interrupt, only
- * between launches, so each stays short: the exact kernel takes far longer
- * per pair, so its launches hold fewer. With several devices a launch
- * holds about 1 / LAUNCHES_PER_DEVICE of a device's share, so that the
- * devices finish close together, but no fewer than LAUNCH_MIN_PAIRS. */
-constexpr double LAUNCH_MAX_PAIRS_FAST = (double)((int64_t)1 << 34);
-constexpr double LAUNCH_MAX_PAIRS_EXACT = (double)((int64_t)1 << 30);
-constexpr double LAUNCH_MIN_PAIRS = (double)((int64_t)1 << 28);
-constexpr double LAUNCHES_PER_DEVICE = 4.0;
 
 int count_impl(wt_job *job)
 {
@@ -154,23 +124,19 @@ int count_impl(wt_job *job)
       return WT_ERR_NO_DEVICE;
     }
   }
+  if (!same_shape(kShape)) {
+    set_msg(job->message, sizeof job->message,
+            "the CUDA engine's plan.cpp and entry.cu were built with "
+            "different shapes (WT_CUDA_* flags)");
+    return WT_ERR_CUDA;
+  }
   const wt_bins *bins = job->bins;
   const bool weighted = job->wsum != nullptr;
-  Analysis an;
-  an.n_slots = bins->n_bins + 2;
-  an.sane = true;
-  an.r2max = 0.0;
-  an.eta = 0.0;
-  for (int s = 0; s + 1 < an.n_slots; s++)
-    if (!(bins->upper[s] <= bins->upper[s + 1])) an.sane = false;
-  if (!(bins->upper[0] >= 0.0)) an.sane = false;
   const int scan_threads = job->n_threads > 1 ? job->n_threads : 1;
-  if (an.sane && !weighted) scan_points(job->a, an, scan_threads);
-  if (an.sane && !weighted && !job->is_auto)
-    scan_points(job->b, an, scan_threads);
-  if (an.sane && (an.eta > 1e-6 || an.r2max > 1.0 + 1e-6)) an.sane = false;
 #ifdef WT_CUDA_FORCE_EXACT
-  an.sane = false;
+  const Analysis an = analyse(job, scan_threads, true);
+#else
+  const Analysis an = analyse(job, scan_threads, false);
 #endif
 
   /* plan for the device with the least shared memory */
@@ -190,14 +156,6 @@ int count_impl(wt_job *job)
     if ((size_t)v_sm < smem_sm) smem_sm = (size_t)v_sm;
     if ((size_t)v_blk < smem_block) smem_block = (size_t)v_blk;
   }
-  if (an.sane && !weighted) {
-    an.r2max = round_up_coarse(an.r2max);
-    an.eta = round_up_coarse(an.eta);
-  } else {            /* unused by the exact kernel's plan */
-    an.sane = an.sane && !weighted;
-    an.r2max = 0.0;
-    an.eta = 0.0;
-  }
   std::shared_ptr<const Plan> plan_ref =
       get_plan(bins, an, smem_sm, smem_block, weighted);
   const Plan &plan = *plan_ref;
@@ -205,14 +163,11 @@ int count_impl(wt_job *job)
   double total = 0.0;
   for (int64_t k = 0; k < job->n_tasks; k++)
     total += wt_task_pairs(job, &job->tasks[k]);
-  double lmax = plan.fast ? LAUNCH_MAX_PAIRS_FAST : LAUNCH_MAX_PAIRS_EXACT;
-  double per = job->n_devices == 1
-    ? lmax : total / (LAUNCHES_PER_DEVICE * job->n_devices);
-  if (per < LAUNCH_MIN_PAIRS) per = LAUNCH_MIN_PAIRS;
-  if (per > lmax) per = lmax;
   std::vector<Row> rows;
   std::vector<Launch> launches;
-  plan_launches(job, plan.fast ? BI : EBLOCK, per, rows, launches);
+  plan_launches(job, CHUNK, row_points(plan.fast),
+                launch_pairs(plan.fast, total, job->n_devices), rows,
+                launches);
   std::vector<long long> bounds_a = task_bounds(job, 0);
   std::vector<long long> bounds_b =
       job->is_auto ? std::vector<long long>() : task_bounds(job, 1);

@@ -49,32 +49,20 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
       if (W) wh[t] = 0.0;
     }
   }
-  unsigned long long since_flush = 0;
-  int cur_out = -1;
   unsigned long long *gh = a.ghist;
   double *gw = a.gw;
-  for (;;) {
-    __syncthreads();
-    if (tid == 0) *s_item = atomicAdd(a.counter, 1);
-    __syncthreads();
-    const int it = *s_item;
-    if (it >= a.n_items) break;
-    const Item item = a.items[it];
-    const int i_end = item.i1;
-    const unsigned long long n_pairs =
-        (unsigned long long)(i_end - item.i0) * (unsigned)(item.j1 - item.j0);
-    if (item.out != cur_out ||
-        since_flush + n_pairs > 0xffffffffull - (unsigned long long)EBLOCK * EBJ) {
-      if (R > 0 && cur_out >= 0) {
-        flush_hist(smem, a, gh, W ? gw : nullptr);
-        __syncthreads();
-      }
-      since_flush = 0;
-      cur_out = item.out;
-      gh = a.ghist + (size_t)cur_out * (size_t)a.n_slots;
-      if (W) gw = a.gw + (size_t)cur_out * (size_t)a.n_slots;
+  /* R > 0: the block's R-column counters into histogram `from`; gh and gw
+   * then point at histogram `to` */
+  auto turn = [&](int from, int to) {
+    if (R > 0 && from >= 0) {
+      flush_hist(smem, a, gh, W ? gw : nullptr);
+      __syncthreads();
     }
-    since_flush += n_pairs;
+    gh = a.ghist + (size_t)to * (size_t)a.n_slots;
+    if (W) gw = a.gw + (size_t)to * (size_t)a.n_slots;
+  };
+  auto count = [&](const Item &item, int) {
+    const int i_end = item.i1;
     const int gi = item.i0 + tid;
     const bool valid = gi < i_end;
     const DPt pi = load_dpt(a.dI + (valid ? gi : item.i0));
@@ -137,8 +125,12 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
         }
       }
     }
-  }
-  if (R > 0 && cur_out >= 0) {
+  };
+  const int last =
+      for_each_item(a.items, a.n_items, a.counter, s_item,
+                    0xffffffffull - (unsigned long long)EBLOCK * EBJ, turn,
+                    count);
+  if (R > 0 && last >= 0) {
     __syncthreads();
     flush_hist(smem, a, gh, W ? gw : nullptr);
   }

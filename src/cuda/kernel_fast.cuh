@@ -50,7 +50,7 @@ __device__ __forceinline__ unsigned fast_rel(const unsigned char *smem,
  * cnt_off() to the shared base pointer instead (a signed constant), which
  * ptxas folds into the atomic's immediate offset: written as one unsigned
  * 32-bit sum it added the offset with a separate instruction per pair
- * (measured: +0.9 instructions per pair, +3% kernel time). */
+ * (bench/kernel-notes.md, "Moved from the CUDA engine's comments"). */
 template <int MB, int OCT>
 __device__ __forceinline__ unsigned fast_cell(const unsigned char *smem,
                                               float q, float &d)
@@ -338,32 +338,18 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
       for (int t = tid; t < a.n_slots; t += BLOCK) fix[t] = 0u;
     }
   }
-  unsigned long long since_flush = 0;
-  /* the histogram the block's counters belong to: they are flushed when
-   * the block moves to an item of another histogram (items of one task
-   * come in a row, so a block switches at most once per item) */
-  int cur_out = -1;
-  for (;;) {
-    __syncthreads();
-    if (tid == 0) *s_item = atomicAdd(a.counter, 1);
-    __syncthreads();
-    const int it = *s_item;
-    if (it >= a.n_items) break;
-    const Item item = a.items[it];
-    const int i_end = item.i1;
-    const unsigned long long n_pairs =
-        (unsigned long long)(i_end - item.i0) * (unsigned)(item.j1 - item.j0);
-    if (item.out != cur_out ||
-        since_flush + n_pairs > 0xffffffffull - (unsigned long long)BI * BJ) {
-      if (cur_out >= 0) {
-        flush_counts<MB, OCT>(smem, a,
-                              a.ghist + (size_t)cur_out * (size_t)a.n_slots);
-        __syncthreads();
-      }
-      since_flush = 0;
-      cur_out = item.out;
+  /* the block's counters into histogram `from`: they are flushed when the
+   * block moves to an item of another histogram (items of one task come
+   * in a row, so a block switches at most once per item) */
+  auto turn = [&](int from, int) {
+    if (from >= 0) {
+      flush_counts<MB, OCT>(smem, a,
+                            a.ghist + (size_t)from * (size_t)a.n_slots);
+      __syncthreads();
     }
-    since_flush += n_pairs;
+  };
+  auto count = [&](const Item &item, int cur_out) {
+    const int i_end = item.i1;
     /* the exact path reads the histogram and the end of the i range from
      * the item slot (fewer live registers in the hot loop); the tile loop
      * below synchronises before any reader */
@@ -413,11 +399,26 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
       unsigned addr = fast_cell<MB, OCT>(smem, a.onec, d);
       atomicAdd(cnt_word(smem, addr), 0u - excess);
     }
-  }
+  };
+  const int last =
+      for_each_item(a.items, a.n_items, a.counter, s_item,
+                    0xffffffffull - (unsigned long long)BI * BJ, turn, count);
   __syncthreads();
-  if (cur_out >= 0)
+  if (last >= 0)
     flush_counts<MB, OCT>(smem, a,
-                          a.ghist + (size_t)cur_out * (size_t)a.n_slots);
+                          a.ghist + (size_t)last * (size_t)a.n_slots);
+}
+
+/* the fast kernel of table shape kCfgs[cfg] (plan.h's Plan::cfg) */
+const void *fast_kernel_ptr(int cfg)
+{
+  switch (cfg) {
+    case 0: return (const void *)wt_fast_kernel<7, 16>;
+    case 1: return (const void *)wt_fast_kernel<8, 16>;
+    case 2: return (const void *)wt_fast_kernel<9, 16>;
+    case 3: return (const void *)wt_fast_kernel<10, 16>;
+    default: return (const void *)wt_fast_kernel<11, 8>;
+  }
 }
 
 }  // namespace

@@ -7,6 +7,14 @@
 
 namespace {
 
+std::string cuda_msg(const char *what, int device, cudaError_t e)
+{
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s on device %d failed: %s", what, device,
+           cudaGetErrorString(e));
+  return buf;
+}
+
 /* ---- per-device resources kept between calls ----
  * A context holds one stream, its events and grow-only device buffers
  * (plus pinned host buffers for the work items). Contexts live in a

@@ -88,6 +88,9 @@ class Worker {
   int64_t cap_ = 0;            /* points per resident chunk buffer */
   bool inflight_[2] = {false, false};
   double inflight_pairs_[2] = {0.0, 0.0};
+  const void *kfn_ = nullptr;  /* the plan's kernel */
+  int max_blocks_ = 0;         /* its blocks resident at once */
+  size_t launched_ = 0;        /* launches queued (two event pairs) */
 
   struct Slot {
     int cat = -1, chunk = -1;
@@ -188,7 +191,7 @@ class Worker {
     Ctx &C = *ctx_;
     int s = keep == 0 ? 1 : 0;
     const wt_points &p = cat == 0 ? sh_.job->a : sh_.job->b;
-    const int64_t start = (int64_t)c * CHUNK, n = chunk_len(p.n, c);
+    const int64_t start = (int64_t)c * CHUNK, n = chunk_len(p.n, c, CHUNK);
     double *rx = static_cast<double *>(C.raw.p);
     double *ry = rx + cap_, *rz = ry + cap_;
     double *rw = sh_.plan->weighted ? rz + cap_ : nullptr;
@@ -250,65 +253,108 @@ class Worker {
     return true;
   }
 
+  /* the worker's steps; each returns false once the job has failed (the
+   * failure is in sh_) or is stopping */
   void body()
   {
-    const wt_job *job = sh_.job;
-    const Plan &plan = *sh_.plan;
-    const int n_slots = sh_.an->n_slots;
-    const size_t n_hist = (size_t)sh_.n_out * (size_t)n_slots;
-    const bool weighted = plan.weighted;
-    if (!ck(cudaSetDevice(dev_), "cudaSetDevice")) return;
-    ctx_ = ctx_acquire(dev_);
-    Ctx &C = *ctx_;
-    if (!ck(ctx_setup(C), "CUDA stream setup")) return;
-    if (job->fault & WT_FAULT_THREAD) throw InjectedThreadFault();
-    if (inject(WT_FAULT_ALLOC, cudaErrorMemoryAllocation, "cudaMalloc"))
-      return;
+    if (open_device() && prepare_kernel() && reserve_buffers() &&
+        upload_plan() && launch_all() && drain())
+      copy_back();
+  }
 
-    const void *kfn = plan.fast ? fast_kernel_ptr(plan.cfg)
-                      : weighted ? (const void *)wt_exact_kernel<true>
-                                 : (const void *)wt_exact_kernel<false>;
-    if (!ck(cudaFuncSetAttribute(kfn,
+  size_t hist_len() const
+  {
+    return (size_t)sh_.n_out * (size_t)sh_.an->n_slots;
+  }
+
+  /* the device and a context of it from the pool; the test faults of the
+   * worker thread and of the first allocation strike here */
+  bool open_device()
+  {
+    if (!ck(cudaSetDevice(dev_), "cudaSetDevice")) return false;
+    ctx_ = ctx_acquire(dev_);
+    if (!ck(ctx_setup(*ctx_), "CUDA stream setup")) return false;
+    if (sh_.job->fault & WT_FAULT_THREAD) throw InjectedThreadFault();
+    return !inject(WT_FAULT_ALLOC, cudaErrorMemoryAllocation, "cudaMalloc");
+  }
+
+  /* the plan's kernel, its shared memory, and how many of its blocks the
+   * device holds at once (the blocks of a launch) */
+  bool prepare_kernel()
+  {
+    const Plan &plan = *sh_.plan;
+    kfn_ = plan.fast ? fast_kernel_ptr(plan.cfg)
+           : plan.weighted ? (const void *)wt_exact_kernel<true>
+                           : (const void *)wt_exact_kernel<false>;
+    if (!ck(cudaFuncSetAttribute(kfn_,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)plan.smem),
             "cudaFuncSetAttribute"))
-      return;
+      return false;
     const int threads = plan.fast ? BLOCK : EBLOCK;
     int per_sm = 0;
-    if (!ck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn,
+    if (!ck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn_,
                                                           threads, plan.smem),
             "cudaOccupancyMaxActiveBlocksPerMultiprocessor"))
-      return;
+      return false;
     if (per_sm < 1) {
       failed_ = true;
       sh_.fail(WT_ERR_CUDA, cuda_msg("kernel occupancy check", dev_,
                                      cudaErrorInvalidConfiguration));
-      return;
+      return false;
     }
-    const int max_blocks = per_sm * C.sm_count;
+    max_blocks_ = per_sm * ctx_->sm_count;
+    return true;
+  }
 
-    /* buffers, sized to this call (kept if larger) */
+  /* buffers, sized to this call (kept if larger) */
+  bool reserve_buffers()
+  {
+    const wt_job *job = sh_.job;
+    const Plan &plan = *sh_.plan;
+    Ctx &C = *ctx_;
+    const bool weighted = plan.weighted;
     const int64_t nA = job->a.n, nB = job->is_auto ? job->a.n : job->b.n;
     cap_ = nA > nB ? nA : nB;
     if (cap_ > CHUNK) cap_ = CHUNK;
-    const int bi = plan.fast ? BI : EBLOCK;
-    const int jalign = plan.fast ? BJ : EBJ;
+    const int jalign = item_align(plan.fast);
     size_t item_cap = 0;
     for (const Launch &L : *sh_.launches) {
-      size_t n = items_bound(L, *sh_.rows, jalign, max_blocks);
+      size_t n = items_bound(L, *sh_.rows, jalign, max_blocks_);
       if (n > item_cap) item_cap = n;
     }
     const size_t cap = (size_t)cap_;
     for (int s = 0; s < (job->is_auto && nA <= CHUNK ? 1 : 2); s++) {
-      if (!need(C.d[s], cap * sizeof(DPt))) return;
-      if (plan.fast && !need(C.f[s], cap * sizeof(float4))) return;
+      if (!need(C.d[s], cap * sizeof(DPt))) return false;
+      if (plan.fast && !need(C.f[s], cap * sizeof(float4))) return false;
     }
-    if (!need(C.raw, (weighted ? 4 : 3) * cap * sizeof(double))) return;
+    if (!need(C.raw, (weighted ? 4 : 3) * cap * sizeof(double)))
+      return false;
 #ifndef WT_CUDA_NOSORT
+    if (!reserve_ordering()) return false;
+#endif
+    const size_t n_hist = hist_len();
+    return need(C.ghist, n_hist * sizeof(unsigned long long)) &&
+           (!weighted || need(C.gw, n_hist * sizeof(double))) &&
+           need(C.counter, sizeof(int)) &&
+           need(C.items, item_cap * sizeof(Item)) &&
+           need(C.hitems[0], item_cap * sizeof(Item), true) &&
+           need(C.hitems[1], item_cap * sizeof(Item), true) &&
+           need(C.upper, (size_t)sh_.an->n_slots * sizeof(double));
+  }
+
+#ifndef WT_CUDA_NOSORT
+  /* what ordering a chunk needs: keys, indices, the task boundaries of
+   * each catalog (copied now) and CUB's scratch space */
+  bool reserve_ordering()
+  {
+    const wt_job *job = sh_.job;
+    Ctx &C = *ctx_;
+    const size_t cap = (size_t)cap_;
     for (int k = 0; k < 2; k++)
       if (!need(C.key[k], cap * sizeof(unsigned long long)) ||
           !need(C.idx[k], cap * sizeof(uint32_t)))
-        return;
+        return false;
     for (int cat = 0; cat < (job->is_auto ? 1 : 2); cat++) {
       const std::vector<long long> &bv = *sh_.bounds[cat];
       if (!need(C.bnd[cat], (bv.size() + 1) * sizeof(long long)) ||
@@ -316,45 +362,40 @@ class Worker {
                               bv.size() * sizeof(long long),
                               cudaMemcpyHostToDevice, C.stream),
               "cudaMemcpyAsync of task boundaries"))
-        return;
+        return false;
     }
-    {
-      cub::DoubleBuffer<unsigned long long> dk(nullptr, nullptr);
-      cub::DoubleBuffer<uint32_t> dv(nullptr, nullptr);
-      size_t tb = 0;
-      if (!ck(cub::DeviceRadixSort::SortPairs(nullptr, tb, dk, dv, (int)cap_,
+    cub::DoubleBuffer<unsigned long long> dk(nullptr, nullptr);
+    cub::DoubleBuffer<uint32_t> dv(nullptr, nullptr);
+    size_t tb = 0;
+    return ck(cub::DeviceRadixSort::SortPairs(nullptr, tb, dk, dv, (int)cap_,
                                               0, 64, C.stream),
-              "cub::DeviceRadixSort (size query)") ||
-          !need(C.sort_tmp, tb))
-        return;
-    }
+              "cub::DeviceRadixSort (size query)") &&
+           need(C.sort_tmp, tb);
+  }
 #endif
-    if (!need(C.ghist, n_hist * sizeof(unsigned long long)) ||
-        (weighted && !need(C.gw, n_hist * sizeof(double))) ||
-        !need(C.counter, sizeof(int)) ||
-        !need(C.items, item_cap * sizeof(Item)) ||
-        !need(C.hitems[0], item_cap * sizeof(Item), true) ||
-        !need(C.hitems[1], item_cap * sizeof(Item), true) ||
-        !need(C.upper, n_slots * sizeof(double)))
-      return;
-    unsigned long long *ghist = static_cast<unsigned long long *>(C.ghist.p);
-    double *gw = weighted ? static_cast<double *>(C.gw.p) : nullptr;
-    int *counter = static_cast<int *>(C.counter.p);
-    Item *d_items = static_cast<Item *>(C.items.p);
-    const double *d_upper = static_cast<const double *>(C.upper.p);
-    if (!ck(cudaMemsetAsync(ghist, 0, n_hist * sizeof(unsigned long long),
+
+  /* zeroed histograms, and the plan's edges and lookup table, unless the
+   * context holds them already (a plan's are those of its key: get_plan) */
+  bool upload_plan()
+  {
+    const wt_job *job = sh_.job;
+    const Plan &plan = *sh_.plan;
+    Ctx &C = *ctx_;
+    const size_t n_hist = hist_len();
+    if (!ck(cudaMemsetAsync(C.ghist.p, 0, n_hist * sizeof(unsigned long long),
                             C.stream), "cudaMemsetAsync") ||
-        (gw && !ck(cudaMemsetAsync(gw, 0, n_hist * sizeof(double), C.stream),
-                   "cudaMemsetAsync")))
-      return;
-    /* edges and fast table: a plan's are those of its key (get_plan) */
+        (plan.weighted &&
+         !ck(cudaMemsetAsync(C.gw.p, 0, n_hist * sizeof(double), C.stream),
+             "cudaMemsetAsync")))
+      return false;
     const bool loaded = C.loaded == sh_.plan;
     C.loaded.reset();
     if (!loaded &&
         !ck(cudaMemcpyAsync(C.upper.p, job->bins->upper,
-                            n_slots * sizeof(double), cudaMemcpyHostToDevice,
-                            C.stream), "cudaMemcpyAsync of edges"))
-      return;
+                            sh_.an->n_slots * sizeof(double),
+                            cudaMemcpyHostToDevice, C.stream),
+            "cudaMemcpyAsync of edges"))
+      return false;
     if (plan.fast && loaded) {
       /* already on the device */
     } else if (plan.fast) {
@@ -367,131 +408,182 @@ class Worker {
           !ck(cudaMemcpyAsync(C.cmap.p, plan.ft.cmap.data(), mb,
                               cudaMemcpyHostToDevice, C.stream),
               "cudaMemcpyAsync of the lookup table"))
-        return;
+        return false;
     } else if (job->bins->table) {
       size_t tb = (size_t)job->bins->table_size * sizeof(uint16_t);
       if (!need(C.btab, tb) ||
           !ck(cudaMemcpyAsync(C.btab.p, job->bins->table, tb,
                               cudaMemcpyHostToDevice, C.stream),
               "cudaMemcpyAsync of the lookup table"))
-        return;
+        return false;
     }
     C.loaded = sh_.plan;
+    return true;
+  }
 
-    /* Launches are queued one ahead: while the GPU runs launch k, the host
-     * prepares k + 1 (its items go through pinned buffer (k + 1) % 2, free
-     * once launch k - 1 has finished). Chunk loads are queued on the same
-     * stream, so they wait for the kernels that still read the slot. */
+  /* Launches are queued one ahead: while the GPU runs launch k, the host
+   * prepares k + 1 (its items go through pinned buffer (k + 1) % 2, free
+   * once launch k - 1 has finished). Chunk loads are queued on the same
+   * stream, so they wait for the kernels that still read the slot. The
+   * devices share the launches (sh_.next). */
+  bool launch_all()
+  {
     std::vector<Item> items;
-    size_t k = 0;
     for (;;) {
-      if (sh_.stop.load()) return;
+      if (sh_.stop.load()) return false;
       size_t li = sh_.next.fetch_add(1);
-      if (li >= sh_.launches->size()) break;
-      const Launch &L = (*sh_.launches)[li];
-      const int b = (int)(k & 1);
-      if (!retire(b)) return;
-      int si = 0, sj = 0;
-      if (!load_chunk(0, L.cI, -1, si, plan.fast)) return;
-      if (L.same) {
-        sj = si;
-      } else if (!load_chunk(job->is_auto ? 0 : 1, L.cJ, si, sj, plan.fast)) {
-        return;
-      }
-      const int64_t nI = slot_[si].n, nJ = slot_[sj].n;
-      make_items(L, *sh_.rows, bi, jalign, max_blocks, items);
-      if (items.empty()) continue;
-      const size_t ib = items.size() * sizeof(Item);
-      if (ib > C.hitems[b].bytes || ib > C.items.bytes) {
-        /* not expected (item_cap bounds it); grow with nothing in flight */
-        if (!retire(1 - b) || !need(C.items, ib) ||
-            !need(C.hitems[b], ib, true))
-          return;
-        d_items = static_cast<Item *>(C.items.p);
-      }
-      memcpy(C.hitems[b].p, items.data(), ib);
-      int nblocks = (int)(items.size() < (size_t)max_blocks ? items.size()
-                                                           : max_blocks);
-      if (!ck(cudaMemcpyAsync(d_items, C.hitems[b].p, ib,
-                              cudaMemcpyHostToDevice, C.stream),
-              "cudaMemcpyAsync of work items") ||
-          !ck(cudaMemsetAsync(counter, 0, sizeof(int), C.stream),
-              "cudaMemsetAsync") ||
-          !ck(cudaEventRecord(C.ev0[b], C.stream), "cudaEventRecord"))
-        return;
-      if (plan.fast) {
-        FastArgs a;
-        a.fI = static_cast<const float4 *>(C.f[si].p);
-        a.fJ = static_cast<const float4 *>(C.f[sj].p);
-        a.dI = static_cast<const DPt *>(C.d[si].p);
-        a.dJ = static_cast<const DPt *>(C.d[sj].p);
-        a.nI = (int)nI; a.nJ = (int)nJ;
-        a.items = d_items; a.n_items = (int)items.size();
-        a.counter = counter;
-        a.thr = static_cast<const float *>(C.thr.p);
-        a.cmap = static_cast<const int2 *>(C.cmap.p);
-        a.upper = d_upper; a.n_slots = n_slots;
-        a.ghist = ghist;
-        a.fixoff = plan.fixoff; a.fix_shared = plan.fix_shared ? 1 : 0;
-        a.joff = plan.joff; a.itemoff = plan.itemoff; a.qoff = plan.qoff;
-        a.onec = plan.ft.onec; a.margin = plan.ft.margin;
-        void *args[] = {&a};
-        if (!ck(cudaLaunchKernel(kfn, dim3(nblocks), dim3(BLOCK), args,
-                                 plan.smem, C.stream),
-                "cudaLaunchKernel"))
-          return;
-      } else {
-        ExactArgs a;
-        a.dI = static_cast<const DPt *>(C.d[si].p);
-        a.dJ = static_cast<const DPt *>(C.d[sj].p);
-        a.nI = (int)nI; a.nJ = (int)nJ;
-        a.items = d_items; a.n_items = (int)items.size();
-        a.counter = counter;
-        a.upper = d_upper; a.n_slots = n_slots;
-        a.btab = job->bins->table ? static_cast<const uint16_t *>(C.btab.p)
-                                  : nullptr;
-        a.bshift = job->bins->table_shift;
-        a.bbase = job->bins->table_base;
-        a.bsize = job->bins->table_size;
-        a.bsteps = job->bins->table_steps;
-        a.ghist = ghist;
-        a.gw = gw;
-        a.rcols = plan.rcols; a.joff = plan.joff; a.itemoff = plan.itemoff;
-        a.woff = plan.woff;
-        void *args[] = {&a};
-        if (!ck(cudaLaunchKernel(kfn, dim3(nblocks), dim3(EBLOCK), args,
-                                 plan.smem, C.stream),
-                "cudaLaunchKernel"))
-          return;
-      }
-      if (!ck(cudaGetLastError(), "kernel launch") ||
-          !ck(cudaEventRecord(C.ev1[b], C.stream), "cudaEventRecord"))
-        return;
-      inflight_[b] = true;
-      inflight_pairs_[b] = L.pairs;
-      k++;
-      if (k == 1 && inject(WT_FAULT_LAUNCH, cudaErrorLaunchFailure,
-                           "kernel launch"))
-        return;
+      if (li >= sh_.launches->size()) return true;
+      if (!launch((*sh_.launches)[li], items)) return false;
     }
-    /* the older launch first */
-    if (!retire((int)(k & 1)) || !retire((int)((k + 1) & 1))) return;
+  }
+
+  /* one launch: its chunks resident, its items on the device, the kernel
+   * queued between two events; the test fault of a launch strikes after
+   * the first */
+  bool launch(const Launch &L, std::vector<Item> &items)
+  {
+    const Plan &plan = *sh_.plan;
+    Ctx &C = *ctx_;
+    const int b = (int)(launched_ & 1);
+    if (!retire(b)) return false;
+    int si = 0, sj = 0;
+    if (!load_chunk(0, L.cI, -1, si, plan.fast)) return false;
+    if (L.same) {
+      sj = si;
+    } else if (!load_chunk(sh_.job->is_auto ? 0 : 1, L.cJ, si, sj,
+                           plan.fast)) {
+      return false;
+    }
+    make_items(L, *sh_.rows, row_points(plan.fast), item_align(plan.fast),
+               max_blocks_, items);
+    if (items.empty()) return true;
+    const size_t ib = items.size() * sizeof(Item);
+    if (ib > C.hitems[b].bytes || ib > C.items.bytes) {
+      /* not expected (item_cap bounds it); grow with nothing in flight */
+      if (!retire(1 - b) || !need(C.items, ib) ||
+          !need(C.hitems[b], ib, true))
+        return false;
+    }
+    memcpy(C.hitems[b].p, items.data(), ib);
+    const int nblocks = (int)(items.size() < (size_t)max_blocks_
+                                  ? items.size() : max_blocks_);
+    if (!ck(cudaMemcpyAsync(C.items.p, C.hitems[b].p, ib,
+                            cudaMemcpyHostToDevice, C.stream),
+            "cudaMemcpyAsync of work items") ||
+        !ck(cudaMemsetAsync(C.counter.p, 0, sizeof(int), C.stream),
+            "cudaMemsetAsync") ||
+        !ck(cudaEventRecord(C.ev0[b], C.stream), "cudaEventRecord"))
+      return false;
+    const bool queued = plan.fast
+        ? queue_fast(si, sj, (int)items.size(), nblocks)
+        : queue_exact(si, sj, (int)items.size(), nblocks);
+    if (!queued || !ck(cudaGetLastError(), "kernel launch") ||
+        !ck(cudaEventRecord(C.ev1[b], C.stream), "cudaEventRecord"))
+      return false;
+    inflight_[b] = true;
+    inflight_pairs_[b] = L.pairs;
+    launched_++;
+    return !(launched_ == 1 &&
+             inject(WT_FAULT_LAUNCH, cudaErrorLaunchFailure, "kernel launch"));
+  }
+
+  /* the arguments both kernels take: resident chunks si and sj, the
+   * launch's items, the edges and the histograms */
+  template <class Args>
+  void common_args(Args &a, int si, int sj, int n_items)
+  {
+    Ctx &C = *ctx_;
+    a.dI = static_cast<const DPt *>(C.d[si].p);
+    a.dJ = static_cast<const DPt *>(C.d[sj].p);
+    a.nI = (int)slot_[si].n;
+    a.nJ = (int)slot_[sj].n;
+    a.items = static_cast<const Item *>(C.items.p);
+    a.n_items = n_items;
+    a.counter = static_cast<int *>(C.counter.p);
+    a.upper = static_cast<const double *>(C.upper.p);
+    a.n_slots = sh_.an->n_slots;
+    a.ghist = static_cast<unsigned long long *>(C.ghist.p);
+  }
+
+  bool queue_kernel(void **args, int threads, int nblocks)
+  {
+    return ck(cudaLaunchKernel(kfn_, dim3(nblocks), dim3(threads), args,
+                               sh_.plan->smem, ctx_->stream),
+              "cudaLaunchKernel");
+  }
+
+  bool queue_fast(int si, int sj, int n_items, int nblocks)
+  {
+    const Plan &plan = *sh_.plan;
+    Ctx &C = *ctx_;
+    FastArgs a;
+    common_args(a, si, sj, n_items);
+    a.fI = static_cast<const float4 *>(C.f[si].p);
+    a.fJ = static_cast<const float4 *>(C.f[sj].p);
+    a.thr = static_cast<const float *>(C.thr.p);
+    a.cmap = static_cast<const int2 *>(C.cmap.p);
+    a.fixoff = plan.fixoff;
+    a.fix_shared = plan.fix_shared ? 1 : 0;
+    a.joff = plan.joff;
+    a.itemoff = plan.itemoff;
+    a.qoff = plan.qoff;
+    a.onec = plan.ft.onec;
+    a.margin = plan.ft.margin;
+    void *args[] = {&a};
+    return queue_kernel(args, BLOCK, nblocks);
+  }
+
+  bool queue_exact(int si, int sj, int n_items, int nblocks)
+  {
+    const Plan &plan = *sh_.plan;
+    const wt_bins *bins = sh_.job->bins;
+    ExactArgs a;
+    common_args(a, si, sj, n_items);
+    a.btab = bins->table ? static_cast<const uint16_t *>(ctx_->btab.p)
+                         : nullptr;
+    a.bshift = bins->table_shift;
+    a.bbase = bins->table_base;
+    a.bsize = bins->table_size;
+    a.bsteps = bins->table_steps;
+    a.gw = plan.weighted ? static_cast<double *>(ctx_->gw.p) : nullptr;
+    a.rcols = plan.rcols;
+    a.joff = plan.joff;
+    a.itemoff = plan.itemoff;
+    a.woff = plan.woff;
+    void *args[] = {&a};
+    return queue_kernel(args, EBLOCK, nblocks);
+  }
+
+  /* both launches in flight done, the older first */
+  bool drain()
+  {
+    return retire((int)(launched_ & 1)) && retire((int)((launched_ + 1) & 1));
+  }
+
+  /* the histograms (and weight sums) back to the host, into counts and
+   * wsums; the test fault of the copy strikes here */
+  bool copy_back()
+  {
+    const size_t n_hist = hist_len();
+    const bool weighted = sh_.plan->weighted;
+    Ctx &C = *ctx_;
     std::vector<unsigned long long> out(n_hist, 0ull);
     std::vector<double> wout(weighted ? n_hist : 0, 0.0);
     if (inject(WT_FAULT_COPY, cudaErrorUnknown, "cudaMemcpy of counts"))
-      return;
-    if (!ck(cudaMemcpyAsync(out.data(), ghist,
+      return false;
+    if (!ck(cudaMemcpyAsync(out.data(), C.ghist.p,
                             n_hist * sizeof(unsigned long long),
                             cudaMemcpyDeviceToHost, C.stream),
             "cudaMemcpy of counts") ||
         (weighted &&
-         !ck(cudaMemcpyAsync(wout.data(), gw, n_hist * sizeof(double),
+         !ck(cudaMemcpyAsync(wout.data(), C.gw.p, n_hist * sizeof(double),
                              cudaMemcpyDeviceToHost, C.stream),
              "cudaMemcpy of weight sums")) ||
         !ck(cudaStreamSynchronize(C.stream), "cudaMemcpy of counts"))
-      return;
+      return false;
     counts.swap(out);
     wsums.swap(wout);
+    return true;
   }
 };
 

@@ -1,15 +1,19 @@
-/* Host-only planning: catalog analysis, the fast table and its plan cache,
- * and the cutting of tasks into launches, rows and items.
- * Part of the CUDA engine: included by entry.cu, which makes the engine
- * one nvcc translation unit (see ARCHITECTURE.md). */
-#ifndef WT_CUDA_PLAN_CUH
-#define WT_CUDA_PLAN_CUH
+/* Host-only planning of the CUDA engine (see plan.h): built by the C++
+ * compiler in every build, with or without nvcc, so that the planning is
+ * tested without a GPU (wt_cuda_plan_table and wt_cuda_plan_work, at the
+ * end, are what glue.c shows R). No CUDA, no R API, no printing. */
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <new>
+#include <thread>
 
-namespace {
+#include "plan.h"
 
-/* ------------------------------------------------------------------ */
-/* host code                                                            */
-/* ------------------------------------------------------------------ */
+namespace wt_cuda {
 
 void set_msg(char *dst, size_t len, const std::string &s)
 {
@@ -19,21 +23,15 @@ void set_msg(char *dst, size_t len, const std::string &s)
   dst[n] = '\0';
 }
 
-std::string cuda_msg(const char *what, int device, cudaError_t e)
-{
-  char buf[256];
-  snprintf(buf, sizeof buf, "%s on device %d failed: %s", what, device,
-           cudaGetErrorString(e));
-  return buf;
-}
 
-/* what the inputs allow */
-struct Analysis {
-  int n_slots;
-  bool sane;          /* finite unit vectors, non-decreasing edges */
-  double r2max;       /* largest |X|^2 */
-  double eta;         /* largest | |X|^2 - 1 | */
-};
+bool same_shape(const ShapeKey &k)
+{
+  return k.ni == kShape.ni && k.nj == kShape.nj && k.block == kShape.block &&
+         k.g == kShape.g && k.unroll == kShape.unroll &&
+         k.qcap == kShape.qcap && k.bj == kShape.bj &&
+         k.eblock == kShape.eblock && k.ebj == kShape.ebj &&
+         k.chunk == kShape.chunk;
+}
 
 /* largest |X|^2 and | |X|^2 - 1 | over points [i0, i1); bad when some
  * |X|^2 is not finite (a non-finite coordinate, or one so large that the
@@ -43,7 +41,7 @@ struct ScanPart {
   double r2max = 0.0, eta = 0.0;
 };
 
-void scan_range(const wt_points &p, int64_t i0, int64_t i1, ScanPart &r)
+static void scan_range(const wt_points &p, int64_t i0, int64_t i1, ScanPart &r)
 {
   bool bad = false;
   double r2max = 0.0, eta = 0.0;
@@ -92,17 +90,6 @@ void scan_points(const wt_points &p, Analysis &an, int max_threads)
     if (r.eta > an.eta) an.eta = r.eta;
   }
 }
-
-/* The fast table for one shape, and how much of the q range its cells with
- * several edges cover. */
-struct FastTable {
-  int cfg;
-  double c;
-  float onec, margin;
-  std::vector<float> thr;      /* per cell */
-  std::vector<int2> cmap;      /* per cell: slot below, slot at or above */
-  double multi;       /* q width of cells sent to the exact path */
-};
 
 /* E + delta of the proof. Writing q = fl(fl(fl(1 + c - xi xj) - yi yj)
  * - zi zj) with the float coordinates:
@@ -165,7 +152,7 @@ bool build_fast_table(const wt_bins *bins, const Analysis &an, int cfg,
   ft.onec = onec;
   ft.margin = M;
   ft.thr.assign(nt, 0.0f);
-  ft.cmap.assign(nt, int2{0, 0});
+  ft.cmap.assign(nt, CellSlots{0, 0});
   ft.multi = 0.0;
   int lo = 0, hi = 0;   /* edges with thr <= A - 2M: [0, lo); relevant: [lo, hi) */
   for (int ci = 0; ci < nt; ci++) {
@@ -179,44 +166,33 @@ bool build_fast_table(const wt_bins *bins, const Analysis &an, int cfg,
     if (hi < lo) hi = lo;
     while (hi < n_edges && thr[hi] <= B + M2) hi++;
     int nrel = hi - lo;
-    float2 e;
+    float e;
     /* edges [0, lo) lie below the cell: its lowest possible slot is lo */
-    ft.cmap[ci] = int2{lo, nrel == 1 ? lo + 1 : lo};
+    ft.cmap[ci] = CellSlots{lo, nrel == 1 ? lo + 1 : lo};
     if (B > 2.0 - 2.0 * c - 2e-5) {
       /* an FMA may have rounded above 2, with up to 3 u more error: the
        * cell stays clean only if no edge is near it even then */
       int a = lo, b = hi;
       while (a > 0 && thr[a - 1] > A - M2 - 6.0 * u) a--;
       while (b < n_edges && thr[b] <= B + M2 + 6.0 * u) b++;
-      e.x = b - a == 0 ? INFINITY : NAN;
+      e = b - a == 0 ? INFINITY : NAN;
     } else if (nrel == 0) {
-      e.x = INFINITY;
+      e = INFINITY;
     } else if (nrel == 1) {
-      e.x = (float)thr[lo];
+      e = (float)thr[lo];
     } else {
-      e.x = NAN;
+      e = NAN;
     }
-    if (e.x != e.x) {   /* q width these cells send to the exact path */
+    if (e != e) {   /* q width these cells send to the exact path */
       double top = B < 2.0 + c ? B : 2.0 + c;
       if (top > A) ft.multi += top - A;
     }
-    ft.thr[ci] = e.x;
+    ft.thr[ci] = e;
   }
   return true;
 }
 
-struct Plan {
-  bool fast;
-  int cfg;             /* fast: table shape */
-  bool fix_shared;     /* fast: per-slot counters in shared memory */
-  bool weighted;       /* sums of w_i w_j too (exact kernel only) */
-  int rcols;           /* exact: R (0: counts straight into global memory) */
-  size_t smem;         /* dynamic shared memory per block */
-  unsigned hoff, fixoff, joff, itemoff, woff, qoff;
-  FastTable ft;
-};
-
-size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
+static size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
 
 /* choose the kernel and table shape for the device with the least shared
  * memory among those used */
@@ -288,19 +264,9 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
   return true;
 }
 
-const void *fast_kernel_ptr(int cfg)
-{
-  switch (cfg) {
-    case 0: return (const void *)wt_fast_kernel<7, 16>;
-    case 1: return (const void *)wt_fast_kernel<8, 16>;
-    case 2: return (const void *)wt_fast_kernel<9, 16>;
-    case 3: return (const void *)wt_fast_kernel<10, 16>;
-    default: return (const void *)wt_fast_kernel<11, 8>;
-  }
-}
-
-/* Plans of recent calls: building the four candidate tables costs about a
- * millisecond, and a session repeats the same bins. A plan depends only on
+/* Plans of recent calls: building the candidate tables walks every cell
+ * of each (bench/kernel-notes.md, "Moved from the CUDA engine's
+ * comments"), and a session repeats the same bins. A plan depends only on
  * the edges, the analysis and the shared memory of the devices. */
 struct PlanEntry {
   std::vector<double> upper;
@@ -310,13 +276,13 @@ struct PlanEntry {
   std::shared_ptr<const Plan> plan;
 };
 
-std::mutex &plan_mutex()
+static std::mutex &plan_mutex()
 {
   static std::mutex *m = new std::mutex();   /* never destroyed */
   return *m;
 }
 
-std::vector<PlanEntry> &plan_cache()
+static std::vector<PlanEntry> &plan_cache()
 {
   static std::vector<PlanEntry> *v = new std::vector<PlanEntry>();
   return *v;
@@ -353,38 +319,68 @@ std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
 /* v rounded up to a multiple of 2^-48: an upper bound that is the same for
  * catalogs of unit vectors that differ only in the last bits of |X|^2, so
  * that they share one plan (the margin proof needs upper bounds only) */
-double round_up_coarse(double v)
+static double round_up_coarse(double v)
 {
   const double g = std::ldexp(1.0, -48);
   return std::ceil(v / g) * g;
 }
 
-/* ---- work decomposition ----
- * Every task is cut along the chunk boundaries into pieces between one
- * chunk of a and one chunk of b (of a again in an auto job), with indices
- * local to the chunks; each piece into rows of at most one block's share of
- * i points. Rows of the same chunk pair are grouped, in task order, and cut
- * into launches of bounded size; a launch's rows become items (rows split
- * along j) that blocks pull one by one. Each item names its histogram. */
-
-struct Row {
-  int i0, i1;           /* i points of the I chunk */
-  int j0, j1;           /* j points of the J chunk (diag: j > i as well) */
-  int diag, out;
-  double pairs;
-};
-
-struct Launch {
-  int cI, cJ;           /* chunk indices (cJ in catalog b for cross) */
-  bool same;            /* auto job, cI == cJ: one resident chunk */
-  size_t r0, r1;        /* rows [r0, r1) of the plan */
-  double pairs;
-};
-
-int64_t chunk_len(int64_t n, int c)
+Analysis analyse(const wt_job *job, int max_threads, bool force_exact)
 {
-  int64_t s = (int64_t)c * CHUNK;
-  return n - s < CHUNK ? n - s : CHUNK;
+  const wt_bins *bins = job->bins;
+  const bool weighted = job->wsum != nullptr;
+  Analysis an;
+  an.n_slots = bins->n_bins + 2;
+  an.sane = true;
+  an.r2max = 0.0;
+  an.eta = 0.0;
+  for (int s = 0; s + 1 < an.n_slots; s++)
+    if (!(bins->upper[s] <= bins->upper[s + 1])) an.sane = false;
+  if (!(bins->upper[0] >= 0.0)) an.sane = false;
+  if (an.sane && !weighted) scan_points(job->a, an, max_threads);
+  if (an.sane && !weighted && !job->is_auto)
+    scan_points(job->b, an, max_threads);
+  if (an.sane && (an.eta > 1e-6 || an.r2max > 1.0 + 1e-6)) an.sane = false;
+  if (force_exact) an.sane = false;
+  if (an.sane && !weighted) {
+    an.r2max = round_up_coarse(an.r2max);
+    an.eta = round_up_coarse(an.eta);
+  } else {            /* unused by the exact kernel's plan */
+    an.sane = an.sane && !weighted;
+    an.r2max = 0.0;
+    an.eta = 0.0;
+  }
+  return an;
+}
+
+int row_points(bool fast) { return fast ? BI : EBLOCK; }
+
+int item_align(bool fast) { return fast ? BJ : EBJ; }
+
+int64_t chunk_len(int64_t n, int c, int64_t chunk)
+{
+  int64_t s = (int64_t)c * chunk;
+  return n - s < chunk ? n - s : chunk;
+}
+
+/* Pairs of one launch. The caller sees progress, and can interrupt, only
+ * between launches, so each stays short: the exact kernel takes far longer
+ * per pair, so its launches hold fewer. With several devices a launch
+ * holds about 1 / LAUNCHES_PER_DEVICE of a device's share, so that the
+ * devices finish close together, but no fewer than LAUNCH_MIN_PAIRS. */
+constexpr double LAUNCH_MAX_PAIRS_FAST = (double)((int64_t)1 << 34);
+constexpr double LAUNCH_MAX_PAIRS_EXACT = (double)((int64_t)1 << 30);
+constexpr double LAUNCH_MIN_PAIRS = (double)((int64_t)1 << 28);
+constexpr double LAUNCHES_PER_DEVICE = 4.0;
+
+double launch_pairs(bool fast, double total, int n_devices)
+{
+  double lmax = fast ? LAUNCH_MAX_PAIRS_FAST : LAUNCH_MAX_PAIRS_EXACT;
+  double per = n_devices == 1 ? lmax
+                              : total / (LAUNCHES_PER_DEVICE * n_devices);
+  if (per < LAUNCH_MIN_PAIRS) per = LAUNCH_MIN_PAIRS;
+  if (per > lmax) per = lmax;
+  return per;
 }
 
 /* pairs of a row: sum over i in [i0, i1) of (j1 - max(j0, i + 1)) when
@@ -405,24 +401,25 @@ struct Piece {
   int out;
 };
 
-void plan_launches(const wt_job *job, int bi, double max_pairs,
+void plan_launches(const wt_job *job, int64_t chunk, int bi,
+                   double max_pairs,
                    std::vector<Row> &rows, std::vector<Launch> &out)
 {
   rows.clear();
   out.clear();
   std::vector<Piece> pieces;
-  auto cut = [](int64_t lo, int64_t hi, int c, int64_t &l, int64_t &h) {
-    int64_t s = (int64_t)c * CHUNK;
+  auto cut = [chunk](int64_t lo, int64_t hi, int c, int64_t &l, int64_t &h) {
+    int64_t s = (int64_t)c * chunk;
     l = std::max(lo, s) - s;
-    h = std::min(hi, s + CHUNK) - s;
+    h = std::min(hi, s + chunk) - s;
     return h > l;
   };
   for (int64_t k = 0; k < job->n_tasks; k++) {
     const wt_task &t = job->tasks[k];
     if (t.a1 <= t.a0 || t.b1 <= t.b0) continue;
     const bool diag = job->is_auto && t.a0 == t.b0 && t.a1 == t.b1;
-    const int ca0 = (int)(t.a0 / CHUNK), ca1 = (int)((t.a1 - 1) / CHUNK);
-    const int cb0 = (int)(t.b0 / CHUNK), cb1 = (int)((t.b1 - 1) / CHUNK);
+    const int ca0 = (int)(t.a0 / chunk), ca1 = (int)((t.a1 - 1) / chunk);
+    const int cb0 = (int)(t.b0 / chunk), cb1 = (int)((t.b1 - 1) / chunk);
     for (int ci = ca0; ci <= ca1; ci++) {
       for (int cj = diag ? ci : cb0; cj <= cb1; cj++) {
         Piece p;
@@ -518,6 +515,115 @@ size_t items_bound(const Launch &L, const std::vector<Row> &rows, int jalign,
   return n;
 }
 
-}  // namespace
+std::vector<long long> task_bounds(const wt_job *job, int cat)
+{
+  const int64_t n = cat == 0 ? job->a.n : job->b.n;
+  std::vector<long long> v;
+  v.reserve((size_t)job->n_tasks * 4 + 2);
+  v.push_back(0);
+  v.push_back((long long)n);
+  for (int64_t k = 0; k < job->n_tasks; k++) {
+    const wt_task &t = job->tasks[k];
+    if (cat == 0 || job->is_auto) {
+      v.push_back(t.a0);
+      v.push_back(t.a1);
+    }
+    if (cat == 1 || job->is_auto) {
+      v.push_back(t.b0);
+      v.push_back(t.b1);
+    }
+  }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
 
-#endif
+}  // namespace wt_cuda
+
+/* ---- shown to tests (wt.h) ---- */
+
+extern "C" int wt_cuda_plan_table(const wt_bins *bins, wt_cuda_plan_info *info,
+                                  float *thr, int *cmap, int cap)
+{
+  using namespace wt_cuda;
+  try {
+    Analysis an;
+    an.n_slots = bins->n_bins + 2;
+    an.sane = info->sane != 0;
+    an.r2max = info->r2max;
+    an.eta = info->eta;
+    Plan plan;
+    make_plan(bins, an, (size_t)info->smem_sm, (size_t)info->smem_block,
+              info->weighted != 0, plan);
+    info->fast = plan.fast;
+    info->cfg = plan.fast ? plan.cfg : -1;
+    info->fix_shared = plan.fast && plan.fix_shared;
+    info->rcols = plan.fast ? 0 : plan.rcols;
+    info->smem = (double)plan.smem;
+    info->n_cells = plan.fast ? (int)plan.ft.thr.size() : 0;
+    info->c = plan.fast ? plan.ft.c : 0.0;
+    info->onec = plan.fast ? plan.ft.onec : 0.0;
+    info->margin = plan.fast ? plan.ft.margin : 0.0;
+    info->multi = plan.fast ? plan.ft.multi : 0.0;
+    if (thr && cmap && cap >= info->n_cells) {
+      for (int k = 0; k < info->n_cells; k++) {
+        thr[k] = plan.ft.thr[k];
+        cmap[2 * k] = plan.ft.cmap[k].lo;
+        cmap[2 * k + 1] = plan.ft.cmap[k].hi;
+      }
+    }
+    return WT_OK;
+  } catch (const std::bad_alloc &) {
+    return WT_ERR_NOMEM;
+  }
+}
+
+extern "C" int wt_cuda_plan_work(const wt_job *job, int fast, int64_t chunk,
+                                 double max_pairs, int n_devices,
+                                 int n_blocks, double *launch,
+                                 int64_t cap_launch, int *item,
+                                 int64_t cap_item, int64_t *n_launch,
+                                 int64_t *n_item)
+{
+  using namespace wt_cuda;
+  if (chunk == 0) chunk = CHUNK;
+  if (chunk < 1 || chunk > CHUNK || n_blocks < 1 || n_devices < 1)
+    return WT_ERR_ARG;
+  try {
+    if (max_pairs <= 0.0) {
+      double total = 0.0;
+      for (int64_t k = 0; k < job->n_tasks; k++)
+        total += wt_task_pairs(job, &job->tasks[k]);
+      max_pairs = launch_pairs(fast != 0, total, n_devices);
+    }
+    const int bi = row_points(fast != 0), jalign = item_align(fast != 0);
+    std::vector<Row> rows;
+    std::vector<Launch> launches;
+    std::vector<Item> items;
+    plan_launches(job, chunk, bi, max_pairs, rows, launches);
+    *n_launch = (int64_t)launches.size();
+    int64_t ni = 0;
+    for (size_t l = 0; l < launches.size(); l++) {
+      const Launch &L = launches[l];
+      make_items(L, rows, bi, jalign, n_blocks, items);
+      if (launch && (int64_t)l < cap_launch) {
+        double *o = launch + 8 * l;
+        o[0] = L.cI; o[1] = L.cJ; o[2] = L.same; o[3] = (double)L.r0;
+        o[4] = (double)L.r1; o[5] = L.pairs; o[6] = (double)items.size();
+        o[7] = (double)items_bound(L, rows, jalign, n_blocks);
+      }
+      for (const Item &it : items) {
+        if (item && ni < cap_item) {
+          int *o = item + 7 * ni;
+          o[0] = (int)l; o[1] = it.i0; o[2] = it.i1; o[3] = it.j0;
+          o[4] = it.j1; o[5] = it.diag; o[6] = it.out;
+        }
+        ni++;
+      }
+    }
+    *n_item = ni;
+    return WT_OK;
+  } catch (const std::bad_alloc &) {
+    return WT_ERR_NOMEM;
+  }
+}

@@ -1,16 +1,19 @@
 /* Compile-time shape of the kernels: tuning knobs (overridable with -D at
  * build time), the sizes derived from them, and the table shapes.
- * Part of the CUDA engine: included by entry.cu, which makes the engine
- * one nvcc translation unit (see ARCHITECTURE.md). */
-#ifndef WT_CUDA_SHAPE_CUH
-#define WT_CUDA_SHAPE_CUH
+ * Plain C++ (no CUDA types): included by entry.cu (nvcc) and by plan.cpp
+ * (the C++ compiler), which must see the same values: shape_key() lets
+ * the engine check that they did (see ARCHITECTURE.md). */
+#ifndef WT_CUDA_SHAPE_H
+#define WT_CUDA_SHAPE_H
+
+#include <cstdint>
 
 namespace {
 
 /* ---- compile-time shape of the fast kernel ----
- * (tuning knobs, measured with bench/kernel.sh on an H100 and an H200;
- * WT_CUDA_FORCE_EXACT and WT_CUDA_NOSORT exist for tests and comparisons
- * only) */
+ * (tuning knobs, chosen by timing variants with bench/kernel.sh; what
+ * they measured is in bench/kernel-notes.md. WT_CUDA_FORCE_EXACT and
+ * WT_CUDA_NOSORT exist for tests and comparisons only) */
 #ifndef WT_CUDA_NI
 #define WT_CUDA_NI 4          /* i points held per thread */
 #endif
@@ -62,6 +65,20 @@ struct TabCfg { int mb, oct; };
 constexpr TabCfg kCfgs[] = {{7, 16}, {8, 16}, {9, 16}, {10, 16}, {11, 8}};
 constexpr int kNumCfgs = 5;
 
+}  // namespace
+
+namespace wt_cuda {
+/* the values plan.cpp and entry.cu must agree on: they are compiled
+ * apart, and a benchmark may pass -D knobs to one compiler only */
+struct ShapeKey {
+  int ni, nj, block, g, unroll, qcap, bj, eblock, ebj;
+  int64_t chunk;
+};
+}  // namespace wt_cuda
+
+namespace {
+constexpr wt_cuda::ShapeKey kShape{NI, NJ, BLOCK, G, UNROLL, QCAP, BJ,
+                                   EBLOCK, EBJ, CHUNK};
 }  // namespace
 
 #endif
