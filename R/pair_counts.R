@@ -133,7 +133,11 @@
 #'   `patch_weighted`, `patch_w1`, `patch_w1_sq`, `patch_w2`, `patch_w2_sq`.
 #'   `pairs_skipped` counts the pairs that pruning by the last edge proved
 #'   to lie beyond it and counted without visiting (see [wtheta-package]),
-#'   and `grid_plan_s` the seconds spent planning that grid (0 without it).
+#'   and `grid_plan_s` the seconds spent planning that grid (0 without it):
+#'   the walk over the catalogs' cells and, for a catalog whose cells were
+#'   not built yet, sorting it into cells and building their trees (in
+#'   [wtheta()] each catalog's are built once, in the first count that
+#'   uses them).
 #'   With `distribute`, `distributed` is a list: `tasks`, `blocks` (per
 #'   catalog), `workers` (distinct worker processes that counted), `plan`
 #'   (the plan's class), `reused` (blocks read from the checkpoint),
