@@ -269,7 +269,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   }
   ca <- catalog_handle(ha, a, if (weighted) wa, ra)
   cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb)
-  res <- .Call(C_pair_counts, ca, cb, edges, self_pairs,
+  res <- .Call(C_pair_counts_catalogs, ca, cb, edges, self_pairs,
                wt_constant("backend", run$backend), threads, run$devices,
                tasks, as.integer(n_out), progress, grid_mode(),
                if (is.null(pa)) 0L else as.integer(n_patches))
@@ -326,12 +326,13 @@ new_catalog_handle <- function() new.env(parent = emptyenv())
 
 # the C catalog of handle for unit vectors xyz, weights w (NULL: none) and
 # patch ranges (a k x 2 matrix of [start, end) from group_patches(), or
-# NULL: one range), made on first use; later uses must give the same
-# points, weights and ranges
+# NULL: one range), made on first use (and again when the handle was read
+# back from a saved session, which keeps no C memory); later uses must
+# give the same points, weights and ranges
 catalog_handle <- function(handle, xyz, w = NULL, ranges = NULL) {
   if (!is.null(w)) w <- as.double(w)
   if (!is.null(ranges)) ranges <- matrix(as.double(ranges), ncol = 2L)
-  if (is.null(handle$ptr)) {
+  if (is.null(handle$ptr) || !.Call(C_catalog_alive, handle$ptr)) {
     handle$xyz <- xyz
     handle$w <- w
     handle$ranges <- ranges
@@ -347,7 +348,9 @@ catalog_handle <- function(handle, xyz, w = NULL, ranges = NULL) {
 # frees the grid a handle's C catalog keeps (the catalog stays usable and
 # builds it again when a count needs it)
 catalog_release <- function(handle) {
-  if (!is.null(handle$ptr)) .Call(C_catalog_release, handle$ptr)
+  if (!is.null(handle$ptr) && .Call(C_catalog_alive, handle$ptr)) {
+    .Call(C_catalog_release, handle$ptr)
+  }
   invisible(NULL)
 }
 

@@ -136,6 +136,13 @@ test_that("a catalog handle keeps its grid for counts with the same cells", {
   after <- counting_builds(TRUE, count(ux, NULL, e2, hx, NULL))
   expect_identical(after$builds, 1)
   expect_equal(slots_of(after$value), ref_slots(x, NULL, e2))
+  # read back from a saved session, a handle makes its C catalog again
+  f <- withr_tempfile()
+  saveRDS(hx, f)
+  back <- readRDS(f)
+  again <- counting_builds(TRUE, count(ux, NULL, e2, back, NULL))
+  expect_identical(again$builds, 1)
+  expect_identical(slots_of(again$value), slots_of(after$value))
   # a handle belongs to one set of points
   expect_error(count(uy, NULL, e1, hx, NULL),
                "a catalog handle used for other points")
