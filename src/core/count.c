@@ -1,5 +1,9 @@
 /* Dispatch: the one place that picks the engine and applies conventions
- * shared by all engines (tasks, self pairs, fault injection for tests). */
+ * shared by all engines (tasks, self pairs, fault injection for tests).
+ * A count runs between two prepared catalogs (catalog.c); when the grid
+ * pays, their kept grid stages are walked here and the engine gets the
+ * job derived from them: the catalogs' sorted points and the walk's
+ * tasks. Engines never see a catalog (ARCHITECTURE.md says why). */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
