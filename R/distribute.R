@@ -143,15 +143,18 @@ save_atomic <- function(x, path) {
 
 # counts unit vectors a, b (NULL for auto) as plan_counting() decided: here
 # with count_pairs(), or through the future plan. `label` names the count
-# in a checkpoint ("data-random", ...).
+# in a checkpoint ("data-random", ...). ha, hb: catalog handles of a and b
+# (see new_catalog_handle()), or NULL; a distributed count has no use for
+# them (each worker gets blocks, not catalogs).
 count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
-                          wa, wb, pa, pb, n_patches, label = "pairs") {
+                          wa, wb, pa, pb, n_patches, label = "pairs",
+                          ha = NULL, hb = NULL) {
   if (is.null(how$run)) {
     return(count_pairs_future(a, b, edges, self_pairs, how, wa, wb, pa, pb,
                               n_patches, label, progress))
   }
   count_pairs(a, b, edges, self_pairs, how$run, threads, progress, wa, wb,
-              pa, pb, n_patches)
+              pa, pb, n_patches, ha = ha, hb = hb)
 }
 
 # like count_pairs(), with the block pairs run as futures, one future per

@@ -133,7 +133,11 @@
 #'   `patch_weighted`, `patch_w1`, `patch_w1_sq`, `patch_w2`, `patch_w2_sq`.
 #'   `pairs_skipped` counts the pairs that pruning by the last edge proved
 #'   to lie beyond it and counted without visiting (see [wtheta-package]),
-#'   and `grid_plan_s` the seconds spent planning that grid (0 without it).
+#'   and `grid_plan_s` the seconds spent planning that grid (0 without it):
+#'   the walk over the catalogs' cells and, for a catalog whose cells were
+#'   not built yet, sorting it into cells and building their trees (in
+#'   [wtheta()] each catalog's are built once, in the first count that
+#'   uses them).
 #'   With `distribute`, `distributed` is a list: `tasks`, `blocks` (per
 #'   catalog), `workers` (distinct worker processes that counted), `plan`
 #'   (the plan's class), `reused` (blocks read from the checkpoint),
@@ -192,8 +196,15 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   ub <- if (!is.null(b)) unit_vectors(b, threads)
   how <- checkpoint_open(how, "pair_counts", list(ua, ub, edges, self_pairs,
                                                   w, p, length(labels)))
+  # one C catalog per catalog, its grid freed when the count is done
+  ha <- new_catalog_handle()
+  hb <- if (!is.null(ub)) new_catalog_handle()
+  on.exit({
+    catalog_release(ha)
+    if (!is.null(hb)) catalog_release(hb)
+  }, add = TRUE)
   pc <- count_planned(how, ua, ub, edges, self_pairs, threads, progress,
-                      w$x, w$y, p$x, p$y, length(labels))
+                      w$x, w$y, p$x, p$y, length(labels), ha = ha, hb = hb)
   if (!is.null(labels)) pc$patches <- labels
   pc$elapsed <- proc.time()[["elapsed"]] - start
   pc
@@ -207,10 +218,13 @@ unit_vectors <- function(cat, threads) {
 
 # The one place that calls the C core. a, b: unit vectors from
 # unit_vectors() (b NULL for auto); run: from choose_backend(); wa, wb:
-# weights or NULL; pa, pb: patch numbers in 1..n_patches or NULL.
+# weights or NULL; pa, pb: patch numbers in 1..n_patches or NULL; ha, hb:
+# catalog handles (new_catalog_handle()) of a and b, whose C catalogs keep
+# their grid for the next count, or NULL: a catalog for this count only.
 count_pairs <- function(a, b, edges, self_pairs, run, threads,
                         progress = FALSE, wa = NULL, wb = NULL, pa = NULL,
-                        pb = NULL, n_patches = 0L, progress_share = 1) {
+                        pb = NULL, n_patches = 0L, progress_share = 1,
+                        ha = NULL, hb = NULL) {
   start <- proc.time()[["elapsed"]]
   # a progressor (progressr) gets a sink for this count; see R/progress.R
   progress <- progress_sink(progress, progress_share)
@@ -218,6 +232,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   weighted <- !is.null(wa)
   tasks <- NULL
   n_out <- 1L
+  ra <- rb <- NULL
   if (!is.null(pa)) {
     # points grouped by patch (unless they come so, from group_patches());
     # one task per pair of patches
@@ -243,11 +258,21 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     tasks <- patch_tasks(ra, rb, is_auto)
     n_out <- n_patches * n_patches
   }
-  res <- .Call(C_pair_counts, a, b, edges, self_pairs,
+  # a catalog made here serves this count only: its grid is freed on exit
+  if (is.null(ha)) {
+    ha <- new_catalog_handle()
+    on.exit(catalog_release(ha), add = TRUE)
+  }
+  if (!is_auto && is.null(hb)) {
+    hb <- new_catalog_handle()
+    on.exit(catalog_release(hb), add = TRUE)
+  }
+  ca <- catalog_handle(ha, a, if (weighted) wa, ra)
+  cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb)
+  res <- .Call(C_pair_counts_catalogs, ca, cb, edges, self_pairs,
                wt_constant("backend", run$backend), threads, run$devices,
-               if (weighted) as.double(wa), if (weighted && !is_auto)
-                 as.double(wb), tasks, as.integer(n_out), progress,
-               grid_mode(), if (is.null(pa)) 0L else as.integer(n_patches))
+               tasks, as.integer(n_out), progress, grid_mode(),
+               if (is.null(pa)) 0L else as.integer(n_patches))
   if (is.null(res)) signal_interrupt()
   if (is.function(progress)) progress(1, 1)   # the rest of this count
   elapsed <- proc.time()[["elapsed"]] - start
@@ -291,6 +316,46 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   }
   new_pair_counts(out)
 }
+
+# Catalog handles: an environment that holds a C catalog (src/core/
+# catalog.c: unit vectors, weights, patch ranges and the grid its first
+# counts build) once a count has used it, so that every count of a
+# wtheta() call, and every copy of an R object carrying the environment,
+# shares one C catalog and sorts and builds its grid once.
+new_catalog_handle <- function() new.env(parent = emptyenv())
+
+# the C catalog of handle for unit vectors xyz, weights w (NULL: none) and
+# patch ranges (a k x 2 matrix of [start, end) from group_patches(), or
+# NULL: one range), made on first use (and again when the handle was read
+# back from a saved session, which keeps no C memory); later uses must
+# give the same points, weights and ranges
+catalog_handle <- function(handle, xyz, w = NULL, ranges = NULL) {
+  if (!is.null(w)) w <- as.double(w)
+  if (!is.null(ranges)) ranges <- matrix(as.double(ranges), ncol = 2L)
+  if (is.null(handle$ptr) || !.Call(C_catalog_alive, handle$ptr)) {
+    handle$xyz <- xyz
+    handle$w <- w
+    handle$ranges <- ranges
+    handle$ptr <- .Call(C_catalog_new, xyz, w, ranges)
+  } else if (!identical(handle$xyz, xyz) || !identical(handle$w, w) ||
+             !identical(handle$ranges, ranges)) {
+    stop("wtheta internal: a catalog handle used for other points, weights ",
+         "or patches", call. = FALSE)
+  }
+  handle$ptr
+}
+
+# frees the grid a handle's C catalog keeps (the catalog stays usable and
+# builds it again when a count needs it)
+catalog_release <- function(handle) {
+  if (!is.null(handle$ptr) && .Call(C_catalog_alive, handle$ptr)) {
+    .Call(C_catalog_release, handle$ptr)
+  }
+  invisible(NULL)
+}
+
+# grid stages (per-catalog sorts and trees) built by this R process
+grid_builds <- function() .Call(C_grid_builds)
 
 # The one constructor of a pair_counts object (pair_counts() and
 # distributed counts): checks that the fields every method reads are there

@@ -35,7 +35,10 @@
 #' possible separation fall in one bin can likewise be added to that bin
 #' without visiting their pairs (bulk counting). Both rest on the triangle
 #' inequality between the double-precision unit vectors, with margins far
-#' above rounding, so counts stay exactly those of brute force.
+#' above rounding, so counts stay exactly those of brute force. A
+#' catalog's cells and trees depend on its points alone, so [wtheta()]
+#' builds them once per catalog and reuses them for DD, DR and RR; only
+#' the walk over two catalogs' trees is made per count.
 #' `pairs_skipped` in a [pair_counts()] result says how many pairs were
 #' counted this way. The option `wtheta.grid` chooses: `"auto"` (the
 #' default: as above, with bulk counting on the CPU only), `"prune"`

@@ -237,11 +237,16 @@ wtheta <- function(data, random, bins,
                              environment())
   how <- checkpoint_open(how, "wtheta", list(u, w, p, edges, self_pairs,
                                              length(labels), is.null(random2)))
+  # one C catalog per catalog, shared by every count it enters, so that
+  # its grid is sorted and built once; freed when the call returns
+  handles <- lapply(u, function(x) new_catalog_handle())
+  on.exit(lapply(handles, catalog_release), add = TRUE)
   count <- function(x, y, sp) {
     count_planned(how, u[[x]], if (!is.null(y)) u[[y]], edges, sp, threads,
                   progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
                   if (!is.null(y)) p[[y]], length(labels),
-                  label = paste0(x, "-", if (is.null(y)) x else y))
+                  label = paste0(x, "-", if (is.null(y)) x else y),
+                  ha = handles[[x]], hb = if (!is.null(y)) handles[[y]])
   }
   if (!is_cross) {
     pcs <- list(DD = count("data", NULL, self_pairs),

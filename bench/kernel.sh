@@ -30,8 +30,9 @@ cudalib=$(dirname "$(dirname "$(command -v "$nvcc")")")/lib64
 b=$(mktemp -d)
 trap 'rm -rf "$b"' EXIT
 cobj=""
-for f in core/bins core/count core/job core/grid core/patches core/resample \
-         core/threads cpu/driver cpu/isa cpu/kernels_plain cpu/kernels_x86 cpu/tables; do
+for f in core/bins core/count core/job core/catalog core/grid_build \
+         core/grid_walk core/patches core/resample core/threads cpu/driver \
+         cpu/isa cpu/kernels_plain cpu/kernels_x86 cpu/tables; do
   o="$b/$(echo "$f" | tr / _).o"
   gcc -O2 -fopenmp -ffp-contract=off -fPIC -Isrc -c "src/$f.c" -o "$o" &
   cobj="$cobj $o"

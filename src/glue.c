@@ -218,23 +218,107 @@ static SEXP patch_array(const uint64_t *counts, const double *wsums,
   return out;
 }
 
-SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
-                      SEXP backend, SEXP threads, SEXP devices, SEXP w1,
-                      SEXP w2, SEXP tasks, SEXP n_out, SEXP progress,
-                      SEXP grid, SEXP patches)
+/* Prepared catalogs (wt_catalog) as R external pointers. The pointer's
+ * protected slot holds the unit vectors and weights, so the memory the
+ * catalog points at lives as long as the pointer; the finalizer frees the
+ * catalog and its cached grid. */
+static void catalog_finalize(SEXP ptr)
 {
+  wt_catalog *c = (wt_catalog *)R_ExternalPtrAddr(ptr);
+  if (!c) return;
+  wt_catalog_clear(c);
+  free(c);
+  R_ClearExternalPtr(ptr);
+}
+
+static SEXP catalog_tag(void)
+{
+  static SEXP tag = NULL;
+  if (!tag) tag = install("wt_catalog");
+  return tag;
+}
+
+static wt_catalog *catalog_of(SEXP ptr, const char *what)
+{
+  if (TYPEOF(ptr) != EXTPTRSXP || R_ExternalPtrTag(ptr) != catalog_tag())
+    error("wtheta internal: %s must be a catalog pointer", what);
+  wt_catalog *c = (wt_catalog *)R_ExternalPtrAddr(ptr);
+  if (!c) error("wtheta internal: %s is a freed catalog pointer", what);
+  return c;
+}
+
+/* xyz: n x 3 unit vectors; w: NULL or n weights; ranges: NULL (one range)
+ * or a k x 2 double matrix of [start, end) (zero based) of the points of
+ * each patch, as group_patches() gives them */
+SEXP wt_r_catalog_new(SEXP xyz, SEXP w, SEXP ranges)
+{
+  wt_points p;
+  memset(&p, 0, sizeof p);
+  points_of(xyz, &p);
+  p.w = weights_of(w, &p, "weights");
+  if (p.n < 1) error("wtheta internal: a catalog without points");
+  int64_t *r = NULL, k = 0;
+  if (!isNull(ranges)) {
+    const double *v = real_or_die(ranges, "ranges");
+    if (XLENGTH(ranges) % 2 != 0)
+      error("wtheta internal: ranges must be a k x 2 matrix");
+    k = (int64_t)(XLENGTH(ranges) / 2);
+    r = (int64_t *)R_alloc(k > 0 ? (size_t)k * 2 : 1, sizeof *r);
+    for (int64_t i = 0; i < k; i++) {   /* column major: starts, then ends */
+      r[2 * i] = (int64_t)v[i];
+      r[2 * i + 1] = (int64_t)v[i + k];
+    }
+  }
+  /* the pointer first, so that no R allocation can fail while the
+   * catalog is held by nothing */
+  SEXP keep = PROTECT(list2(xyz, w));
+  SEXP ptr = PROTECT(R_MakeExternalPtr(NULL, catalog_tag(), keep));
+  R_RegisterCFinalizerEx(ptr, catalog_finalize, TRUE);
+  wt_catalog *c = (wt_catalog *)calloc(1, sizeof *c);
+  if (!c) error("wtheta: not enough memory for a catalog");
+  int status = wt_catalog_init(c, &p, r, isNull(ranges) ? 0 : k);
+  if (status != WT_OK) {
+    free(c);
+    if (status == WT_ERR_NOMEM) error("wtheta: not enough memory for a catalog");
+    error("wtheta internal: catalog ranges overlap or lie outside its %lld "
+          "points", (long long)p.n);
+  }
+  R_SetExternalPtrAddr(ptr, c);
+  UNPROTECT(2);
+  return ptr;
+}
+
+/* frees a catalog's cached grid now (the catalog stays usable) */
+SEXP wt_r_catalog_release(SEXP ptr)
+{
+  wt_catalog_drop_grid(catalog_of(ptr, "catalog"));
+  return R_NilValue;
+}
+
+/* TRUE while ptr holds a catalog: FALSE once freed, or when it was read
+ * back from a saved session (external pointers are not saved) */
+SEXP wt_r_catalog_alive(SEXP ptr)
+{
+  return ScalarLogical(TYPEOF(ptr) == EXTPTRSXP &&
+                       R_ExternalPtrTag(ptr) == catalog_tag() &&
+                       R_ExternalPtrAddr(ptr) != NULL);
+}
+
+/* grid stages built by this process (tests) */
+SEXP wt_r_grid_builds(void) { return ScalarReal(wt_grid_builds()); }
+
+/* the rest of a count once the job's catalogs are known: the job from the
+ * arguments, the count (between catalogs ca and cb, or when ca is NULL of
+ * the points already in job->a and job->b), the result as an R list */
+static SEXP pair_counts_run(wt_job *job_in, wt_catalog *ca, wt_catalog *cb,
+                            int weighted, SEXP edges, SEXP self_pairs,
+                            SEXP backend, SEXP threads, SEXP devices,
+                            SEXP tasks, SEXP n_out, SEXP progress, SEXP grid,
+                            SEXP patches)
+{
+  wt_job job = *job_in;
   int n_edges = (int)XLENGTH(edges);
   if (n_edges < 2) error("wtheta internal: fewer than two edges");
-  wt_job job;
-  memset(&job, 0, sizeof job);
-  points_of(xyz1, &job.a);
-  job.is_auto = isNull(xyz2);
-  if (!job.is_auto) points_of(xyz2, &job.b);
-  job.a.w = weights_of(w1, &job.a, "weights of the first catalog");
-  if (!job.is_auto) job.b.w = weights_of(w2, &job.b, "weights of the second catalog");
-  int weighted = job.a.w != NULL;
-  if (!job.is_auto && (job.b.w != NULL) != weighted)
-    error("wtheta internal: weights for one catalog only");
   job.tasks = tasks_of(tasks, &job.n_tasks);
   job.n_out = job.tasks ? asInteger(n_out) : 1;
   if (job.n_out < 1 || job.n_out == NA_INTEGER)
@@ -264,7 +348,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   job.slots = (uint64_t *)R_alloc(n_all, sizeof(uint64_t));
   job.wsum = weighted ? (double *)R_alloc(n_all, sizeof(double)) : NULL;
 
-  int status = wt_count(&job);
+  int status = ca ? wt_count_catalogs(&job, ca, cb) : wt_count(&job);
   progress_done(&prog, status);
   /* interrupted: everything is freed (R_alloc memory when .Call returns);
    * NULL tells count_pairs() to signal an R interrupt condition, which
@@ -331,6 +415,54 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   SET_VECTOR_ELT(out, 5, wtotal);
   UNPROTECT(7);
   return out;
+}
+
+/* a count of unit vectors (n x 3 matrices) xyz1 and xyz2 (NULL: auto)
+ * with weights w1, w2 (or NULL), through catalogs made for this count
+ * (wt_count): benches and tests of the engines call it directly */
+SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
+                      SEXP backend, SEXP threads, SEXP devices, SEXP w1,
+                      SEXP w2, SEXP tasks, SEXP n_out, SEXP progress,
+                      SEXP grid, SEXP patches)
+{
+  wt_job job;
+  memset(&job, 0, sizeof job);
+  points_of(xyz1, &job.a);
+  job.is_auto = isNull(xyz2);
+  if (!job.is_auto) points_of(xyz2, &job.b);
+  job.a.w = weights_of(w1, &job.a, "weights of the first catalog");
+  if (!job.is_auto) job.b.w = weights_of(w2, &job.b, "weights of the second catalog");
+  int weighted = job.a.w != NULL;
+  if (!job.is_auto && (job.b.w != NULL) != weighted)
+    error("wtheta internal: weights for one catalog only");
+  return pair_counts_run(&job, NULL, NULL, weighted, edges, self_pairs,
+                         backend, threads, devices, tasks, n_out, progress,
+                         grid, patches);
+}
+
+/* a count between catalogs cat1 and cat2 (NULL: the auto pairs of cat1),
+ * made by wt_r_catalog_new, whose grids they keep for later counts; the
+ * tasks use their patch ranges (count_pairs()) */
+SEXP wt_r_pair_counts_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
+                               SEXP self_pairs, SEXP backend, SEXP threads,
+                               SEXP devices, SEXP tasks, SEXP n_out,
+                               SEXP progress, SEXP grid, SEXP patches)
+{
+  wt_catalog *ca = catalog_of(cat1, "cat1");
+  wt_catalog *cb = isNull(cat2) ? NULL : catalog_of(cat2, "cat2");
+  int weighted = ca->p.w != NULL;
+  if (cb && (cb->p.w != NULL) != weighted)
+    error("wtheta internal: weights for one catalog only");
+  /* job.a, job.b and job.is_auto are set by wt_count_catalogs, which
+   * checks the tasks against them */
+  wt_job job;
+  memset(&job, 0, sizeof job);
+  job.a = ca->p;
+  job.is_auto = cb == NULL;
+  if (cb) job.b = cb->p;
+  return pair_counts_run(&job, ca, cb, weighted, edges, self_pairs, backend,
+                         threads, devices, tasks, n_out, progress, grid,
+                         patches);
 }
 
 /* a named integer vector of n codes */

@@ -6,6 +6,12 @@
 
 SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                       SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                               SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_catalog_new(SEXP, SEXP, SEXP);
+SEXP wt_r_catalog_release(SEXP);
+SEXP wt_r_catalog_alive(SEXP);
+SEXP wt_r_grid_builds(void);
 SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
 SEXP wt_r_cuda_info(void);
 SEXP wt_r_cuda_device(SEXP);
@@ -44,6 +50,11 @@ SEXP wt_r_healpix_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
+  {"pair_counts_catalogs", (DL_FUNC)&wt_r_pair_counts_catalogs, 12},
+  {"catalog_new", (DL_FUNC)&wt_r_catalog_new, 3},
+  {"catalog_release", (DL_FUNC)&wt_r_catalog_release, 1},
+  {"catalog_alive", (DL_FUNC)&wt_r_catalog_alive, 1},
+  {"grid_builds", (DL_FUNC)&wt_r_grid_builds, 0},
   {"unit_vectors", (DL_FUNC)&wt_r_unit_vectors, 3},
   {"cuda_info", (DL_FUNC)&wt_r_cuda_info, 0},
   {"cuda_device", (DL_FUNC)&wt_r_cuda_device, 1},

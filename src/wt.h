@@ -79,6 +79,25 @@ typedef struct {
   int32_t out;
 } wt_task;
 
+/* A prepared catalog (core/catalog.c): its points, their grouping by
+ * patch, and the grid stage of its points (core/grid.h: the points sorted
+ * by cell inside each range and a tree per cell), built by the first count
+ * that plans a grid and kept for every later count with the same cell
+ * size, so that wtheta() sorts and builds each catalog's grid once for DD,
+ * DR and RR. Counts run between two catalogs (wt_count_catalogs); the
+ * engines never see one: the dispatcher derives each engine's wt_job
+ * (sorted points and tasks) from the two. Not thread-safe: counts that
+ * share a catalog run one after the other, from one thread. */
+typedef struct wt_grid_stage wt_grid_stage;   /* private to core/ */
+typedef struct {
+  wt_points p;             /* in memory the caller keeps alive */
+  int64_t *ranges;         /* owned: n_ranges [start, end) pairs (two
+                              values each), sorted and disjoint: the points
+                              of each patch, or one range over all */
+  int64_t n_ranges;
+  wt_grid_stage *grid;     /* owned: the cached grid stage, or NULL */
+} wt_catalog;
+
 /* fault injection for tests (WTHETA_TEST_FAULT, read by wt_count) */
 enum {
   WT_FAULT_ALLOC = 1,      /* an allocation (host or GPU) fails */
@@ -171,7 +190,37 @@ void wt_group_by_label(const double *x, const double *y, const double *z,
                        int *cnt, int64_t *at, double *ox, double *oy,
                        double *oz, int *ol, double *ow);
 
+/* core/catalog.c: prepared catalogs */
+/* a catalog over the points of p (the struct is copied, not its arrays)
+ * grouped by n_ranges ranges [ranges[2k], ranges[2k + 1]) (copied), or one
+ * range over all points when ranges is NULL; WT_ERR_ARG when p has no
+ * point or a range lies outside it or overlaps another (empty ranges are
+ * allowed), WT_ERR_NOMEM */
+int wt_catalog_init(wt_catalog *c, const wt_points *p, const int64_t *ranges,
+                    int64_t n_ranges);
+/* 1 when [r0, r1) is one of c's ranges */
+int wt_catalog_has_range(const wt_catalog *c, int64_t r0, int64_t r1);
+/* frees the ranges and the grid stage (not the points) */
+void wt_catalog_clear(wt_catalog *c);
+/* frees the cached grid stage only; the next count that plans a grid
+ * builds it again */
+void wt_catalog_drop_grid(wt_catalog *c);
+/* the grid stage for cells of cell_deg degrees: the cached one, or built
+ * (replacing one of another cell size); WT_OK or WT_ERR_NOMEM */
+int wt_catalog_grid(wt_catalog *c, double cell_deg, int n_threads,
+                    const wt_grid_stage **out);
+/* how many grid stages this process has built (tests show with it that
+ * wtheta() builds each catalog's grid once) */
+double wt_grid_builds(void);
+
 /* core/count.c: dispatch (the grid when it pays, then one engine) */
+/* counts between catalogs a and b, or the auto pairs of a when b is NULL:
+ * sets job->a, job->b and job->is_auto from them; job->tasks index the
+ * catalogs' points and, for the grid, must use the catalogs' ranges (a
+ * task over other ranges is counted without a grid) */
+int wt_count_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b);
+/* counts job->a and job->b as given, through temporary catalogs grouped by
+ * the ranges of the tasks (for callers without catalogs: bench/kernel.c) */
 int wt_count(wt_job *job);
 /* core/job.c: conventions shared by the dispatcher and the engines */
 /* pairs a task holds */

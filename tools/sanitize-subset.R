@@ -144,4 +144,34 @@ if (wtheta:::fits_available() && dir.exists(fx)) {
 pc <- pair_counts(x, bins = b, backend = "cpu", threads = 2)
 check(identical(slots_of(pc), as.double(ref_slots(x, NULL, b))),
       "counts after the errors")
+
+# the grid through prepared catalogs: one catalog's grid kept for several
+# counts, rebuilt for other cells, released; patches and weights
+old <- options(wtheta.grid = TRUE)
+gb <- wtheta:::grid_builds()
+eg <- c(0, 1, 3)
+ux <- wtheta:::unit_vectors(x, 1L)
+uy <- wtheta:::unit_vectors(y, 1L)
+hx <- wtheta:::new_catalog_handle()
+hy <- wtheta:::new_catalog_handle()
+run <- list(backend = "cpu", devices = integer())
+cg1 <- wtheta:::count_pairs(ux, NULL, eg, FALSE, run, 2L, ha = hx)
+cg2 <- wtheta:::count_pairs(ux, uy, eg, FALSE, run, 2L, ha = hx, hb = hy)
+cg3 <- wtheta:::count_pairs(ux, uy, c(0, 2, 5), FALSE, run, 1L, ha = hx,
+                            hb = hy)
+wtheta:::catalog_release(hx)
+rm(hx, hy)
+invisible(gc())
+check(identical(slots_of(cg1), as.double(ref_slots(x, NULL, eg))) &&
+        identical(slots_of(cg2), as.double(ref_slots(x, y, eg))) &&
+        identical(slots_of(cg3), as.double(ref_slots(x, y, c(0, 2, 5)))) &&
+        wtheta:::grid_builds() - gb == 4,
+      "grid counts through catalog handles (4 builds)")
+wg <- wtheta(x, y, bins = eg, backend = "cpu", threads = 2,
+             error = "jackknife", n_patches = 3, seed = 1,
+             weights = list(data = runif(400), random = runif(230)),
+             check_footprint = FALSE)
+check(all(vapply(attr(wg, "pair_counts"), `[[`, 0, "pairs_skipped") > 0),
+      "wtheta() with patches and weights through the grid")
+options(old)
 cat("subset done\n")

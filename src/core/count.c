@@ -1,5 +1,9 @@
 /* Dispatch: the one place that picks the engine and applies conventions
- * shared by all engines (tasks, self pairs, fault injection for tests). */
+ * shared by all engines (tasks, self pairs, fault injection for tests).
+ * A count runs between two prepared catalogs (catalog.c); when the grid
+ * pays, their kept grid stages are walked here and the engine gets the
+ * job derived from them: the catalogs' sorted points and the walk's
+ * tasks. Engines never see a catalog (ARCHITECTURE.md says why). */
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -49,12 +53,33 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
   return h < WT_GRID_MIN_CELL_DEG ? WT_GRID_MIN_CELL_DEG : h;
 }
 
-/* counts through the grid when it pays, directly otherwise */
-static int count_pruned(wt_job *job, double pairs)
+/* the catalog ranges of every non-empty task range (the grid's trees are
+ * per range), b's being a's in an auto job */
+static int tasks_in_ranges(const wt_job *job, const wt_catalog *ca,
+                           const wt_catalog *cb)
+{
+  for (int64_t k = 0; k < job->n_tasks; k++) {
+    const wt_task *t = &job->tasks[k];
+    if (t->a0 == t->a1 || t->b0 == t->b1) continue;
+    if (!wt_catalog_has_range(ca, t->a0, t->a1) ||
+        !wt_catalog_has_range(cb, t->b0, t->b1))
+      return 0;
+  }
+  return 1;
+}
+
+/* Counts through the grid when it pays, directly otherwise. The grid has
+ * two stages: each catalog's (points sorted by cell, trees), built once
+ * and kept in the catalog, and this pair's walk over the two, which makes
+ * the engine's tasks and the pairs counted in bulk. ca, cb: the catalogs
+ * of job->a and job->b (cb is ca in an auto job), or NULL: no grid. */
+static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
+                        wt_catalog *cb)
 {
   double theta_max = 0.0, h = grid_cell(job, pairs, &theta_max);
-  if (h == 0.0) return run_engine(job);
-  wt_grid gr;
+  /* a task over ranges that are not its catalog's: no trees to walk */
+  if (h == 0.0 || !ca || !cb || !tasks_in_ranges(job, ca, cb))
+    return run_engine(job);
   /* Bulk counting inside bins visits fewer pairs but makes many small
    * tasks: it pays on the CPU at survey sizes, but the GPU engine pays per
    * task on the host, so there it runs only when asked (WT_GRID_ALWAYS;
@@ -64,13 +89,21 @@ static int count_pruned(wt_job *job, double pairs)
   const double min_split = job->backend == WT_BACKEND_CUDA
     ? WT_GRID_MIN_SPLIT_GPU : WT_GRID_MIN_SPLIT_CPU;
   const double t0 = wt_seconds();
-  int status = wt_grid_plan(job, theta_max, h, bulk, min_split, &gr);
+  const wt_grid_stage *sa = NULL, *sb = NULL;
+  int status = wt_catalog_grid(ca, h, job->n_threads, &sa);
+  if (status == WT_OK)
+    status = cb == ca ? (sb = sa, WT_OK)
+                      : wt_catalog_grid(cb, h, job->n_threads, &sb);
+  wt_grid gr;
+  memset(&gr, 0, sizeof gr);
+  if (status == WT_OK)
+    status = wt_grid_walk(job, sa, sb, theta_max, bulk, min_split, &gr);
   job->plan_s = wt_seconds() - t0;
-  if (status == WT_ERR_ARG) return run_engine(job);   /* ranges overlap */
   if (status != WT_OK) return status;
+  /* the engine's job: the catalogs' sorted points and the walk's tasks */
   wt_job sub = *job;
-  sub.a = gr.a;
-  if (!job->is_auto) sub.b = gr.b;
+  sub.a = sa->sorted;
+  if (!job->is_auto) sub.b = sb->sorted;
   sub.tasks = gr.tasks;
   sub.n_tasks = gr.n_tasks;
   status = gr.n_tasks > 0 ? run_engine(&sub) : WT_OK;
@@ -89,9 +122,11 @@ static int count_pruned(wt_job *job, double pairs)
   return status;
 }
 
-int wt_count(wt_job *job)
+/* checks the job, counts (through the grid of ca and cb when it pays),
+ * applies self pairs */
+static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
 {
-  if (!job || !job->bins || !job->slots || job->a.n < 1 ||
+  if (!job->bins || !job->slots || job->a.n < 1 ||
       (!job->is_auto && job->b.n < 1) || job->n_out < 0)
     return WT_ERR_ARG;
   if (job->is_auto ? (job->a.w == NULL) != (job->wsum == NULL)
@@ -126,14 +161,21 @@ int wt_count(wt_job *job)
   for (int64_t k = 0; k < job->n_tasks; k++)
     pairs += wt_task_pairs(job, &job->tasks[k]);
   job->pairs_skipped = 0.0;
-  int status;
+  int status, isa;
   if (pairs == 0.0) {
     status = WT_OK;                 /* e.g. one point: no unordered pair */
   } else if (job->backend != WT_BACKEND_CUDA &&
              job->backend != WT_BACKEND_CPU) {
     status = WT_ERR_ARG;
+  } else if (job->backend == WT_BACKEND_CPU &&
+             wt_cpu_isa_chosen(&isa, job->message, sizeof job->message) !=
+               WT_OK) {
+    /* refused here, not only in the engine: the grid may count every pair
+     * in bulk and leave the engine nothing to do, and a bad
+     * WTHETA_CPU_ISA must not pass unnoticed then */
+    status = WT_ERR_ISA;
   } else {
-    status = count_pruned(job, pairs);
+    status = count_pruned(job, pairs, ca, cb);
   }
   if (status == WT_OK && job->is_auto && job->self_pairs) {
     /* ordered pairs: each unordered pair twice, plus a self pair at d2 = 0
@@ -159,5 +201,88 @@ int wt_count(wt_job *job)
     job->tasks = NULL;
     job->n_tasks = 0;
   }
+  return status;
+}
+
+int wt_count_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b)
+{
+  if (!job || !a) return WT_ERR_ARG;
+  job->a = a->p;
+  job->is_auto = b == NULL;
+  if (b) {
+    job->b = b->p;
+  } else {
+    memset(&job->b, 0, sizeof job->b);
+  }
+  return count_job(job, a, b ? b : a);
+}
+
+/* the distinct non-empty ranges of the tasks' a side (side 0), b side
+ * (side 1) or both (side 2), sorted; their number, or -1 on memory */
+static int64_t task_ranges(const wt_job *job, int side, int64_t **out)
+{
+  const int64_t n = job->n_tasks;
+  int64_t *r = malloc((size_t)(2 * n > 0 ? 2 * n : 1) * 2 * sizeof *r);
+  if (!r) return -1;
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; i++) {
+    const wt_task *t = &job->tasks[i];
+    if (side != 1 && t->a0 < t->a1) {
+      r[2 * k] = t->a0;
+      r[2 * k + 1] = t->a1;
+      k++;
+    }
+    if (side != 0 && t->b0 < t->b1) {
+      r[2 * k] = t->b0;
+      r[2 * k + 1] = t->b1;
+      k++;
+    }
+  }
+  qsort(r, (size_t)k, 2 * sizeof *r, wt_range_cmp);
+  int64_t m = 0;
+  for (int64_t i = 0; i < k; i++)
+    if (m == 0 || r[2 * i] != r[2 * m - 2] || r[2 * i + 1] != r[2 * m - 1]) {
+      r[2 * m] = r[2 * i];
+      r[2 * m + 1] = r[2 * i + 1];
+      m++;
+    }
+  *out = r;
+  return m;
+}
+
+/* a temporary catalog of p grouped by the ranges of the tasks (all points
+ * when there are no tasks); 0 when the ranges overlap or are out of
+ * bounds (no grid then), 1, or -1 on memory */
+static int temp_catalog(const wt_job *job, const wt_points *p, int side,
+                        wt_catalog *c)
+{
+  int64_t *r = NULL, k = 0;
+  if (job->tasks) {
+    k = task_ranges(job, side, &r);
+    if (k < 0) return -1;
+  }
+  int status = wt_catalog_init(c, p, r, k);
+  free(r);
+  return status == WT_OK ? 1 : status == WT_ERR_NOMEM ? -1 : 0;
+}
+
+int wt_count(wt_job *job)
+{
+  if (!job) return WT_ERR_ARG;
+  wt_catalog ca, cb;
+  memset(&ca, 0, sizeof ca);
+  memset(&cb, 0, sizeof cb);
+  int ha = temp_catalog(job, &job->a, job->is_auto ? 2 : 0, &ca), hb = 0;
+  if (ha >= 0 && !job->is_auto) hb = temp_catalog(job, &job->b, 1, &cb);
+  int status;
+  if (ha < 0 || hb < 0) {
+    status = WT_ERR_NOMEM;
+  } else if (job->is_auto) {
+    status = count_job(job, ha ? &ca : NULL, ha ? &ca : NULL);
+  } else {
+    status = count_job(job, ha && hb ? &ca : NULL, ha && hb ? &cb : NULL);
+  }
+  wt_catalog_clear(&ca);
+  wt_catalog_clear(&cb);
   return status;
 }

@@ -1,24 +1,94 @@
-/* core/grid.c: pruning by the largest angle (see grid.c) */
+/* core/grid_build.c and core/grid_walk.c: pruning by the largest angle in
+ * two stages (the method is described in grid_build.c).
+ *
+ *   per catalog (grid_build.c): the points sorted by cell inside each of
+ *     the catalog's ranges and one tree per cell: a wt_grid_stage, built
+ *     once for a cell size and cached in the wt_catalog (catalog.c);
+ *   per pair of catalogs (grid_walk.c): the walk over the two stages'
+ *     trees that turns a job's tasks into tasks of node pairs for the
+ *     engine and pair counts added in bulk.
+ *
+ * Private to core/: the dispatcher (count.c) and the catalog (catalog.c)
+ * use it; no engine does. */
 #ifndef WT_GRID_H
 #define WT_GRID_H
 #include "wt.h"
 
+#define WT_MORTON_BITS 10            /* per axis, inside a cell */
+
+/* the cells: declination bands of height h cut in right ascension */
 typedef struct {
-  double *mem;             /* the sorted copies of the points */
-  wt_points a, b;          /* the catalogs, sorted by cell inside each range */
-  wt_task *tasks;          /* one task per kept pair of cells */
+  int n_bands;
+  double h;                          /* band height, degrees */
+  int *n_ra;                         /* cells per band */
+  int64_t *first;                    /* first cell id of each band */
+  int64_t n_cells;
+} wt_grid_shape;
+
+/* a node: a run of points sharing a key prefix, and its bounding cap */
+typedef struct {
+  int64_t start, end;                /* points, after sorting */
+  int32_t child[4];                  /* node indices, -1 for none */
+  double c[3];                       /* cap centre */
+  double r;                          /* cap radius as a chord (R^3 distance) */
+  double ang;                        /* ... and as an angle, radians */
+  double w, w2;                      /* sums of weights and of squares */
+} wt_grid_node;
+
+/* the trees of one range [r0, r1) of one catalog */
+typedef struct {
+  int64_t r0, r1;
+  wt_grid_node *nodes;
+  int64_t n_nodes, cap_nodes;
+  int64_t *root_of;                  /* for each non-empty cell: its root */
+  int64_t *cell_id;                  /* ... and its id */
+  int64_t n_cells;
+} wt_grid_tree;
+
+/* the per-catalog stage (wt_grid_stage is declared in wt.h) */
+struct wt_grid_stage {
+  double cell_deg;                   /* the cell size it was built for */
+  wt_grid_shape shape;
+  double *mem;                       /* the sorted copies of the points */
+  wt_points sorted;                  /* the points, sorted by cell inside
+                                        each range; the others in place */
+  wt_grid_tree *trees;               /* one per range of the catalog, in
+                                        the catalog's order (sorted) */
+  int64_t n_trees;
+};
+
+/* grid_build.c: sorts the points of each range of cat by cell of cell_deg
+ * degrees and builds the trees; WT_OK or WT_ERR_NOMEM (nothing kept) */
+int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
+                        int n_threads, wt_grid_stage **out);
+void wt_grid_stage_free(wt_grid_stage *s);
+/* the tree of range [r0, r1), or NULL when it is not a range of the
+ * stage's catalog (binary search: the catalog's ranges are sorted) */
+const wt_grid_tree *wt_grid_stage_tree(const wt_grid_stage *s, int64_t r0,
+                                       int64_t r1);
+
+/* what the walk over two stages makes */
+typedef struct {
+  wt_task *tasks;          /* one task per kept pair of nodes, in the
+                              sorted points of the stages */
   int64_t n_tasks;
   /* pairs counted without visiting them, n_out x (n_bins + 2) slots like
    * wt_job.slots, and their weight sums */
   double *bulk_n, *bulk_w;
 } wt_grid;
 
-/* plans the node pairs of job's tasks for a last edge of theta_max_deg and
- * cells of cell_deg, counting in bulk the node pairs inside one bin when
- * bulk (beyond the last edge always), and splitting node pairs that may be
- * pruned down to min_split pairs; WT_ERR_ARG when task ranges overlap
- * without being identical (then count without a grid) */
-int wt_grid_plan(const wt_job *job, double theta_max_deg, double cell_deg,
-                 int bulk, double min_split, wt_grid *gr);
+/* grid_walk.c: the node pairs of job's tasks between stage a and stage b
+ * (b == a for an auto job) for a last edge of theta_max_deg, counting in
+ * bulk the node pairs inside one bin when bulk (beyond the last edge
+ * always), and splitting node pairs that may be pruned down to min_split
+ * pairs; WT_ERR_ARG when a task's range is not a range of its catalog
+ * (then count without a grid) or the stages' cells differ */
+int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
+                 const wt_grid_stage *b, double theta_max_deg, int bulk,
+                 double min_split, wt_grid *gr);
 void wt_grid_free(wt_grid *gr);
+
+/* catalog.c: orders (start, end) pairs of int64_t by start, then end
+ * (qsort; the dispatcher sorts the ranges of tasks with it too) */
+int wt_range_cmp(const void *x, const void *y);
 #endif

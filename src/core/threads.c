@@ -183,10 +183,10 @@ int wt_cap_threads(int requested)
 #endif
 }
 
-/* threads for a light pass over n points: at most one per `grain` points.
- * On the H200's 16-core host, 16 threads on 10^5 points made the unit
- * vectors and nearest patch centres of a jackknife call take 10 ms each
- * instead of 1-3 (a team that large waits on its slowest member). */
+/* threads for a light pass over n points: at most one per `grain` points,
+ * because a team much larger than the work waits on its slowest member
+ * and makes the pass slower than fewer threads would (measured in
+ * bench/kernel-notes.md, "Light passes") */
 int wt_threads_for(int requested, int64_t n, int64_t grain)
 {
   int t = wt_cap_threads(requested);

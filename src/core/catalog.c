@@ -1,0 +1,97 @@
+/* Prepared catalogs: points, their ranges (patches) and the cached grid
+ * stage (grid_build.c). A catalog is prepared once and enters several
+ * counts; the grid stage it keeps depends only on its points, its ranges
+ * and the cell size, so every count with that cell size reuses it. */
+#include <stdlib.h>
+#include <string.h>
+#include "wt.h"
+#include "grid.h"
+
+/* grid stages built by this process. Only the dispatcher builds them,
+ * from the thread that called it, before any engine runs; R calls the
+ * core from its main thread only. */
+static double grid_builds = 0.0;
+
+double wt_grid_builds(void) { return grid_builds; }
+
+int wt_range_cmp(const void *x, const void *y)
+{
+  const int64_t *a = x, *b = y;
+  if (a[0] != b[0]) return a[0] < b[0] ? -1 : 1;
+  if (a[1] != b[1]) return a[1] < b[1] ? -1 : 1;
+  return 0;
+}
+
+int wt_catalog_init(wt_catalog *c, const wt_points *p, const int64_t *ranges,
+                    int64_t n_ranges)
+{
+  memset(c, 0, sizeof *c);
+  if (!p || p->n < 1 || !p->x || !p->y || !p->z || n_ranges < 0 ||
+      (ranges == NULL && n_ranges > 0))
+    return WT_ERR_ARG;
+  const int64_t k = ranges ? n_ranges : 1;
+  int64_t *r = malloc((size_t)(k > 0 ? k : 1) * 2 * sizeof *r);
+  if (!r) return WT_ERR_NOMEM;
+  if (ranges) {
+    if (k > 0) memcpy(r, ranges, (size_t)k * 2 * sizeof *r);
+  } else {
+    r[0] = 0;
+    r[1] = p->n;
+  }
+  qsort(r, (size_t)k, 2 * sizeof *r, wt_range_cmp);
+  int64_t end = 0;
+  for (int64_t i = 0; i < k; i++) {
+    if (r[2 * i] < end || r[2 * i] > r[2 * i + 1] || r[2 * i + 1] > p->n) {
+      free(r);
+      return WT_ERR_ARG;
+    }
+    end = r[2 * i + 1];
+  }
+  c->p = *p;
+  c->ranges = r;
+  c->n_ranges = k;
+  return WT_OK;
+}
+
+int wt_catalog_has_range(const wt_catalog *c, int64_t r0, int64_t r1)
+{
+  int64_t lo = 0, hi = c->n_ranges;  /* first range not before (r0, r1) */
+  const int64_t key[2] = {r0, r1};
+  while (lo < hi) {
+    int64_t m = lo + (hi - lo) / 2;
+    if (wt_range_cmp(&c->ranges[2 * m], key) < 0) lo = m + 1; else hi = m;
+  }
+  return lo < c->n_ranges && c->ranges[2 * lo] == r0 &&
+         c->ranges[2 * lo + 1] == r1;
+}
+
+void wt_catalog_drop_grid(wt_catalog *c)
+{
+  wt_grid_stage_free(c->grid);
+  c->grid = NULL;
+}
+
+void wt_catalog_clear(wt_catalog *c)
+{
+  wt_catalog_drop_grid(c);
+  free(c->ranges);
+  memset(c, 0, sizeof *c);
+}
+
+int wt_catalog_grid(wt_catalog *c, double cell_deg, int n_threads,
+                    const wt_grid_stage **out)
+{
+  if (c->grid && c->grid->cell_deg == cell_deg) {
+    *out = c->grid;
+    return WT_OK;
+  }
+  /* another cell size: that stage will not serve again */
+  wt_catalog_drop_grid(c);
+  wt_grid_stage *s = NULL;
+  int status = wt_grid_stage_build(c, cell_deg, n_threads, &s);
+  if (status != WT_OK) return status;
+  c->grid = s;
+  grid_builds += 1.0;
+  *out = s;
+  return WT_OK;
+}

@@ -1,0 +1,421 @@
+/* Pruning by the largest angle and exact bulk counting of cell pairs: the
+ * per-catalog stage. The per-pair stage, the walk, is in grid_walk.c.
+ *
+ * The points of every range of a catalog (its patches, or all of it) are
+ * sorted by a key: a cell of a grid on the sphere (declination bands of
+ * height h cut in right ascension), then a Morton code of the position
+ * inside the cell (10 bits per axis). Each cell is the root of a tree
+ * whose nodes are runs of one key prefix, so every node is a contiguous
+ * range of points; a node has a bounding cap (the normalised mean of its
+ * points and the largest angle from it).
+ *
+ * Nothing here depends on the other catalog, the bins or the engine: the
+ * sorted points and the trees depend on the points and the cell size
+ * alone, so a catalog keeps them (catalog.c) for every count it enters
+ * with that cell size (DD, DR and RR in one wtheta() call). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "wt.h"
+#include "grid.h"
+
+#define DEG (M_PI / 180.0)
+#define MORTON_BITS WT_MORTON_BITS
+#define LEAF 64                      /* points in a node that is not split */
+
+typedef wt_grid_shape grid_shape;
+typedef wt_grid_node node;
+typedef wt_grid_tree range_tree;
+
+static double clamp1(double v) { return v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v; }
+
+static int shape_init(grid_shape *g, double h)
+{
+  g->h = h;
+  g->n_bands = (int)ceil(180.0 / h);
+  if (g->n_bands < 1) g->n_bands = 1;
+  g->n_ra = malloc((size_t)g->n_bands * sizeof *g->n_ra);
+  g->first = malloc(((size_t)g->n_bands + 1) * sizeof *g->first);
+  if (!g->n_ra || !g->first) return WT_ERR_NOMEM;
+  int64_t k = 0;
+  for (int b = 0; b < g->n_bands; b++) {
+    double d0 = -90.0 + b * h, d1 = d0 + h > 90.0 ? 90.0 : d0 + h;
+    double dmin = d0 <= 0.0 && d1 >= 0.0 ? 0.0 : fmin(fabs(d0), fabs(d1));
+    int n = (int)floor(360.0 * cos(dmin * DEG) / h);
+    g->n_ra[b] = n < 1 ? 1 : n;
+    g->first[b] = k;
+    k += g->n_ra[b];
+  }
+  g->first[g->n_bands] = k;
+  g->n_cells = k;
+  return WT_OK;
+}
+
+static void shape_free(grid_shape *g)
+{
+  free(g->n_ra);
+  free(g->first);
+}
+
+static uint32_t spread(uint32_t v)   /* 10 bits to the even bits of 20 */
+{
+  uint32_t r = 0;
+  for (int k = 0; k < MORTON_BITS; k++) r |= ((v >> k) & 1u) << (2 * k);
+  return r;
+}
+
+/* the sort key of a point: cell id, then its Morton code in the cell */
+static uint64_t key_of(const grid_shape *g, double x, double y, double z)
+{
+  double dec = asin(clamp1(z)) / DEG;
+  double fb = (dec + 90.0) / g->h;
+  int b = (int)floor(fb);
+  if (b < 0) b = 0;
+  if (b >= g->n_bands) b = g->n_bands - 1;
+  double ra = atan2(y, x) / DEG;
+  if (ra < 0) ra += 360.0;
+  double fr = ra / 360.0 * g->n_ra[b];
+  int k = (int)floor(fr);
+  if (k < 0) k = 0;
+  if (k >= g->n_ra[b]) k = g->n_ra[b] - 1;
+  const double scale = (double)(1 << MORTON_BITS);
+  double u = (fr - k) * scale, v = (fb - b) * scale;
+  uint32_t iu = u < 0 ? 0 : u >= scale ? (1u << MORTON_BITS) - 1 : (uint32_t)u;
+  uint32_t iv = v < 0 ? 0 : v >= scale ? (1u << MORTON_BITS) - 1 : (uint32_t)v;
+  uint64_t cell = (uint64_t)(g->first[b] + k);
+  return (cell << (2 * MORTON_BITS)) | spread(iu) | (spread(iv) << 1);
+}
+
+static void node_cap(node *nd, const double *x, const double *y,
+                     const double *z, const double *w)
+{
+  double s[3] = {0, 0, 0}, sw = 0, sw2 = 0;
+  for (int64_t i = nd->start; i < nd->end; i++) {
+    s[0] += x[i];
+    s[1] += y[i];
+    s[2] += z[i];
+    double wi = w ? w[i] : 1.0;
+    sw += wi;
+    sw2 += wi * wi;
+  }
+  double len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+  if (len > 0) {
+    for (int k = 0; k < 3; k++) nd->c[k] = s[k] / len;
+  } else {
+    nd->c[0] = x[nd->start];
+    nd->c[1] = y[nd->start];
+    nd->c[2] = z[nd->start];
+  }
+  double m = 0;
+  for (int64_t i = nd->start; i < nd->end; i++) {
+    double dx = x[i] - nd->c[0], dy = y[i] - nd->c[1], dz = z[i] - nd->c[2];
+    double d2 = dx * dx + dy * dy + dz * dz;
+    if (d2 > m) m = d2;
+  }
+  /* distances are those between the double vectors in R^3, where the
+   * triangle inequality bounds every pair exactly; d2 rounds relatively */
+  nd->r = sqrt(m) * (1.0 + 1e-12);
+  nd->ang = 2.0 * asin(fmin(1.0, nd->r / 2.0));
+  nd->w = sw;
+  nd->w2 = sw2;
+}
+
+static int64_t new_node(range_tree *t)
+{
+  if (t->n_nodes == t->cap_nodes) {
+    int64_t cap = t->cap_nodes ? 2 * t->cap_nodes : 256;
+    node *m = realloc(t->nodes, (size_t)cap * sizeof *m);
+    if (!m) return -1;
+    t->nodes = m;
+    t->cap_nodes = cap;
+  }
+  return t->n_nodes++;
+}
+
+/* the node of points [start, end) sharing key >> shift; returns its index
+ * or -1 when memory runs out */
+static int64_t build(range_tree *t, const uint64_t *key, int64_t koff,
+                     int64_t start, int64_t end, int shift, const double *x,
+                     const double *y, const double *z, const double *w)
+{
+  int64_t id = new_node(t);
+  if (id < 0) return -1;
+  node *nd = &t->nodes[id];
+  nd->start = start;
+  nd->end = end;
+  for (int k = 0; k < 4; k++) nd->child[k] = -1;
+  node_cap(nd, x, y, z, w);
+  if (end - start <= LEAF || shift == 0) return id;
+  int64_t s = start;
+  for (int k = 0; k < 4 && s < end; k++) {
+    uint64_t want = ((key[start - koff] >> shift) << 2) | (uint64_t)k;
+    int64_t e = s;
+    while (e < end && (key[e - koff] >> (shift - 2)) == want) e++;
+    if (e > s) {
+      int64_t c = build(t, key, koff, s, e, shift - 2, x, y, z, w);
+      if (c < 0) return -1;
+      t->nodes[id].child[k] = (int32_t)c;
+    }
+    s = e;
+  }
+  return id;
+}
+
+/* Radix sort of (key, index) by key, 11 bits a pass, stable (LSD). Each
+ * pass counts digits per stripe of points, in parallel, then every stripe
+ * scatters its points from its own offsets: the order is the same on any
+ * number of threads. */
+#define RADIX_BITS 11
+#define RADIX (1 << RADIX_BITS)
+static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
+                     int n_threads)
+{
+  int stripes = n_threads < 1 ? 1 : n_threads;
+  if (n < (int64_t)stripes * 65536) stripes = 1;   /* not worth it */
+  uint64_t *k2 = malloc((size_t)n * sizeof *k2);
+  int64_t *o2 = malloc((size_t)n * sizeof *o2);
+  int64_t *cnt = malloc((size_t)stripes * RADIX * sizeof *cnt);
+  if (!k2 || !o2 || !cnt) {
+    free(k2);
+    free(o2);
+    free(cnt);
+    return WT_ERR_NOMEM;
+  }
+  uint64_t *src_k = key, *dst_k = k2;
+  int64_t *src_o = order, *dst_o = o2;
+  for (int sh = 0; sh < bits; sh += RADIX_BITS) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(stripes) schedule(static, 1)
+#endif
+    for (int t = 0; t < stripes; t++) {
+      int64_t *c = cnt + (size_t)t * RADIX;
+      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
+      memset(c, 0, RADIX * sizeof *c);
+      for (int64_t i = i0; i < i1; i++) c[(src_k[i] >> sh) & (RADIX - 1)]++;
+    }
+    /* offsets: digit-major, stripe-minor */
+    int64_t run = 0;
+    for (int d = 0; d < RADIX; d++)
+      for (int t = 0; t < stripes; t++) {
+        int64_t v = cnt[(size_t)t * RADIX + d];
+        cnt[(size_t)t * RADIX + d] = run;
+        run += v;
+      }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(stripes) schedule(static, 1)
+#endif
+    for (int t = 0; t < stripes; t++) {
+      int64_t *c = cnt + (size_t)t * RADIX;
+      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
+      for (int64_t i = i0; i < i1; i++) {
+        int64_t at = c[(src_k[i] >> sh) & (RADIX - 1)]++;
+        dst_k[at] = src_k[i];
+        dst_o[at] = src_o[i];
+      }
+    }
+    uint64_t *tk = src_k; src_k = dst_k; dst_k = tk;
+    int64_t *to = src_o; src_o = dst_o; dst_o = to;
+  }
+  if (src_k != key) {
+    memcpy(key, src_k, (size_t)n * sizeof *key);
+    memcpy(order, src_o, (size_t)n * sizeof *order);
+  }
+  free(k2);
+  free(o2);
+  free(cnt);
+  return WT_OK;
+}
+
+/* sorts points [r0, r1) of p into q* by key and builds one tree per cell */
+static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
+                      double *qy, double *qz, double *qw, int64_t r0,
+                      int64_t r1, range_tree *t, int n_threads)
+{
+  const int64_t n = r1 - r0;
+  t->r0 = r0;
+  t->r1 = r1;
+  if (n == 0) return WT_OK;
+  uint64_t *key = malloc((size_t)n * sizeof *key);
+  int64_t *order = malloc((size_t)n * sizeof *order);
+  if (!key || !order) {
+    free(key);
+    free(order);
+    return WT_ERR_NOMEM;
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
+  for (int64_t i = 0; i < n; i++) {
+    key[i] = key_of(g, p->x[r0 + i], p->y[r0 + i], p->z[r0 + i]);
+    order[i] = i;
+  }
+  int bits = 2 * MORTON_BITS;
+  while (bits < 64 && ((uint64_t)g->n_cells >> (bits - 2 * MORTON_BITS)) > 0)
+    bits++;
+  int status = sort_keys(key, order, n, bits, n_threads);
+  if (status == WT_OK) {
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
+    for (int64_t i = 0; i < n; i++) {
+      int64_t s = r0 + order[i];
+      qx[r0 + i] = p->x[s];
+      qy[r0 + i] = p->y[s];
+      qz[r0 + i] = p->z[s];
+      if (qw) qw[r0 + i] = p->w[s];
+    }
+    /* the cells: runs of one cell id in the sorted keys */
+    int64_t n_cells = 0;
+    for (int64_t i = 0; i < n; i++)
+      if (i == 0 || (key[i] >> (2 * MORTON_BITS)) !=
+          (key[i - 1] >> (2 * MORTON_BITS)))
+        n_cells++;
+    t->root_of = malloc((size_t)n_cells * sizeof *t->root_of);
+    t->cell_id = malloc((size_t)n_cells * sizeof *t->cell_id);
+    int64_t *cell_start = malloc((size_t)(n_cells + 1) * sizeof *cell_start);
+    range_tree *part = calloc((size_t)n_cells, sizeof *part);
+    if (!t->root_of || !t->cell_id || !cell_start || !part)
+      status = WT_ERR_NOMEM;
+    if (status == WT_OK) {
+      int64_t c = 0;
+      for (int64_t i = 0; i < n; i++)
+        if (i == 0 || (key[i] >> (2 * MORTON_BITS)) !=
+            (key[i - 1] >> (2 * MORTON_BITS))) {
+          cell_start[c] = i;
+          t->cell_id[c] = (int64_t)(key[i] >> (2 * MORTON_BITS));
+          c++;
+        }
+      cell_start[n_cells] = n;
+      /* each cell's tree in its own node array, in parallel; then all of
+       * them in cell order into one array (child indices shifted): the
+       * same tree as a serial build */
+      int failed = 0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 4) \
+    reduction(| : failed)
+#endif
+      for (int64_t cc = 0; cc < n_cells; cc++) {
+        if (build(&part[cc], key, r0, r0 + cell_start[cc],
+                  r0 + cell_start[cc + 1], 2 * MORTON_BITS, qx, qy, qz,
+                  qw) < 0)
+          failed = 1;
+      }
+      if (failed) status = WT_ERR_NOMEM;
+      int64_t total = 0;
+      for (int64_t cc = 0; cc < n_cells && status == WT_OK; cc++) {
+        t->root_of[cc] = total;
+        total += part[cc].n_nodes;
+      }
+      if (status == WT_OK && total > INT32_MAX) status = WT_ERR_NOMEM;
+      if (status == WT_OK) {
+        t->nodes = malloc((size_t)total * sizeof *t->nodes);
+        if (!t->nodes) status = WT_ERR_NOMEM;
+      }
+      if (status == WT_OK) {
+        t->n_nodes = t->cap_nodes = total;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(static)
+#endif
+        for (int64_t cc = 0; cc < n_cells; cc++) {
+          node *dst = t->nodes + t->root_of[cc];
+          const int32_t off = (int32_t)t->root_of[cc];
+          memcpy(dst, part[cc].nodes, (size_t)part[cc].n_nodes * sizeof *dst);
+          for (int64_t q = 0; q < part[cc].n_nodes; q++)
+            for (int k = 0; k < 4; k++)
+              if (dst[q].child[k] >= 0) dst[q].child[k] += off;
+        }
+        t->n_cells = n_cells;
+      }
+    }
+    if (part)
+      for (int64_t cc = 0; cc < n_cells; cc++) free(part[cc].nodes);
+    free(part);
+    free(cell_start);
+  }
+  free(key);
+  free(order);
+  return status;
+}
+
+static void tree_free(range_tree *t)
+{
+  free(t->nodes);
+  free(t->root_of);
+  free(t->cell_id);
+  memset(t, 0, sizeof *t);
+}
+
+
+void wt_grid_stage_free(wt_grid_stage *s)
+{
+  if (!s) return;
+  if (s->trees)
+    for (int64_t k = 0; k < s->n_trees; k++) tree_free(&s->trees[k]);
+  free(s->trees);
+  free(s->mem);
+  shape_free(&s->shape);
+  free(s);
+}
+
+int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
+                        int n_threads, wt_grid_stage **out)
+{
+  *out = NULL;
+  wt_grid_stage *s = calloc(1, sizeof *s);
+  if (!s) return WT_ERR_NOMEM;
+  s->cell_deg = cell_deg;
+  int status = shape_init(&s->shape, cell_deg);
+  const wt_points *p = &cat->p;
+  const int64_t n = p->n;
+  const int weighted = p->w != NULL;
+  if (status == WT_OK) {
+    s->trees = calloc(cat->n_ranges > 0 ? (size_t)cat->n_ranges : 1,
+                      sizeof *s->trees);
+    s->mem = malloc((size_t)n * (weighted ? 4 : 3) * sizeof(double));
+    if (!s->trees || !s->mem) status = WT_ERR_NOMEM;
+  }
+  if (status == WT_OK) {
+    s->n_trees = cat->n_ranges;
+    double *qx = s->mem, *qy = qx + n, *qz = qx + 2 * n,
+           *qw = weighted ? qx + 3 * n : NULL;
+    /* points outside every range keep their place (sort_range writes the
+     * others); the ranges are disjoint (wt_catalog_init) */
+    int64_t covered = 0;
+    for (int64_t k = 0; k < cat->n_ranges; k++)
+      covered += cat->ranges[2 * k + 1] - cat->ranges[2 * k];
+    if (covered < n) {
+      memcpy(qx, p->x, (size_t)n * sizeof *qx);
+      memcpy(qy, p->y, (size_t)n * sizeof *qy);
+      memcpy(qz, p->z, (size_t)n * sizeof *qz);
+      if (qw) memcpy(qw, p->w, (size_t)n * sizeof *qw);
+    }
+    for (int64_t k = 0; k < cat->n_ranges && status == WT_OK; k++)
+      status = sort_range(&s->shape, p, qx, qy, qz, qw, cat->ranges[2 * k],
+                          cat->ranges[2 * k + 1], &s->trees[k], n_threads);
+    s->sorted.x = qx;
+    s->sorted.y = qy;
+    s->sorted.z = qz;
+    s->sorted.w = qw;
+    s->sorted.n = n;
+  }
+  if (status != WT_OK) {
+    wt_grid_stage_free(s);
+    return status;
+  }
+  *out = s;
+  return WT_OK;
+}
+
+const wt_grid_tree *wt_grid_stage_tree(const wt_grid_stage *s, int64_t r0,
+                                       int64_t r1)
+{
+  int64_t lo = 0, hi = s->n_trees;   /* first tree not before (r0, r1) */
+  while (lo < hi) {
+    int64_t m = lo + (hi - lo) / 2;
+    const wt_grid_tree *t = &s->trees[m];
+    if (t->r0 < r0 || (t->r0 == r0 && t->r1 < r1)) lo = m + 1; else hi = m;
+  }
+  if (lo < s->n_trees && s->trees[lo].r0 == r0 && s->trees[lo].r1 == r1)
+    return &s->trees[lo];
+  return NULL;
+}

@@ -1,0 +1,365 @@
+/* The per-pair stage of the grid: the walk over the trees of two
+ * catalogs' stages (grid_build.c), for one job.
+ *
+ * A task becomes a walk over pairs of nodes. For a node pair the caps give
+ * the least and greatest possible separation of its pairs. When both fall
+ * in the same slot (with a margin far above rounding), every pair of the
+ * node pair lies in that slot: n_a n_b pairs (and W_a W_b of weight) are
+ * added to it without visiting them. That covers pruning (the slot beyond
+ * the last edge) and bulk counting inside a bin. Otherwise the walk splits
+ * the larger node while the pairs are many and a split may pay, and hands
+ * the rest to the engine as tasks. Counts stay exactly those of brute
+ * force. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "wt.h"
+#include "grid.h"
+
+#define DEG (M_PI / 180.0)
+#define MIN_BULK ((double)(1 << 14)) /* pairs below which it always is */
+
+typedef wt_grid_shape grid_shape;
+typedef wt_grid_node node;
+typedef wt_grid_tree range_tree;
+
+typedef struct {                     /* what the walk writes */
+  const double *upper;               /* c2 bounds of the slots */
+  int n_slots, bulk;
+  double min_split;                  /* pairs below which a node pair is a
+                                        task, unless bulk counting beckons */
+  wt_task *t;
+  int64_t n_tasks, cap_tasks;
+  double *bulk_n, *bulk_w;           /* histograms out0, out0 + 1, ... of
+                                        n_slots each */
+  int32_t out0;
+} walk;
+
+static double clamp1(double v) { return v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v; }
+
+static double chord(const double *a, const double *b)
+{
+  double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
+  return sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
+                int32_t out)
+{
+  if (wk->n_tasks == wk->cap_tasks) {
+    int64_t cap = wk->cap_tasks ? 2 * wk->cap_tasks : 1024;
+    wt_task *t = realloc(wk->t, (size_t)cap * sizeof *t);
+    if (!t) return WT_ERR_NOMEM;
+    wk->t = t;
+    wk->cap_tasks = cap;
+  }
+  wt_task *t = &wk->t[wk->n_tasks++];
+  t->a0 = a0;
+  t->a1 = a1;
+  t->b0 = b0;
+  t->b1 = b1;
+  t->out = out;
+  return WT_OK;
+}
+
+/* the slots of the least and greatest d2 a node pair can hold, with
+ * margins that dwarf the rounding of d2 (relative, a few 1e-16) */
+static void slot_range(const walk *wk, double lo2, double hi2, int *slo,
+                       int *shi)
+{
+  const int nb = wk->n_slots - 2;
+  double v[2] = {lo2 * (1.0 - 1e-9), hi2 * (1.0 + 1e-9) + 1e-300};
+  int out[2];
+  for (int q = 0; q < 2; q++) {
+    /* slot = number of bounds upper[0..nb] at or below the value */
+    int a = 0, b = nb + 1;
+    while (a < b) {
+      int m = (a + b) / 2;
+      if (wk->upper[m] <= v[q]) a = m + 1; else b = m;
+    }
+    out[q] = a;
+  }
+  *slo = out[0];
+  *shi = out[1];
+}
+
+static void add_bulk(walk *wk, int32_t out, int slot, double n, double w)
+{
+  size_t at = (size_t)(out - wk->out0) * (size_t)wk->n_slots + (size_t)slot;
+  wk->bulk_n[at] += n;
+  wk->bulk_w[at] += w;
+}
+
+/* the pairs between node ia of A and node ib of B (the same node of the
+ * same tree when diag: its unordered pairs) */
+static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
+                      const range_tree *B, int64_t ib, int diag, int32_t out)
+{
+  const node *a = &A->nodes[ia], *b = &B->nodes[ib];
+  double na = (double)(a->end - a->start), nb = (double)(b->end - b->start);
+  double pairs = diag ? na * (na - 1.0) / 2.0 : na * nb;
+  if (pairs == 0.0) return WT_OK;
+  double lo, hi;                      /* chords */
+  if (diag) {
+    lo = 0.0;
+    hi = 2.0 * a->r;
+  } else {
+    double s = chord(a->c, b->c);
+    lo = fmax(0.0, s - a->r - b->r);
+    hi = s + a->r + b->r;
+  }
+  int slo, shi;
+  slot_range(wk, lo * lo, hi * hi, &slo, &shi);
+  const int above = wk->n_slots - 1, slot = slo;
+  if (slo == shi && (wk->bulk || slot == above)) {
+    double w = diag ? (a->w * a->w - a->w2) / 2.0 : a->w * b->w;
+    add_bulk(wk, out, slot, pairs, w);
+    return WT_OK;
+  }
+  int a_leaf = a->child[0] < 0 && a->child[1] < 0 && a->child[2] < 0 &&
+               a->child[3] < 0;
+  int b_leaf = b->child[0] < 0 && b->child[1] < 0 && b->child[2] < 0 &&
+               b->child[3] < 0;
+  /* split while it may prune, or while nodes a quarter the size would lie
+   * inside one bin (bulk counting two levels down) */
+  int hopeful = 0;
+  if (wk->bulk && !diag && pairs > MIN_BULK) {
+    double s = chord(a->c, b->c), q = (a->r + b->r) / 4.0;
+    int qlo, qhi;
+    slot_range(wk, fmax(0.0, s - q) * fmax(0.0, s - q), (s + q) * (s + q),
+               &qlo, &qhi);
+    hopeful = qlo == qhi;
+  }
+  int split = !(a_leaf && b_leaf) &&
+              (hopeful || (pairs > wk->min_split && shi == above));
+  if (!split) {
+    if (diag) return push(wk, a->start, a->end, a->start, a->end, out);
+    return push(wk, a->start, a->end, b->start, b->end, out);
+  }
+  int status = WT_OK;
+  if (diag) {
+    for (int i = 0; i < 4 && status == WT_OK; i++) {
+      if (a->child[i] < 0) continue;
+      for (int j = i; j < 4 && status == WT_OK; j++) {
+        if (a->child[j] < 0) continue;
+        status = pair_nodes(wk, A, a->child[i], A, a->child[j], i == j, out);
+      }
+    }
+    return status;
+  }
+  if (!a_leaf && (b_leaf || na >= nb)) {
+    for (int i = 0; i < 4 && status == WT_OK; i++)
+      if (a->child[i] >= 0)
+        status = pair_nodes(wk, A, a->child[i], B, ib, 0, out);
+  } else {
+    for (int j = 0; j < 4 && status == WT_OK; j++)
+      if (b->child[j] >= 0)
+        status = pair_nodes(wk, A, ia, B, b->child[j], 0, out);
+  }
+  return status;
+}
+
+/* the pairs of cell i of ta with the cells of tb within reach, found by
+ * band and a window in right ascension (the rest of tb lies beyond the
+ * last edge); before_n, before_w: points and weight of the cells of ta
+ * before cell i (used when diagonal, tb being ta) */
+static int walk_cell(const grid_shape *g, walk *wk, const wt_task *t,
+                     int diagonal, const range_tree *ta, const range_tree *tb,
+                     const int64_t *index_b, double reach, int64_t i,
+                     double tot_n, double tot_w, double before_n,
+                     double before_w)
+{
+  const node *ca = &ta->nodes[ta->root_of[i]];
+  double na = (double)(ca->end - ca->start);
+  double kept_n = 0, kept_w = 0;
+  double dec_a = asin(clamp1(ca->c[2]));
+  double ra_a = atan2(ca->c[1], ca->c[0]);
+  double far = reach + ca->ang;
+  for (int band = 0; band < g->n_bands; band++) {
+    double d0 = (-90.0 + band * g->h) * DEG, d1 = d0 + g->h * DEG;
+    if (d1 > M_PI / 2) d1 = M_PI / 2;
+    if (dec_a - far > d1 || dec_a + far < d0) continue;
+    double dmax = fmax(fabs(d0), fabs(d1));
+    int nr = g->n_ra[band];
+    int64_t lo = 0, hi = nr - 1;
+    double s = cos(dmax) > 0 ? sin(fmin(far, M_PI / 2)) / cos(dmax) : 2.0;
+    if (far < M_PI / 2 && s < 1.0) {
+      /* a point within far of a's centre differs from it in right
+       * ascension by at most asin(sin(far) / cos(dec)) */
+      double half = asin(s), cw = 2.0 * M_PI / nr;
+      lo = (int64_t)floor((ra_a - half) / cw) - 1;
+      hi = (int64_t)floor((ra_a + half) / cw) + 1;
+      if (hi - lo + 1 >= nr) {
+        lo = 0;
+        hi = nr - 1;
+      }
+    }
+    for (int64_t k = lo; k <= hi; k++) {
+      int64_t kk = ((k % nr) + nr) % nr;
+      int64_t j = index_b[g->first[band] + kk];
+      if (j < 0 || (diagonal && j < i)) continue;   /* each pair once */
+      const node *cb = &tb->nodes[tb->root_of[j]];
+      int st = pair_nodes(wk, ta, ta->root_of[i], tb, tb->root_of[j],
+                          diagonal && j == i, t->out);
+      if (st != WT_OK) return st;
+      double nb = (double)(cb->end - cb->start);
+      if (diagonal && j == i) continue;
+      kept_n += na * nb;
+      kept_w += ca->w * cb->w;
+    }
+  }
+  /* the pairs of a's cell with cells never looked at: beyond reach; for
+   * the diagonal, with the cells after it (each cell pair once) */
+  double nb_rest = diagonal ? tot_n - before_n - na : tot_n;
+  double wb_rest = diagonal ? tot_w - before_w - ca->w : tot_w;
+  add_bulk(wk, t->out, wk->n_slots - 1, na * nb_rest - kept_n,
+           ca->w * wb_rest - kept_w);
+  return WT_OK;
+}
+
+/* cells of A per unit of parallel work in refine_task: the units are the
+ * same on any number of threads, so are the task list and the sums */
+#define WALK_CHUNK 8
+
+/* A task as tasks of node pairs and bulk counts. Runs of WALK_CHUNK cells
+ * of A walk in parallel, each into its own task list and slot sums, which
+ * are then joined in cell order: the same task list as one walk over all
+ * cells. */
+static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
+                       int diagonal, const range_tree *ta,
+                       const range_tree *tb, const int64_t *index_b,
+                       double reach, int n_threads)
+{
+  /* points and weight of b in all, and (diagonal: b is a) in the cells
+   * before each cell, for the pairs no cell pair looked at */
+  double tot_n = 0, tot_w = 0;
+  for (int64_t j = 0; j < tb->n_cells; j++) {
+    const node *cb = &tb->nodes[tb->root_of[j]];
+    tot_n += (double)(cb->end - cb->start);
+    tot_w += cb->w;
+  }
+  const int64_t n_cells = ta->n_cells;
+  const int64_t n_chunks = (n_cells + WALK_CHUNK - 1) / WALK_CHUNK;
+  const int n_slots = wk->n_slots;
+  double *before = malloc((size_t)(2 * n_cells + 1) * sizeof *before);
+  walk *parts = calloc((size_t)(n_chunks + 1), sizeof *parts);
+  double *sums = calloc((size_t)(n_chunks + 1) * 2 * (size_t)n_slots,
+                        sizeof *sums);
+  int *st = malloc((size_t)(n_chunks + 1) * sizeof *st);
+  int status = before && parts && sums && st ? WT_OK : WT_ERR_NOMEM;
+  if (status == WT_OK) {
+    double bn = 0, bw = 0;
+    for (int64_t i = 0; i < n_cells; i++) {
+      const node *ca = &ta->nodes[ta->root_of[i]];
+      before[2 * i] = bn;
+      before[2 * i + 1] = bw;
+      bn += (double)(ca->end - ca->start);
+      bw += ca->w;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
+#endif
+    for (int64_t c = 0; c < n_chunks; c++) {
+      walk *w = &parts[c];
+      w->upper = wk->upper;
+      w->n_slots = n_slots;
+      w->bulk = wk->bulk;
+      w->min_split = wk->min_split;
+      w->bulk_n = sums + (size_t)c * 2 * (size_t)n_slots;
+      w->bulk_w = w->bulk_n + n_slots;
+      w->out0 = t->out;
+      st[c] = WT_OK;
+      int64_t i1 = (c + 1) * WALK_CHUNK < n_cells ? (c + 1) * WALK_CHUNK
+                                                   : n_cells;
+      for (int64_t i = c * WALK_CHUNK; i < i1 && st[c] == WT_OK; i++)
+        st[c] = walk_cell(g, w, t, diagonal, ta, tb, index_b, reach, i,
+                          tot_n, tot_w, before[2 * i], before[2 * i + 1]);
+    }
+    for (int64_t c = 0; c < n_chunks && status == WT_OK; c++) {
+      status = st[c];
+      const walk *w = &parts[c];
+      for (int64_t q = 0; q < w->n_tasks && status == WT_OK; q++)
+        status = push(wk, w->t[q].a0, w->t[q].a1, w->t[q].b0, w->t[q].b1,
+                      w->t[q].out);
+      for (int k = 0; k < n_slots; k++)
+        add_bulk(wk, t->out, k, w->bulk_n[k], w->bulk_w[k]);
+    }
+  }
+  if (parts)
+    for (int64_t c = 0; c < n_chunks; c++) free(parts[c].t);
+  free(parts);
+  free(sums);
+  free(st);
+  free(before);
+  return status;
+}
+
+void wt_grid_free(wt_grid *gr)
+{
+  free(gr->tasks);
+  free(gr->bulk_n);
+  free(gr->bulk_w);
+  memset(gr, 0, sizeof *gr);
+}
+
+int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
+                 const wt_grid_stage *b, double theta_max_deg, int bulk,
+                 double min_split, wt_grid *gr)
+{
+  memset(gr, 0, sizeof *gr);
+  if (a->cell_deg != b->cell_deg || (job->is_auto && a != b))
+    return WT_ERR_ARG;
+  /* every task's ranges must be ranges of its catalog */
+  for (int64_t k = 0; k < job->n_tasks; k++) {
+    const wt_task *t = &job->tasks[k];
+    if (t->a0 == t->a1 || t->b0 == t->b1) continue;
+    if (!wt_grid_stage_tree(a, t->a0, t->a1) ||
+        !wt_grid_stage_tree(b, t->b0, t->b1))
+      return WT_ERR_ARG;
+  }
+  const grid_shape *g = &a->shape;
+  const int n_slots = job->bins->n_bins + 2;
+  walk wk;
+  memset(&wk, 0, sizeof wk);
+  wk.n_slots = n_slots;
+  wk.bulk = bulk;
+  wk.min_split = min_split;
+  const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
+  gr->bulk_n = calloc(n_all, sizeof *gr->bulk_n);
+  gr->bulk_w = calloc(n_all, sizeof *gr->bulk_w);
+  int64_t *index = malloc((size_t)g->n_cells * sizeof *index);
+  int status = gr->bulk_n && gr->bulk_w && index ? WT_OK : WT_ERR_NOMEM;
+  if (status == WT_OK) {
+    for (int64_t c = 0; c < g->n_cells; c++) index[c] = -1;
+    wk.upper = job->bins->upper;
+    wk.bulk_n = gr->bulk_n;
+    wk.bulk_w = gr->bulk_w;
+  }
+  const double reach = theta_max_deg * DEG * (1.0 + 1e-9) + 1e-12;
+  const range_tree *indexed = NULL;
+  for (int64_t k = 0; k < job->n_tasks && status == WT_OK; k++) {
+    const wt_task *t = &job->tasks[k];
+    if (t->a0 == t->a1 || t->b0 == t->b1) continue;
+    const range_tree *ta = wt_grid_stage_tree(a, t->a0, t->a1);
+    const range_tree *tb = wt_grid_stage_tree(b, t->b0, t->b1);
+    /* index: the cells of tb by cell id */
+    if (tb != indexed) {
+      if (indexed)
+        for (int64_t j = 0; j < indexed->n_cells; j++)
+          index[indexed->cell_id[j]] = -1;
+      for (int64_t j = 0; j < tb->n_cells; j++) index[tb->cell_id[j]] = j;
+      indexed = tb;
+    }
+    status = refine_task(g, &wk, t, job->is_auto && t->a0 == t->b0, ta, tb,
+                         index, reach, job->n_threads);
+  }
+  free(index);
+  if (status != WT_OK) {
+    free(wk.t);
+    wt_grid_free(gr);
+    return status;
+  }
+  gr->tasks = wk.t;
+  gr->n_tasks = wk.n_tasks;
+  return WT_OK;
+}
