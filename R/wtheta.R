@@ -302,12 +302,17 @@ unique_counts <- function(spec) {
   spec[!duplicated(keys)]
 }
 
-# runs each count once; a list by key
-run_counts <- function(how, cats, counts, edges, threads, progress) {
+# runs each count once; a list by key. `labels` names the catalogs in
+# checkpoints when their names in `cats` are not fit for file names.
+run_counts <- function(how, cats, counts, edges, threads, progress,
+                       labels = NULL) {
+  lab <- function(k) if (is.null(labels)) k else labels[[k]]
   out <- lapply(counts, function(s) {
     count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
                    s$self_pairs, threads, progress,
-                   label = paste0(s$x, "-", s$y %||% s$x))
+                   label = paste0(lab(s$x), "-", lab(s$y %||% s$x),
+                                  if (s$self_pairs && !is.null(labels))
+                                    "-self"))
   })
   stats::setNames(out, vapply(counts, count_key, ""))
 }
@@ -428,7 +433,10 @@ replicate_cov <- function(reps, error) {
 
 #' Covariance of a w(theta) estimate
 #'
-#' @param x A result of [wtheta()].
+#' @param x A result of [wtheta()], or of [wtheta_multi()]: then the joint
+#'   covariance of all its correlations, rows and columns in the order of
+#'   its rows (correlation by correlation, bins within each), named
+#'   `"i j theta"`.
 #' @return The covariance matrix of `w` between bins: from the jackknife or
 #'   bootstrap replicates, or diagonal for Poisson errors; `NULL` for
 #'   `error = "none"`. It is a matrix of class `wtheta_cov`, with
@@ -445,9 +453,9 @@ replicate_cov <- function(reps, error) {
 #' plot(wtheta_cov(w))
 #' @export
 wtheta_cov <- function(x) {
-  if (!inherits(x, "wtheta")) {
-    stop("`x` must be a result of wtheta(), not ", describe(x), ".",
-         call. = FALSE)
+  if (!inherits(x, "wtheta") && !inherits(x, "wtheta_multi")) {
+    stop("`x` must be a result of wtheta() or wtheta_multi(), not ",
+         describe(x), ".", call. = FALSE)
   }
   cov <- attr(x, "cov", exact = TRUE)
   if (is.null(cov)) return(NULL)
