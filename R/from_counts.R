@@ -85,8 +85,9 @@ wtheta_from_counts <- function(dd, dr = NULL, rr = NULL, rd = NULL,
            " estimator.", call. = FALSE)
     }
   }
-  pcs <- pcs[needs]
-  check_counts_agree(pcs, args[needs], is_cross)
+  # counts given beyond the estimator's needs are checked and kept, as
+  # wtheta() keeps all its counts
+  check_counts_agree(pcs, args, is_cross)
   has_p <- !is.null(dd$patch_counts)
   if (is.null(error)) error <- if (has_p) "jackknife" else "poisson"
   error <- match_choice(error, c("poisson", "jackknife", "bootstrap", "none"),
@@ -110,6 +111,7 @@ check_counts_agree <- function(pcs, args, is_cross) {
   ref <- pcs[[1L]]
   for (nm in names(pcs)) {
     pc <- pcs[[nm]]
+    if (is.null(pc)) next
     a <- args[[nm]]
     if (!is.na(kinds[[nm]]) && pc$type != kinds[[nm]]) {
       stop("`", a, "` (", nm, ") must count ", kinds[[nm]], " pairs, but ",
@@ -137,7 +139,8 @@ check_counts_agree <- function(pcs, args, is_cross) {
            "labels), or all without.", call. = FALSE)
     }
   }
-  auto <- names(pcs)[vapply(pcs, function(pc) pc$type == "auto", TRUE)]
+  auto <- names(pcs)[vapply(pcs, function(pc) !is.null(pc) &&
+                              pc$type == "auto", TRUE)]
   sp <- vapply(pcs[auto], `[[`, TRUE, "self_pairs")
   if (length(unique(sp)) > 1L) {
     stop("`", args[[auto[1L]]], "` and `", args[[auto[2L]]], "` were ",
