@@ -436,7 +436,7 @@ replicate_cov <- function(reps, error) {
 #' @param x A result of [wtheta()], or of [wtheta_multi()]: then the joint
 #'   covariance of all its correlations, rows and columns in the order of
 #'   its rows (correlation by correlation, bins within each), named
-#'   `"i j theta"`.
+#'   `"i j theta"`, and with attribute `blocks` (the correlations, `"i-j"`).
 #' @return The covariance matrix of `w` between bins: from the jackknife or
 #'   bootstrap replicates, or diagonal for Poisson errors; `NULL` for
 #'   `error = "none"`. It is a matrix of class `wtheta_cov`, with
@@ -461,7 +461,9 @@ wtheta_cov <- function(x) {
   if (is.null(cov)) return(NULL)
   structure(cov, class = c("wtheta_cov", "matrix", "array"),
             edges = attr(x, "edges", exact = TRUE),
-            error = attr(x, "error", exact = TRUE))
+            error = attr(x, "error", exact = TRUE),
+            blocks = if (inherits(x, "wtheta_multi"))
+              names(attr(x, "entries")))
 }
 
 # w from the normalised counts (a list in the order DD, DR, RR or D1D2,
