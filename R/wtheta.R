@@ -58,18 +58,22 @@
 #' Use at least as many patches as bins whose covariance you need, and
 #' patches larger than the largest angle of interest.
 #'
-#' @param data The galaxy catalog (see [pair_counts()] for the form).
-#' @param random Random points on the same footprint.
+#' @param data The galaxy catalog (see [pair_counts()] for the form), or a
+#'   catalog prepared by [prepare_catalog()].
+#' @param random Random points on the same footprint, as a catalog or
+#'   prepared: a random catalog prepared once serves many calls.
 #' @param bins Bin edges in degrees, for example from [theta_bins()].
 #' @param estimator One of `"LS"`, `"natural"`, `"DP"`, `"Hamilton"`.
-#' @param weights Per-object weights: `NULL`, the name of a column (the
+#' @param weights Per-object weights of the catalogs given unprepared
+#'   (prepared ones keep theirs): `NULL`, the name of a column (the
 #'   catalogs without that column, say randoms, have unit weights; at least
 #'   one must have it), or a list with elements named `data`, `random`
 #'   (and `data2`, `random2`), each a numeric vector or a column name; a
 #'   catalog left out of the list has unit weights.
 #' @param error `"poisson"` (the default), `"jackknife"`, `"bootstrap"` or
 #'   `"none"`; see Errors.
-#' @param patches For jackknife and bootstrap: `NULL` (patches made by
+#' @param patches For jackknife and bootstrap: `NULL` (the patches of the
+#'   prepared catalogs that carry some, or else patches made by
 #'   [sky_patches()] on `random`), a result of [sky_patches()], or labels:
 #'   the name of a column present in every catalog, or a list with elements
 #'   `data`, `random` (and `data2`, `random2`), each labels or a column name.
@@ -96,13 +100,17 @@
 #'   `weighted`, `error`, `cov` (the covariance of w, a matrix; diagonal
 #'   for Poisson errors), `n_patches`, `replicates` (the jackknife or
 #'   bootstrap w, one column each), `patches` (the patches used),
-#'   `pair_counts` (the [pair_counts()] results, raw counts included),
+#'   `pair_counts` (the [pair_counts()] results, raw counts included; R1D2
+#'   of a cross-correlation is the count of `data2` against the randoms,
+#'   transposed; see [wtheta_from_counts()] to reuse them),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
 #'   `n_outside` (pairs outside the edges per count), `edges` and
 #'   `footprint_check` (the [footprint_check()] results, or `NULL`). `w` is
 #'   `NA` in bins where its denominator is zero, and `w_err` in bins where
 #'   that of a replicate is, each with a warning that names the bins.
-#' @seealso [wtheta_cov()] for the covariance, [sky_patches()].
+#' @seealso [wtheta_cov()] for the covariance, [sky_patches()],
+#'   [prepare_catalog()], [wtheta_from_counts()], and [wtheta_multi()] for
+#'   every correlation of several samples.
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, seed = 2)

@@ -149,6 +149,7 @@ test_that("print, plot and autoplot draw every correlation", {
   expect_s3_class(g, "ggplot")
   expect_identical(nrow(g$data), 15L)
   expect_s3_class(m[m$i == "a", ], "data.frame")
+  expect_identical(nrow(m[m$i == "a", ]), 10L)
   expect_false(inherits(m[m$i == "a", ], "wtheta_multi"))
 })
 
