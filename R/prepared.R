@@ -275,13 +275,13 @@ call_catalogs <- function(cats, prepared, w, pat, threads) {
         x$patch <- NULL
         x$patches <- NULL
       } else if (is.null(x$patch)) {
-        # prepared without patches: its points are in their first order
-        x <- if (pat$kind == "centres") {
-          patch_catalog(x$radec, w[[nm]], pat$patches, threads)
-        } else stop("wtheta internal: labels for an unlabelled catalog",
-                    call. = FALSE)
-        x$handle <- cats[[nm]]$handle
-        return(x)
+        # prepared without patches: its points are in their first order;
+        # grouped by patch they are another catalog, with its own handle
+        if (pat$kind != "centres") {
+          stop("wtheta internal: labels for an unlabelled catalog",
+               call. = FALSE)
+        }
+        return(patch_catalog(x$radec, w[[nm]], pat$patches, threads))
       } else if (pat$kind == "labels") {
         x <- relabel_catalog(x, pat$labels)
       }
