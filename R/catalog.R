@@ -93,38 +93,3 @@ check_catalog <- function(cat, arg, columns = c("ra", "dec")) {
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
-
-# short description of an object for error messages
-describe <- function(x) {
-  if (is.null(x)) return("NULL")
-  if (is.atomic(x) && length(x) == 1L) {
-    return(paste0(if (is.character(x)) dQuote(x, FALSE) else format(x),
-                  " (", class(x)[1L], ")"))
-  }
-  if (is.atomic(x) && length(x) <= 5L && length(x) > 0L) {
-    return(paste0("c(", paste(format(x), collapse = ", "), ")"))
-  }
-  paste0("an object of class ", class(x)[1L], " and length ", length(x))
-}
-
-# The one place that matches a choice argument (estimator, error, backend,
-# units): case-insensitive, and a unique prefix is enough, as match.arg()
-# allows ("ls", "jack", "CPU"). The canonical spelling is returned.
-match_choice <- function(x, choices, arg) {
-  if (identical(x, choices)) return(choices[1L])
-  refuse <- function(why = "") {
-    stop("`", arg, "` must be one of ",
-         paste(dQuote(choices, FALSE), collapse = ", "), ", not ",
-         describe(x), why, " (case is ignored; a unique prefix is enough).",
-         call. = FALSE)
-  }
-  if (!is.character(x) || length(x) != 1L || is.na(x) || !nzchar(x)) refuse()
-  hit <- which(tolower(choices) == tolower(x))
-  if (!length(hit)) hit <- which(startsWith(tolower(choices), tolower(x)))
-  if (length(hit) > 1L) {
-    refuse(paste0(", which could be any of ",
-                  paste(dQuote(choices[hit], FALSE), collapse = ", ")))
-  }
-  if (!length(hit)) refuse()
-  choices[hit]
-}

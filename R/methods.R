@@ -589,7 +589,9 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
 #' Draws the correlation matrix of the covariance from [wtheta_cov()] as an
 #' image with a colour key, bins placed at their angles on both axes
 #' (logarithmic for log-spaced bins). Bins where w has no variance (a
-#' correlation that is not defined) are grey.
+#' correlation that is not defined) are grey. The joint covariance of a
+#' [wtheta_multi()] result is drawn as blocks, one per correlation, named on
+#' both axes and separated by lines, with theta increasing within each.
 #'
 #' @param x A covariance from [wtheta_cov()].
 #' @param main Title; the error type and number of bins go under it.
@@ -613,7 +615,14 @@ plot.wtheta_cov <- function(x, main = NULL,
   r <- m / outer(d, d)
   r[!is.finite(r)] <- NA_real_
   e <- attr(x, "edges", exact = TRUE)
+  blocks <- attr(x, "blocks", exact = TRUE)
   axis_name <- expression(theta ~ "(degrees)")
+  if (!is.null(blocks)) {
+    # a joint covariance (wtheta_multi()): one block of bins per
+    # correlation, theta increasing within each
+    return(plot_cov_blocks(r, blocks, attr(x, "error", exact = TRUE), main,
+                           col, ...))
+  }
   if (is.null(e) || length(e) != n + 1L) {
     e <- seq(0.5, n + 0.5)
     axis_name <- "bin"
@@ -657,7 +666,59 @@ cov_matrix <- function(x) {
   m <- unclass(x)
   attr(m, "edges") <- NULL
   attr(m, "error") <- NULL
+  attr(m, "blocks") <- NULL
   m
+}
+
+# the correlation matrix `r` of a joint covariance: blocks of bins (one per
+# correlation) separated by lines and named on both axes
+plot_cov_blocks <- function(r, blocks, err, main, col, ...) {
+  n <- nrow(r)
+  nb <- n / length(blocks)
+  if (is.null(main)) main <- "Correlation of w between correlations and bins"
+  breaks <- seq(-1, 1, length.out = length(col) + 1L)
+  old <- graphics::par(no.readonly = TRUE)
+  on.exit(graphics::par(old))
+  graphics::layout(matrix(1:2, 1L), widths = c(5, 1))
+  lab <- max(strwidth_lines(blocks), 4)
+  graphics::par(oma = c(0, 0, 2.5, 0), mar = c(lab + 2, lab + 1, 1, 1))
+  idx <- seq_len(n)
+  graphics::image(idx, idx, pmin(pmax(r, -1), 1), col = col, breaks = breaks,
+                  xaxt = "n", yaxt = "n", xlab = "", ylab = "", ...)
+  if (anyNA(r)) {
+    graphics::image(idx, idx, ifelse(is.na(r), 0, NA_real_), col = "grey80",
+                    add = TRUE)
+  }
+  cuts <- nb * seq_len(length(blocks) - 1L) + 0.5
+  graphics::abline(v = cuts, h = cuts, col = "grey30")
+  mid <- nb * (seq_along(blocks) - 0.5) + 0.5
+  graphics::axis(1, at = mid, labels = blocks, las = 2, cex.axis = 0.8,
+                 tick = FALSE)
+  graphics::axis(2, at = mid, labels = blocks, las = 1, cex.axis = 0.8,
+                 tick = FALSE)
+  graphics::mtext(expression("correlation; " * theta * " increases within each"),
+                  side = 1, line = lab + 0.8, cex = 0.8)
+  graphics::title(main, outer = TRUE, line = 1)
+  if (!is.null(err)) {
+    graphics::mtext(paste0(err, " errors, ", length(blocks),
+                           " correlations of ", nb, " bins"), side = 3,
+                    outer = TRUE, line = 0, cex = 0.8)
+  }
+  graphics::box()
+  graphics::par(mar = c(lab + 2, 0.5, 1, 4))
+  graphics::image(1, breaks, matrix(breaks[-1L] - diff(breaks) / 2, 1L),
+                  col = col, breaks = breaks, xaxt = "n", yaxt = "n",
+                  xlab = "", ylab = "")
+  graphics::axis(4, las = 1)
+  graphics::mtext("correlation", side = 4, line = 2.5)
+  graphics::box()
+  invisible(r)
+}
+
+# margin lines that the longest of `labels` needs at cex 0.8
+strwidth_lines <- function(labels) {
+  0.8 * max(graphics::strwidth(labels, units = "inches")) /
+    graphics::par("csi") + 1
 }
 
 #' @export

@@ -32,7 +32,9 @@
 #'   sequential plan: the worker is this R session.
 #'
 #' @param x A catalog: a data frame (or matrix) with right ascension and
-#'   declination columns in degrees, as returned by [read_catalog()].
+#'   declination columns in degrees, as returned by [read_catalog()], or a
+#'   catalog prepared once by [prepare_catalog()] (its weights and patches
+#'   are then used; `weights` applies to the catalogs given unprepared).
 #' @param y A second catalog for cross pairs, or `NULL` for auto pairs of
 #'   `x`.
 #' @param bins Bin edges in degrees, for example from [theta_bins()].
@@ -79,7 +81,9 @@
 #'   are matched across catalogs by value, numbers as numbers (1e15 and
 #'   1e15 + 1 are two patches), so the labels of all catalogs must be
 #'   numbers or all strings (factors count as strings); `NA` is not allowed,
-#'   and there may be at most 46,340 distinct labels.
+#'   and there may be at most 46,340 distinct labels. A result of
+#'   [sky_patches()] gives each point its nearest centre. The patches of a
+#'   prepared catalog are used without `patches`.
 #' @param distribute `FALSE` (the default) counts in this R process. `TRUE`
 #'   or a number of blocks `k` cuts each catalog into `k` blocks and counts
 #'   every pair of blocks as a separate task (one future each) through the
@@ -127,7 +131,8 @@
 #'   `weighted` (the weighted counts per bin), `weighted_below`,
 #'   `weighted_above`, `sum_w1`, `sum_w1_sq`, `sum_w2`, `sum_w2_sq` and
 #'   `weighted_pairs` (the weighted count of all pairs, the normaliser);
-#'   with patches also `patches` (the labels, sorted: numbers or strings),
+#'   with patches also `patches` (the labels, sorted: numbers or strings,
+#'   or the [sky_patches()] result),
 #'   `patch_n1`, `patch_n2`
 #'   (points per patch), `patch_counts` (see Patches) and, when weighted,
 #'   `patch_weighted`, `patch_w1`, `patch_w1_sq`, `patch_w2`, `patch_w2_sq`.
@@ -167,45 +172,36 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         timeout = NULL) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
-  a <- as_catalog(x, "x", columns)
-  b <- if (is.null(y)) NULL else as_catalog(y, "y", columns)
+  users <- if (is.null(y)) list(x = x) else list(x = x, y = y)
+  cc <- checked_catalogs(users, columns)
   edges <- bins_edges(bins)
   check_flag(self_pairs, "self_pairs")
   if (self_pairs && !is.null(y)) {
     stop("`self_pairs = TRUE` applies to auto pairs only (y = NULL); cross ",
          "pairs are all n1 * n2 pairs already.", call. = FALSE)
   }
-  cats <- if (is.null(y)) list(x = x) else list(x = x, y = y)
-  w <- object_values(weights, cats, "weights", numeric = TRUE)
+  w <- call_weights(weights, users, cc$prepared)
   check_weight_products(w)
-  p <- object_values(patches, cats, "patches", numeric = FALSE)
-  labels <- NULL
-  if (!is.null(p)) {
-    pn <- patch_numbers(p)
-    labels <- pn$labels
-    p <- pn$numbers
+  carried <- any(vapply(cc$cats[cc$prepared], function(x)
+    !is.null(x$patch), TRUE))
+  pat <- if (!is.null(patches) || carried) {
+    call_patches(patches, users, cc$cats, cc$prepared, NULL, NULL, NULL,
+                 "x")
   }
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
                        retries, timeout)
-  check_memory(nrow(a) + if (is.null(b)) 0 else nrow(b), !is.null(w),
-               !is.null(p), n_bins = length(edges) - 1L,
-               n_patches = length(labels))
+  check_memory(sum(vapply(cc$cats, catalog_size, 0)), !is.null(w),
+               !is.null(pat), n_bins = length(edges) - 1L,
+               n_patches = if (is.null(pat)) 0L else if (pat$kind ==
+                 "labels") length(pat$labels) else nrow(pat$patches))
   threads <- threads_or_default(threads)
   progress <- progress_start(progress, 1L, environment())
-  ua <- unit_vectors(a, threads)
-  ub <- if (!is.null(b)) unit_vectors(b, threads)
-  how <- checkpoint_open(how, "pair_counts", list(ua, ub, edges, self_pairs,
-                                                  w, p, length(labels)))
-  # one C catalog per catalog, its grid freed when the count is done
-  ha <- new_catalog_handle()
-  hb <- if (!is.null(ub)) new_catalog_handle()
-  on.exit({
-    catalog_release(ha)
-    if (!is.null(hb)) catalog_release(hb)
-  }, add = TRUE)
-  pc <- count_planned(how, ua, ub, edges, self_pairs, threads, progress,
-                      w$x, w$y, p$x, p$y, length(labels), ha = ha, hb = hb)
-  if (!is.null(labels)) pc$patches <- labels
+  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
+  on.exit(release_catalogs(cats), add = TRUE)
+  how <- checkpoint_open(how, "pair_counts", checkpoint_key(cats, edges,
+                                                            self_pairs))
+  pc <- count_catalogs(how, cats$x, cats$y, edges, self_pairs, threads,
+                       progress)
   pc$elapsed <- proc.time()[["elapsed"]] - start
   pc
 }

@@ -93,14 +93,6 @@ patch_labels <- function(patches, x, columns = c("ra", "dec"),
                  threads)
 }
 
-# the most patches: the n^2 histograms of pairs of patches are numbered
-# by R integers
-max_patches <- 46340L
-check_n_patches <- function(n) {
-  check_count(n, "n_patches", max_patches,
-              " (n_patches^2 histograms of pairs of patches are numbered)")
-}
-
 # the centre of largest dot product (x cx + y cy) + z cz for each row of u,
 # the first on ties (in C: a 10^5 x 20 max.col took tens of ms)
 nearest_centre <- function(u, centres, threads = wtheta_threads()) {

@@ -433,19 +433,6 @@ with_seed <- function(seed, code) {
   code
 }
 
-# NULL or a whole number set.seed() takes as it is: an R integer other than
-# NA (set.seed(1.5) would silently use 1, set.seed(3e9) fail)
-check_seed <- function(seed) {
-  if (is.null(seed)) return(invisible(NULL))
-  check_number(seed, "seed")
-  if (seed != round(seed) || abs(seed) > .Machine$integer.max) {
-    stop("`seed` must be NULL or a whole number from -",
-         .Machine$integer.max, " to ", .Machine$integer.max, ", not ",
-         describe(seed), ".", call. = FALSE)
-  }
-  invisible(as.integer(seed))
-}
-
 # `[` on a simulated catalog: the footprint and model stay only while the
 # catalog is whole (all rows in order, ra and dec kept); anything else is a
 # plain data frame, since a subset of rows need not fill the footprint nor

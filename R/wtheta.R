@@ -58,18 +58,22 @@
 #' Use at least as many patches as bins whose covariance you need, and
 #' patches larger than the largest angle of interest.
 #'
-#' @param data The galaxy catalog (see [pair_counts()] for the form).
-#' @param random Random points on the same footprint.
+#' @param data The galaxy catalog (see [pair_counts()] for the form), or a
+#'   catalog prepared by [prepare_catalog()].
+#' @param random Random points on the same footprint, as a catalog or
+#'   prepared: a random catalog prepared once serves many calls.
 #' @param bins Bin edges in degrees, for example from [theta_bins()].
 #' @param estimator One of `"LS"`, `"natural"`, `"DP"`, `"Hamilton"`.
-#' @param weights Per-object weights: `NULL`, the name of a column (the
+#' @param weights Per-object weights of the catalogs given unprepared
+#'   (prepared ones keep theirs): `NULL`, the name of a column (the
 #'   catalogs without that column, say randoms, have unit weights; at least
 #'   one must have it), or a list with elements named `data`, `random`
 #'   (and `data2`, `random2`), each a numeric vector or a column name; a
 #'   catalog left out of the list has unit weights.
 #' @param error `"poisson"` (the default), `"jackknife"`, `"bootstrap"` or
 #'   `"none"`; see Errors.
-#' @param patches For jackknife and bootstrap: `NULL` (patches made by
+#' @param patches For jackknife and bootstrap: `NULL` (the patches of the
+#'   prepared catalogs that carry some, or else patches made by
 #'   [sky_patches()] on `random`), a result of [sky_patches()], or labels:
 #'   the name of a column present in every catalog, or a list with elements
 #'   `data`, `random` (and `data2`, `random2`), each labels or a column name.
@@ -96,13 +100,17 @@
 #'   `weighted`, `error`, `cov` (the covariance of w, a matrix; diagonal
 #'   for Poisson errors), `n_patches`, `replicates` (the jackknife or
 #'   bootstrap w, one column each), `patches` (the patches used),
-#'   `pair_counts` (the [pair_counts()] results, raw counts included),
+#'   `pair_counts` (the [pair_counts()] results, raw counts included; R1D2
+#'   of a cross-correlation is the count of `data2` against the randoms,
+#'   transposed; see [wtheta_from_counts()] to reuse them),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
 #'   `n_outside` (pairs outside the edges per count), `edges` and
 #'   `footprint_check` (the [footprint_check()] results, or `NULL`). `w` is
 #'   `NA` in bins where its denominator is zero, and `w_err` in bins where
 #'   that of a replicate is, each with a warning that names the bins.
-#' @seealso [wtheta_cov()] for the covariance, [sky_patches()].
+#' @seealso [wtheta_cov()] for the covariance, [sky_patches()],
+#'   [prepare_catalog()], [wtheta_from_counts()], and [wtheta_multi()] for
+#'   every correlation of several samples.
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, seed = 2)
@@ -131,6 +139,60 @@ wtheta <- function(data, random, bins,
                         "error")
   check_flag(self_pairs, "self_pairs")
   is_cross <- !is.null(data2)
+  check_cross_args(is_cross, random2, self_pairs)
+  users <- list(data = data, random = random, data2 = data2,
+                random2 = random2)
+  users <- users[!vapply(users, is.null, TRUE)]
+  # 1. checks of the catalogs, the bins and the options
+  cc <- checked_catalogs(users, columns)
+  edges <- bins_edges(bins)
+  for (nm in intersect(c("data", "random"), names(users))) {
+    check_enough_points(cc$cats[[nm]], nm, is_cross, self_pairs)
+  }
+  w <- call_weights(weights, users, cc$prepared)
+  check_weight_products(w)
+  check_weight_totals(w, is_cross, self_pairs)
+  resample <- check_error_args(error, patches, n_patches, n_boot, seed)
+  check_flag(check_footprint, "check_footprint")
+  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
+                       retries, timeout)
+  check_call_memory(cc$cats, w, resample, patches, n_patches, error, n_boot,
+                    length(edges) - 1L, n_counts = if (is_cross) 4 else 3)
+  threads <- threads_or_default(threads)
+  # 2. do data and randoms share a footprint?
+  fp <- list(c("data", "random"))
+  if (is_cross) fp[[2L]] <- c("data2", if (!is.null(random2)) "random2" else
+    "random")
+  fchecks <- if (check_footprint) footprint_checks(cc$cats, fp)
+  # 3. the catalogs prepared, with one set of patches when resampling
+  pat <- if (resample) call_patches(patches, users, cc$cats, cc$prepared,
+                                    n_patches, seed, threads, "random")
+  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
+  on.exit(release_catalogs(cats), add = TRUE)
+  if (resample) check_random_patches(cats["random"], pat)
+  # 4. the counts: DD, DR, RR (or the four cross counts)
+  spec <- if (!is_cross) {
+    correlation_spec("data", "random", self_pairs = self_pairs)
+  } else {
+    correlation_spec("data", "random", "data2",
+                     if (is.null(random2)) "random" else "random2")
+  }
+  progress <- progress_start(progress, length(unique_counts(spec)),
+                             environment())
+  how <- checkpoint_open(how, "wtheta", checkpoint_key(cats, edges,
+                                                       self_pairs,
+                                                       is.null(random2)))
+  done <- run_counts(how, cats, unique_counts(spec), edges, threads,
+                     progress)
+  # 5. w, its errors and covariance from the counts
+  out <- wtheta_result(spec_counts(spec, done), estimator, error, n_boot,
+                       seed)
+  finish_result(out, start, fchecks)
+}
+
+# the options of a cross-correlation that only it, or only an
+# auto-correlation, takes
+check_cross_args <- function(is_cross, random2, self_pairs) {
   if (!is_cross && !is.null(random2)) {
     stop("`random2` is for a cross-correlation and needs `data2`.",
          call. = FALSE)
@@ -140,22 +202,19 @@ wtheta <- function(data, random, bins,
          "cross-correlation (`data2` given) counts cross pairs only.",
          call. = FALSE)
   }
-  users <- list(data = data, random = random, data2 = data2,
-                random2 = random2)
-  users <- users[!vapply(users, is.null, TRUE)]
-  cats <- lapply(names(users), function(nm) as_catalog(users[[nm]], nm,
-                                                        columns))
-  names(cats) <- names(users)
-  edges <- bins_edges(bins)
-  for (nm in intersect(c("data", "random"), names(cats))) {
-    if (!is_cross && nrow(cats[[nm]]) < 2L && !self_pairs) {
-      stop("`", nm, "` has ", nrow(cats[[nm]]), " point; w(theta) needs at ",
-           "least 2.", call. = FALSE)
-    }
+}
+
+# an auto-correlation needs pairs
+check_enough_points <- function(x, nm, is_cross, self_pairs) {
+  n <- catalog_size(x)
+  if (!is_cross && n < 2L && !self_pairs) {
+    stop("`", nm, "` has ", n, " point; w(theta) needs at ",
+         "least 2.", call. = FALSE)
   }
-  w <- object_values(weights, users, "weights", numeric = TRUE)
-  check_weight_products(w)
-  check_weight_totals(w, is_cross, self_pairs)
+}
+
+# the arguments of the errors; TRUE when they resample patches
+check_error_args <- function(error, patches, n_patches, n_boot, seed) {
   resample <- error %in% c("jackknife", "bootstrap")
   if (!resample && !is.null(patches)) {
     stop("`patches` is used by error = \"jackknife\" or \"bootstrap\", not ",
@@ -164,122 +223,159 @@ wtheta <- function(data, random, bins,
   if (resample) check_n_patches(n_patches)
   if (error == "bootstrap") check_count(n_boot, "n_boot")
   check_seed(seed)
-  check_flag(check_footprint, "check_footprint")
-  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
-                       retries, timeout)
-  # patches given as labels are counted once read, below; made or given
-  # as centres, they are known now
+  resample
+}
+
+# refuses a call whose memory cannot fit (see R/memory.R)
+check_call_memory <- function(cats, w, resample, patches, n_patches, error,
+                              n_boot, n_bins, n_counts) {
+  # patches given as labels are counted once read; made or given as
+  # centres, they are known now
   n_p <- if (!resample) 0 else if (is.null(patches)) n_patches else
     if (inherits(patches, "wtheta_patches")) nrow(patches) else 0
-  check_memory(sum(vapply(cats, nrow, 0L)), !is.null(w), resample,
-               n_bins = length(edges) - 1L, n_patches = n_p,
+  check_memory(sum(vapply(cats, catalog_size, 0)), !is.null(w), resample,
+               n_bins = n_bins, n_patches = n_p,
                n_replicates = if (error == "bootstrap") n_boot else n_p,
-               n_counts = if (is_cross) 4 else 3)
-  threads <- threads_or_default(threads)
+               n_counts = n_counts)
+}
 
-  fchecks <- NULL
-  if (check_footprint) {
-    pairs <- list(c("data", "random"))
-    if (is_cross) pairs[[2L]] <- c("data2", if (!is.null(cats$random2))
-      "random2" else "random")
-    fchecks <- lapply(pairs, function(pr) {
-      fc <- footprint_check(cats[[pr[1L]]], cats[[pr[2L]]])
-      if (fc$verdict == "mismatch") {
-        warning("`", pr[1L], "` and `", pr[2L], "` do not seem to share a ",
-                "footprint: ", fc$message, ". See ?footprint_check; ",
-                "randoms uniform in area on the footprint come from ",
-                "random_catalog(). check_footprint = FALSE turns this ",
-                "check off.", call. = FALSE)
-      }
-      fc
-    })
-    names(fchecks) <- vapply(pairs, paste, "", collapse = "/")
-  }
-
-  p <- NULL
-  labels <- NULL
-  made <- NULL
-  if (resample) {
-    # each catalog grouped by patch once, not once per count it enters
-    if (is.null(patches) || inherits(patches, "wtheta_patches")) {
-      made <- if (is.null(patches)) {
-        fit_patches(cats$random, "random", n_patches, seed,
-                    threads = threads)
-      } else patches
-      labels <- as.character(seq_len(nrow(made)))
-      g <- lapply(names(cats), function(nm) {
-        patch_vectors(cats[[nm]], attr(made, "centres"), w[[nm]], threads)
-      })
-    } else {
-      pn <- patch_numbers(object_values(patches, users, "patches",
-                                        numeric = FALSE))
-      labels <- pn$labels
-      g <- lapply(names(cats), function(nm) {
-        group_patches(unit_vectors(cats[[nm]], threads), pn$numbers[[nm]],
-                      length(labels), w[[nm]])
-      })
+# footprint_check() of each pair of names c(data, random) in `pairs`,
+# with a warning for each mismatch; named "data/random"
+footprint_checks <- function(cats, pairs) {
+  out <- lapply(pairs, function(pr) {
+    fc <- footprint_check(catalog_radec(cats[[pr[1L]]]),
+                          catalog_radec(cats[[pr[2L]]]))
+    if (fc$verdict == "mismatch") {
+      warning("`", pr[1L], "` and `", pr[2L], "` do not seem to share a ",
+              "footprint: ", fc$message, ". See ?footprint_check; ",
+              "randoms uniform in area on the footprint come from ",
+              "random_catalog(). check_footprint = FALSE turns this ",
+              "check off.", call. = FALSE)
     }
-    names(g) <- names(cats)
-    empty <- which(g$random$counts == 0L)
+    fc
+  })
+  stats::setNames(out, vapply(pairs, paste, "", collapse = "/"))
+}
+
+# every patch needs randoms
+check_random_patches <- function(randoms, pat) {
+  labels <- if (pat$kind == "labels") pat$labels else
+    seq_len(nrow(pat$patches))
+  for (r in randoms) {
+    rg <- attr(r$patch, "ranges")
+    empty <- which(rg[, 2L] - rg[, 1L] == 0)
     if (length(empty)) {
       stop("patch ", dQuote(label_text(labels[empty[1L]]), FALSE),
            " holds no random ",
            "point; every patch needs randoms.", call. = FALSE)
     }
-    u <- lapply(g, `[[`, "xyz")
-    p <- lapply(g, `[[`, "labels")
-    if (!is.null(w)) w <- lapply(g, `[[`, "weights")
-    rm(g)
-  } else {
-    u <- lapply(cats, unit_vectors, threads = threads)
   }
-  progress <- progress_start(progress, if (is_cross) 4L else 3L,
-                             environment())
-  how <- checkpoint_open(how, "wtheta", list(u, w, p, edges, self_pairs,
-                                             length(labels), is.null(random2)))
-  # one C catalog per catalog, shared by every count it enters, so that
-  # its grid is sorted and built once; freed when the call returns
-  handles <- lapply(u, function(x) new_catalog_handle())
-  on.exit(lapply(handles, catalog_release), add = TRUE)
-  count <- function(x, y, sp) {
-    count_planned(how, u[[x]], if (!is.null(y)) u[[y]], edges, sp, threads,
-                  progress, w[[x]], if (!is.null(y)) w[[y]], p[[x]],
-                  if (!is.null(y)) p[[y]], length(labels),
-                  label = paste0(x, "-", if (is.null(y)) x else y),
-                  ha = handles[[x]], hb = if (!is.null(y)) handles[[y]])
+}
+
+# what a checkpoint of a call's counts depends on
+checkpoint_key <- function(cats, edges, self_pairs, ...) {
+  w <- lapply(cats, `[[`, "weights")
+  if (all(vapply(w, is.null, TRUE))) w <- NULL
+  p <- lapply(cats, `[[`, "patch")
+  if (all(vapply(p, is.null, TRUE))) p <- NULL
+  list(lapply(cats, `[[`, "xyz"), w, p, edges, self_pairs,
+       catalog_n_patches(cats[[1L]]), ...)
+}
+
+# The counts of one correlation as a list of specs, in the order of the
+# result's columns: the names in `cats` of the data and randoms (d2, r2
+# NULL for an auto-correlation; r2 == r1 when the samples share randoms).
+# Each spec: column, x, y (NULL for auto pairs), self_pairs, and
+# transposed (the count of y x x, taken from that of x x y so that one
+# count of data and randoms serves both orders).
+correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
+                             self_pairs = FALSE) {
+  s <- function(col, x, y, sp = FALSE, t = FALSE) {
+    list(col = col, x = x, y = y, self_pairs = sp, transposed = t)
   }
-  if (!is_cross) {
-    pcs <- list(DD = count("data", NULL, self_pairs),
-                DR = count("data", "random", FALSE),
-                RR = count("random", NULL, self_pairs))
-  } else {
-    r2 <- if (is.null(random2)) "random" else "random2"
-    pcs <- list(D1D2 = count("data", "data2", FALSE),
-                D1R2 = count("data", r2, FALSE),
-                R1D2 = count("random", "data2", FALSE),
-                R1R2 = if (is.null(random2)) count("random", NULL, FALSE) else
-                  count("random", "random2", FALSE))
+  if (is.null(d2)) {
+    return(list(s("DD", d1, NULL, self_pairs), s("DR", d1, r1),
+                s("RR", r1, NULL, self_pairs)))
   }
-  weighted <- !is.null(w)
-  norm <- lapply(pcs, function(pc) if (weighted) pc$weighted / pc$weighted_pairs
-                 else pc$counts / pc$n_pairs)
+  list(s("D1D2", d1, d2), s("D1R2", d1, r2), s("R1D2", d2, r1, t = TRUE),
+       if (r1 == r2) s("R1R2", r1, NULL) else s("R1R2", r1, r2))
+}
+
+count_key <- function(s) {
+  paste(s$x, s$y %||% s$x, s$self_pairs, sep = "-")
+}
+
+# the distinct counts of a list of specs (one per key)
+unique_counts <- function(spec) {
+  keys <- vapply(spec, count_key, "")
+  spec[!duplicated(keys)]
+}
+
+# runs each count once; a list by key. `labels` names the catalogs in
+# checkpoints when their names in `cats` are not fit for file names.
+run_counts <- function(how, cats, counts, edges, threads, progress,
+                       labels = NULL) {
+  lab <- function(k) if (is.null(labels)) k else labels[[k]]
+  out <- lapply(counts, function(s) {
+    count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
+                   s$self_pairs, threads, progress,
+                   label = paste0(lab(s$x), "-", lab(s$y %||% s$x),
+                                  if (s$self_pairs && !is.null(labels))
+                                    "-self"))
+  })
+  stats::setNames(out, vapply(counts, count_key, ""))
+}
+
+# the counts of one correlation from those done, named by column
+spec_counts <- function(spec, done) {
+  out <- lapply(spec, function(s) {
+    pc <- done[[count_key(s)]]
+    if (s$transposed) transpose_counts(pc) else pc
+  })
+  stats::setNames(out, vapply(spec, `[[`, "", "col"))
+}
+
+# elapsed seconds and footprint checks, set on a result last
+finish_result <- function(out, start, fchecks = NULL) {
+  attr(out, "elapsed") <- proc.time()[["elapsed"]] - start
+  attr(out, "footprint_check") <- fchecks
+  out
+}
+
+# The one estimation path of wtheta(), wtheta_from_counts() and
+# wtheta_multi(): a wtheta object from the counts `pcs` (named DD, DR, RR
+# or D1D2, D1R2, R1D2, R1R2; an element may be NULL when the estimator
+# does not need it). `m`: patch multiplicities of the replicates when
+# given (wtheta_multi() shares one draw among its correlations).
+wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
+                          m = NULL) {
+  is_cross <- "D1D2" %in% names(pcs)
+  first <- pcs[[1L]]
+  edges <- first$edges
+  weighted <- !is.null(first$weighted)
+  resample <- error %in% c("jackknife", "bootstrap")
+  norm <- lapply(pcs, function(pc) {
+    if (is.null(pc)) return(NULL)
+    if (weighted) pc$weighted / pc$weighted_pairs else pc$counts / pc$n_pairs
+  })
   wv <- estimate_w(norm, estimator, is_cross, warn = TRUE)
   nb <- length(edges) - 1L
   out <- data.frame(theta_lo = edges[-(nb + 1L)], theta_hi = edges[-1L])
   out$theta <- (out$theta_lo + out$theta_hi) / 2
   for (nm in names(pcs)) {
+    if (is.null(pcs[[nm]])) next
     out[[nm]] <- if (weighted) pcs[[nm]]$weighted else pcs[[nm]]$counts
   }
   out$w <- wv
   cov <- NULL
   reps <- NULL
   if (error == "poisson") {
-    raw <- pcs[[1L]]$counts
+    raw <- first$counts
     out$w_err <- ifelse(raw > 0, abs(1 + wv) / sqrt(raw), NA_real_)
     cov <- diag(out$w_err^2, nb)
   } else if (resample) {
     reps <- replicate_w(pcs, estimator, is_cross, error, n_boot, seed,
-                        weighted)
+                        weighted, m)
     bad <- which(rowSums(!is.finite(reps)) > 0)
     if (length(bad)) {
       warning("w_err is NA in ", length(bad), " bin(s) where a ", error,
@@ -289,40 +385,67 @@ wtheta <- function(data, random, bins,
               if (length(bad) > 10L) ", ...", "; widen the bins, use ",
               "fewer patches or add randoms.", call. = FALSE)
     }
-    cov <- if (error == "jackknife") {
-      P <- ncol(reps)
-      d <- reps - rowMeans(reps)
-      (P - 1) / P * tcrossprod(d)
-    } else {
-      stats::cov(t(reps))
-    }
+    cov <- replicate_cov(reps, error)
     out$w_err <- sqrt(diag(cov))
   }
   if (!is.null(cov)) {
     nm <- format(out$theta)
     dimnames(cov) <- list(nm, nm)
   }
+  n <- function(pc, k) {
+    if (is.null(pc)) return(NULL)
+    x <- pc[[k]]
+    if (x <= .Machine$integer.max) as.integer(x) else x
+  }
+  na_null <- function(x) if (is.null(x)) NA_integer_ else x
+  sizes <- if (!is_cross) {
+    list(n_data = n(first, "n1"),
+         n_random = na_null(n(pcs$RR, "n1") %||% n(pcs$DR, "n2")))
+  } else {
+    list(n_data = n(first, "n1"),
+         n_random = na_null(n(pcs$R1D2, "n1") %||% n(pcs$R1R2, "n1")),
+         n_data2 = n(first, "n2"),
+         n_random2 = na_null(n(pcs$D1R2, "n2") %||% n(pcs$R1R2, "n2")))
+  }
+  used <- pcs[!vapply(pcs, is.null, TRUE)]
   structure(out, class = c("wtheta", "data.frame"),
             type = if (is_cross) "cross" else "auto",
-            n_data = nrow(cats$data), n_random = nrow(cats$random),
-            n_data2 = if (is_cross) nrow(cats$data2),
-            n_random2 = if (is_cross) nrow(cats[[r2]]),
-            estimator = estimator, self_pairs = self_pairs,
+            n_data = sizes$n_data, n_random = sizes$n_random,
+            n_data2 = sizes$n_data2, n_random2 = sizes$n_random2,
+            estimator = estimator,
+            self_pairs = if (is_cross) FALSE else first$self_pairs,
             weighted = weighted, error = error, cov = cov,
-            n_patches = if (resample) length(labels) else NA_integer_,
+            n_patches = if (resample) dim(first$patch_counts)[1L] else
+              NA_integer_,
             replicates = reps,
-            patches = if (resample) (if (!is.null(made)) made else labels),
-            pair_counts = pcs,
-            backend = pcs[[1L]]$backend, devices = pcs[[1L]]$devices,
-            threads = pcs[[1L]]$threads,
-            elapsed = proc.time()[["elapsed"]] - start,
-            n_outside = vapply(pcs, `[[`, 0, "n_outside"),
-            edges = edges, footprint_check = fchecks)
+            patches = if (resample) first$patches,
+            pair_counts = used,
+            backend = first$backend, devices = first$devices,
+            threads = first$threads,
+            elapsed = NA_real_,
+            n_outside = vapply(used, `[[`, 0, "n_outside"),
+            edges = edges, footprint_check = NULL)
+}
+
+# the covariance of replicate w (bins x replicates, or any stack of
+# rows): jackknife (P - 1) / P sum (w_k - mean)(w_k - mean)^T, bootstrap
+# the sample covariance
+replicate_cov <- function(reps, error) {
+  if (error == "jackknife") {
+    P <- ncol(reps)
+    d <- reps - rowMeans(reps)
+    (P - 1) / P * tcrossprod(d)
+  } else {
+    stats::cov(t(reps))
+  }
 }
 
 #' Covariance of a w(theta) estimate
 #'
-#' @param x A result of [wtheta()].
+#' @param x A result of [wtheta()], or of [wtheta_multi()]: then the joint
+#'   covariance of all its correlations, rows and columns in the order of
+#'   its rows (correlation by correlation, bins within each), named
+#'   `"i j theta"`, and with attribute `blocks` (the correlations, `"i-j"`).
 #' @return The covariance matrix of `w` between bins: from the jackknife or
 #'   bootstrap replicates, or diagonal for Poisson errors; `NULL` for
 #'   `error = "none"`. It is a matrix of class `wtheta_cov`, with
@@ -339,15 +462,17 @@ wtheta <- function(data, random, bins,
 #' plot(wtheta_cov(w))
 #' @export
 wtheta_cov <- function(x) {
-  if (!inherits(x, "wtheta")) {
-    stop("`x` must be a result of wtheta(), not ", describe(x), ".",
-         call. = FALSE)
+  if (!inherits(x, "wtheta") && !inherits(x, "wtheta_multi")) {
+    stop("`x` must be a result of wtheta() or wtheta_multi(), not ",
+         describe(x), ".", call. = FALSE)
   }
   cov <- attr(x, "cov", exact = TRUE)
   if (is.null(cov)) return(NULL)
   structure(cov, class = c("wtheta_cov", "matrix", "array"),
             edges = attr(x, "edges", exact = TRUE),
-            error = attr(x, "error", exact = TRUE))
+            error = attr(x, "error", exact = TRUE),
+            blocks = if (inherits(x, "wtheta_multi"))
+              names(attr(x, "entries")))
 }
 
 # w from the normalised counts (a list in the order DD, DR, RR or D1D2,
@@ -418,13 +543,14 @@ bootstrap_seed <- function(seed) {
 # patch a the multiplicity m[a, r]; a pair between patches a and b then
 # counts m_a m_b times, and the normalisers follow the same rule.
 replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
-                        weighted) {
+                        weighted, m = NULL) {
   P <- dim(pcs[[1L]]$patch_counts)[1L]
-  m <- patch_multiplicities(error, P, n_boot, seed)
+  if (is.null(m)) m <- patch_multiplicities(error, P, n_boot, seed)
   # mm[a + (b - 1) P, r] = m[a, r] m[b, r]
   mm <- if (error != "jackknife") m[rep(seq_len(P), P), , drop = FALSE] *
     m[rep(seq_len(P), each = P), , drop = FALSE]
   norm <- lapply(pcs, function(pc) {
+    if (is.null(pc)) return(NULL)
     is_auto <- pc$type == "auto"
     arr <- if (weighted) pc$patch_weighted else pc$patch_counts
     nb <- dim(arr)[3L]

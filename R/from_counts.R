@@ -1,0 +1,179 @@
+#' w(theta) from stored pair counts
+#'
+#' Combines [pair_counts()] results, counted once and kept (say with
+#' `saveRDS()`), into the w(theta) that [wtheta()] would give from the same
+#' catalogs: the same object, errors included. [wtheta()] keeps its counts
+#' as the attribute `pair_counts`, so they can be reused too.
+#'
+#' For an auto-correlation give `dd` (data-data, auto pairs), `dr`
+#' (data-random, cross pairs, data as `x`) and `rr` (random-random, auto
+#' pairs); for a cross-correlation of D1 and D2 give `dd` = D1D2, `dr` =
+#' D1R2, `rd` = R1D2 (randoms of D1 as `x`) and `rr` = R1R2 (the auto
+#' count of shared randoms, or the cross count of R1 and R2). Only the
+#' counts the estimator needs are required: `"natural"` needs `dd` and
+#' `rr`, `"DP"` `dd` and `dr`.
+#'
+#' The counts must agree, or they are refused with a message naming the
+#' argument: the same bin edges; all weighted or none; the same
+#' `self_pairs` for the auto counts; the same catalogs where two counts
+#' share one (points and weight sums); and, for jackknife or bootstrap
+#' errors, the same patches.
+#'
+#' @param dd,dr,rr,rd [pair_counts()] results, see Details.
+#' @param estimator One of `"LS"`, `"natural"`, `"DP"`, `"Hamilton"`, as in
+#'   [wtheta()].
+#' @param error `"poisson"`, `"jackknife"`, `"bootstrap"` or `"none"`, as in
+#'   [wtheta()]; `NULL` (the default) is `"jackknife"` when the counts carry
+#'   patches and `"poisson"` otherwise.
+#' @param n_boot,seed For bootstrap errors, as in [wtheta()].
+#' @return A `wtheta` object as [wtheta()] returns it; `footprint_check`
+#'   is `NULL` and `elapsed` the seconds of this call.
+#' @seealso [wtheta()], [pair_counts()], [prepare_catalog()].
+#' @examples
+#' sim <- simulate_catalog(2000, seed = 1)
+#' ran <- prepare_catalog(random_catalog(4000, seed = 2), n_patches = 8,
+#'                        seed = 3)
+#' gal <- prepare_catalog(sim, patches = ran$patches)
+#' b <- theta_bins(0.1, 5, n = 6, log = TRUE)
+#' rr <- pair_counts(ran, bins = b, threads = 1)
+#' dd <- pair_counts(gal, bins = b, threads = 1)
+#' dr <- pair_counts(gal, ran, bins = b, threads = 1)
+#' w <- wtheta_from_counts(dd, dr, rr)
+#' w$w_err
+#' # the same as wtheta() on the same catalogs
+#' all.equal(w$w, wtheta(gal, ran, b, error = "jackknife", threads = 1)$w)
+#' @export
+wtheta_from_counts <- function(dd, dr = NULL, rr = NULL, rd = NULL,
+                               estimator = c("LS", "natural", "DP",
+                                             "Hamilton"),
+                               error = NULL, n_boot = 500, seed = NULL) {
+  start <- proc.time()[["elapsed"]]
+  estimator <- match_choice(estimator, c("LS", "natural", "DP", "Hamilton"),
+                            "estimator")
+  is_pc <- function(x, arg) {
+    if (!is.null(x) && !inherits(x, "pair_counts")) {
+      stop("`", arg, "` must be a pair_counts object (from pair_counts() ",
+           "or attr(<wtheta>, \"pair_counts\")), not ", describe(x), ".",
+           call. = FALSE)
+    }
+  }
+  is_pc(dd, "dd")
+  if (is.null(dd)) stop("`dd` is needed.", call. = FALSE)
+  is_pc(dr, "dr")
+  is_pc(rr, "rr")
+  is_pc(rd, "rd")
+  is_cross <- dd$type == "cross"
+  pcs <- if (!is_cross) {
+    if (!is.null(rd)) {
+      stop("`rd` (R1D2) is for a cross-correlation, but `dd` counts auto ",
+           "pairs.", call. = FALSE)
+    }
+    list(DD = dd, DR = dr, RR = rr)
+  } else list(D1D2 = dd, D1R2 = dr, R1D2 = rd, R1R2 = rr)
+  args <- stats::setNames(c("dd", "dr", "rd", "rr")[c(1L, 2L, if (is_cross)
+    3L, 4L)], names(pcs))
+  needs <- if (!is_cross) {
+    switch(estimator, LS = c("DD", "DR", "RR"), natural = c("DD", "RR"),
+           DP = c("DD", "DR"), Hamilton = c("DD", "DR", "RR"))
+  } else {
+    switch(estimator, LS = names(pcs), natural = c("D1D2", "R1R2"),
+           DP = c("D1D2", "D1R2"), Hamilton = names(pcs))
+  }
+  for (nm in needs) {
+    if (is.null(pcs[[nm]])) {
+      stop("`", args[[nm]], "` (", nm, ") is needed by the ", estimator,
+           " estimator.", call. = FALSE)
+    }
+  }
+  # counts given beyond the estimator's needs are checked and kept, as
+  # wtheta() keeps all its counts
+  check_counts_agree(pcs, args, is_cross)
+  has_p <- !is.null(dd$patch_counts)
+  if (is.null(error)) error <- if (has_p) "jackknife" else "poisson"
+  error <- match_choice(error, c("poisson", "jackknife", "bootstrap", "none"),
+                        "error")
+  if (error %in% c("jackknife", "bootstrap") && !has_p) {
+    stop("error = \"", error, "\" needs counts with patches (pair_counts() ",
+         "with `patches`, or prepared catalogs with patches); `dd` has none.",
+         call. = FALSE)
+  }
+  if (error == "bootstrap") check_count(n_boot, "n_boot")
+  check_seed(seed)
+  out <- wtheta_result(pcs, estimator, error, n_boot, seed)
+  finish_result(out, start)
+}
+
+# the counts given to wtheta_from_counts() agree: kinds, bins,
+# conventions, catalogs shared, patches
+check_counts_agree <- function(pcs, args, is_cross) {
+  kinds <- if (!is_cross) c(DD = "auto", DR = "cross", RR = "auto") else
+    c(D1D2 = "cross", D1R2 = "cross", R1D2 = "cross", R1R2 = NA)
+  ref <- pcs[[1L]]
+  for (nm in names(pcs)) {
+    pc <- pcs[[nm]]
+    if (is.null(pc)) next
+    a <- args[[nm]]
+    if (!is.na(kinds[[nm]]) && pc$type != kinds[[nm]]) {
+      stop("`", a, "` (", nm, ") must count ", kinds[[nm]], " pairs, but ",
+           "it counts ", pc$type, " pairs.", call. = FALSE)
+    }
+    if (!identical(pc$edges, ref$edges)) {
+      stop("`", a, "` has other bins than `", args[[1L]], "` (",
+           length(pc$edges) - 1L, " bins from ", format(pc$edges[1L]),
+           " to ", format(pc$edges[length(pc$edges)]), " degrees, against ",
+           length(ref$edges) - 1L, " from ", format(ref$edges[1L]), " to ",
+           format(ref$edges[length(ref$edges)]), "); count them with the ",
+           "same bins.", call. = FALSE)
+    }
+    if (is.null(pc$weighted) != is.null(ref$weighted)) {
+      stop("`", a, "` is ", if (is.null(pc$weighted)) "unweighted" else
+        "weighted", " but `", args[[1L]], "` is ",
+        if (is.null(ref$weighted)) "unweighted" else "weighted",
+        "; count all with weights or none.", call. = FALSE)
+    }
+    if (is.null(pc$patch_counts) != is.null(ref$patch_counts) ||
+        !identical(pc$patches, ref$patches) ||
+        !identical(dim(pc$patch_counts)[1:2], dim(ref$patch_counts)[1:2])) {
+      stop("`", a, "` has other patches than `", args[[1L]], "`; count all ",
+           "with the same patches (the same sky_patches() result or ",
+           "labels), or all without.", call. = FALSE)
+    }
+  }
+  auto <- names(pcs)[vapply(pcs, function(pc) !is.null(pc) &&
+                              pc$type == "auto", TRUE)]
+  sp <- vapply(pcs[auto], `[[`, TRUE, "self_pairs")
+  if (length(unique(sp)) > 1L) {
+    stop("`", args[[auto[1L]]], "` and `", args[[auto[2L]]], "` were ",
+         "counted with different `self_pairs` (", sp[[1L]], " and ",
+         sp[[2L]], "); count them with the same convention.", call. = FALSE)
+  }
+  # the same catalog on both sides: (count, side) pairs that must match
+  same <- if (!is_cross) {
+    list(data = list(c("DD", "1"), c("DR", "1")),
+         random = list(c("DR", "2"), c("RR", "1")))
+  } else {
+    list(data = list(c("D1D2", "1"), c("D1R2", "1")),
+         data2 = list(c("D1D2", "2"), c("R1D2", "2")),
+         random = list(c("R1D2", "1"), c("R1R2", "1")),
+         random2 = list(c("D1R2", "2"), c("R1R2", "2")))
+  }
+  side <- function(pc, s) {
+    if (pc$type == "auto") s <- "1"
+    list(n = pc[[paste0("n", s)]], w = pc[[paste0("sum_w", s)]])
+  }
+  for (what in names(same)) {
+    ab <- same[[what]]
+    if (is.null(pcs[[ab[[1L]][1L]]]) || is.null(pcs[[ab[[2L]][1L]]])) next
+    x <- side(pcs[[ab[[1L]][1L]]], ab[[1L]][2L])
+    y <- side(pcs[[ab[[2L]][1L]]], ab[[2L]][2L])
+    if (!identical(x$n, y$n) || !isTRUE(all.equal(x$w, y$w))) {
+      stop("`", args[[ab[[1L]][1L]]], "` and `", args[[ab[[2L]][1L]]], "` ",
+           "do not count the same ", what, " catalog (",
+           format_n(x$n), " points", if (!is.null(x$w))
+             paste0(", weight sum ", format(x$w)), " against ",
+           format_n(y$n), if (!is.null(y$w))
+             paste0(", weight sum ", format(y$w)), ").", call. = FALSE)
+    }
+  }
+  invisible()
+}

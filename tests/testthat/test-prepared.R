@@ -1,0 +1,225 @@
+# prepare_catalog() and wtheta_from_counts(): prepared catalogs give the
+# results of unprepared ones, and counts kept give the w(theta) of wtheta()
+
+# a result without what depends on the clock
+strip_time <- function(x) {
+  attr(x, "elapsed") <- NULL
+  attr(x, "footprint_check") <- NULL
+  pcs <- attr(x, "pair_counts")
+  if (!is.null(pcs)) {
+    attr(x, "pair_counts") <- lapply(pcs, strip_count)
+  }
+  x
+}
+strip_count <- function(pc) {
+  pc$elapsed <- NULL
+  pc$grid_plan_s <- NULL
+  pc
+}
+
+set.seed(11)
+gal <- random_sky(400, ra = c(0, 30), dec = c(-15, 15))
+gal$w <- runif(400, 0.5, 2)
+gal$lab <- sample(c(3, 7, 9), 400, replace = TRUE)
+ran <- random_sky(900, ra = c(0, 30), dec = c(-15, 15))
+ran$lab <- sample(c(3, 5, 7, 9), 900, replace = TRUE)
+b <- theta_bins(0.5, 20, n = 6, log = TRUE)
+
+test_that("a prepared catalog holds unit vectors, weights and patches", {
+  gp <- prepare_catalog(gal, weights = "w", threads = 1)
+  expect_s3_class(gp, "wtheta_prepared")
+  expect_identical(gp$n, 400L)
+  u <- ref_unit(gal)
+  expect_equal(unname(gp$xyz), cbind(u$x, u$y, u$z), tolerance = 1e-15)
+  expect_identical(gp$weights, gal$w)
+  expect_null(gp$patch)
+  expect_true(is.environment(gp$handle))
+  # copies share the handle
+  gp2 <- gp
+  assign("x", 1, envir = gp$handle)
+  expect_identical(get("x", envir = gp2$handle), 1)
+  expect_output(print(gp), "400 points, weighted, no patches")
+
+  p <- sky_patches(ran, n_patches = 4, seed = 1, threads = 1)
+  gq <- prepare_catalog(gal, weights = "w", patches = p, threads = 1)
+  lab <- patch_labels(p, gal, threads = 1)
+  ord <- order(lab)
+  # grouped by patch, stably, with the weights alongside
+  expect_equal(unname(gq$xyz), cbind(u$x, u$y, u$z)[ord, ], tolerance = 1e-15)
+  expect_identical(gq$weights, gal$w[ord])
+  expect_identical(as.vector(gq$patch), sort(lab))
+  expect_identical(unname(attr(gq$patch, "ranges")[, "end"]),
+                   as.double(cumsum(tabulate(lab, 4))))
+  expect_output(print(gq), "4 k-means patches")
+
+  gl <- prepare_catalog(gal, patches = "lab", threads = 1)
+  expect_identical(gl$patches, c(3, 7, 9))
+  expect_identical(as.vector(gl$patch), sort(match(gal$lab, c(3, 7, 9))))
+
+  expect_error(prepare_catalog(gal, weights = "nope"), "nope")
+  expect_error(prepare_catalog(gp), "prepared catalog already")
+  expect_error(prepare_catalog(gal, patches = p, n_patches = 3),
+               "not both")
+})
+
+test_that("pair_counts() of prepared catalogs are those of the catalogs", {
+  gp <- prepare_catalog(gal, weights = "w", threads = 1)
+  rp <- prepare_catalog(ran, threads = 1)
+  dd <- pair_counts(gp, bins = b, threads = 1, backend = "cpu")
+  expect_equal(slots_of(dd), ref_slots(gal, NULL, b))
+  expect_equal(c(dd$weighted_below, dd$weighted, dd$weighted_above),
+               ref_weighted(gal, NULL, b, gal$w), tolerance = 1e-12)
+  expect_identical(strip_count(dd),
+                   strip_count(pair_counts(gal, bins = b, weights = "w",
+                                           threads = 1, backend = "cpu")))
+  # a weighted prepared catalog against an unprepared one: unit weights
+  dr <- pair_counts(gp, ran, bins = b, threads = 1, backend = "cpu")
+  expect_identical(strip_count(dr),
+                   strip_count(pair_counts(gal, ran, bins = b, weights = "w",
+                                           threads = 1, backend = "cpu")))
+  expect_equal(dr$weighted, ref_weighted(gal, ran, b, gal$w,
+                                         rep(1, 900))[2:7],
+               tolerance = 1e-12)
+  # labels: the union of the catalogs' labels numbers the patches
+  gl <- prepare_catalog(gal, patches = "lab", threads = 1)
+  rl <- prepare_catalog(ran, patches = "lab", threads = 1)
+  pl <- pair_counts(gl, rl, bins = b, threads = 1, backend = "cpu")
+  ref <- pair_counts(gal, ran, bins = b, patches = "lab", threads = 1,
+                     backend = "cpu")
+  expect_identical(strip_count(pl), strip_count(ref))
+  expect_identical(pl$patches, c(3, 5, 7, 9))
+  expect_equal(sum(pl$patch_counts[1, 2, ]),
+                   sum(ref_slots(gal[gal$lab == 3, ], ran[ran$lab == 5, ],
+                                 b)[2:7]))
+})
+
+test_that("wtheta() of prepared catalogs is that of the catalogs", {
+  for (err in c("poisson", "jackknife", "bootstrap")) {
+    args <- list(bins = b, error = err, n_patches = 5, seed = 4,
+                 n_boot = 20, threads = 1, backend = "cpu",
+                 check_footprint = FALSE)
+    plain <- do.call(wtheta, c(list(gal, ran, weights = "w"), args))
+    prep <- do.call(wtheta, c(list(prepare_catalog(gal, weights = "w"),
+                                   prepare_catalog(ran)), args))
+    expect_identical(strip_time(prep), strip_time(plain))
+  }
+  # a prepared random with patches: its patches are used
+  rp <- prepare_catalog(ran, n_patches = 5, seed = 9, threads = 1)
+  w1 <- wtheta(gal, rp, b, error = "jackknife", threads = 1,
+               backend = "cpu")
+  w2 <- wtheta(gal, ran, b, error = "jackknife", patches = rp$patches,
+               threads = 1, backend = "cpu")
+  expect_identical(strip_time(w1), strip_time(w2))
+  expect_identical(attr(w1, "n_patches"), 5L)
+  # other patches are refused
+  gp <- prepare_catalog(gal, n_patches = 5, seed = 1, threads = 1)
+  expect_error(wtheta(gp, rp, b, error = "jackknife", threads = 1),
+               "other patches")
+  expect_error(wtheta(gal, rp, b, error = "jackknife", threads = 1,
+                      patches = sky_patches(ran, 5, seed = 2)),
+               "other patches")
+  expect_error(wtheta(prepare_catalog(gal, patches = "lab"), rp, b,
+                      error = "jackknife", threads = 1),
+               "different patches")
+  expect_error(wtheta(prepare_catalog(gal, patches = "lab"), ran, b,
+                      error = "jackknife", threads = 1),
+               "has no patch labels")
+  expect_error(wtheta(gal, prepare_catalog(ran), b, threads = 1,
+                      weights = list(random = "w")),
+               "prepared catalog")
+  # labels with different sets per catalog: numbered by their union, as
+  # wtheta() numbers them
+  wl <- wtheta(prepare_catalog(gal, patches = "lab"),
+               prepare_catalog(ran, patches = "lab"), b, error = "jackknife",
+               threads = 1, backend = "cpu", check_footprint = FALSE)
+  wr <- wtheta(gal, ran, b, error = "jackknife", patches = "lab",
+               threads = 1, backend = "cpu", check_footprint = FALSE)
+  expect_identical(strip_time(wl), strip_time(wr))
+})
+
+test_that("wtheta_from_counts() gives wtheta()'s result from its counts", {
+  g2 <- random_sky(300, ra = c(0, 30), dec = c(-15, 15))
+  r2 <- random_sky(700, ra = c(0, 30), dec = c(-15, 15))
+  for (est in c("LS", "natural", "DP", "Hamilton")) {
+    for (err in c("poisson", "jackknife", "bootstrap", "none")) {
+      w <- wtheta(gal, ran, b, estimator = est, error = err, weights = "w",
+                  n_patches = 5, seed = 3, n_boot = 30, threads = 1,
+                  backend = "cpu", check_footprint = FALSE)
+      p <- attr(w, "pair_counts")
+      f <- wtheta_from_counts(p$DD, p$DR, p$RR, estimator = est,
+                              error = err, n_boot = 30, seed = 3)
+      expect_identical(strip_time(f), strip_time(w))
+      wc <- wtheta(gal, ran, b, data2 = g2, random2 = r2, estimator = est,
+                   error = err, n_patches = 5, seed = 3, n_boot = 30,
+                   threads = 1, backend = "cpu", check_footprint = FALSE)
+      p <- attr(wc, "pair_counts")
+      f <- wtheta_from_counts(p$D1D2, p$D1R2, p$R1R2, p$R1D2,
+                              estimator = est, error = err, n_boot = 30,
+                              seed = 3)
+      expect_identical(strip_time(f), strip_time(wc))
+    }
+  }
+  # the natural estimator from DD and RR alone
+  w <- wtheta(gal, ran, b, estimator = "natural", threads = 1,
+              check_footprint = FALSE)
+  p <- attr(w, "pair_counts")
+  f <- wtheta_from_counts(p$DD, rr = p$RR, estimator = "natural")
+  expect_identical(f$w, w$w)
+  expect_identical(f$w, (p$DD$counts / p$DD$n_pairs) /
+                     (p$RR$counts / p$RR$n_pairs) - 1)
+  expect_false("DR" %in% names(f))
+  # patches give jackknife errors by default
+  rp <- prepare_catalog(ran, n_patches = 5, seed = 1, threads = 1)
+  gp <- prepare_catalog(gal, patches = rp$patches, threads = 1)
+  f <- wtheta_from_counts(pair_counts(gp, bins = b, threads = 1),
+                          pair_counts(gp, rp, bins = b, threads = 1),
+                          pair_counts(rp, bins = b, threads = 1))
+  expect_identical(strip_time(f),
+                   strip_time(wtheta(gp, rp, b, error = "jackknife",
+                                     threads = 1, check_footprint = FALSE)))
+})
+
+test_that("wtheta_from_counts() refuses counts that do not agree", {
+  dd <- pair_counts(gal, bins = b, threads = 1)
+  dr <- pair_counts(gal, ran, bins = b, threads = 1)
+  rr <- pair_counts(ran, bins = b, threads = 1)
+  expect_error(wtheta_from_counts(dd, dr), "`rr` \\(RR\\) is needed by the LS")
+  expect_error(wtheta_from_counts(dd, dr, pair_counts(ran, bins = b[-1],
+                                                      threads = 1)),
+               "`rr` has other bins than `dd`")
+  expect_error(wtheta_from_counts(dd, dr, pair_counts(ran, bins = b,
+                                                      self_pairs = TRUE,
+                                                      threads = 1)),
+               "different `self_pairs`")
+  expect_error(wtheta_from_counts(pair_counts(gal, bins = b, weights = "w",
+                                              threads = 1), dr, rr),
+               "`dr` is unweighted but `dd` is weighted")
+  expect_error(wtheta_from_counts(dd, dr, pair_counts(ran[-1, ], bins = b,
+                                                      threads = 1)),
+               "do not count the same random catalog")
+  expect_error(wtheta_from_counts(dd, rr, rr), "`dr` \\(DR\\) must count cross")
+  expect_error(wtheta_from_counts(dd, dr, pair_counts(ran, bins = b,
+                                                      patches = "lab",
+                                                      threads = 1)),
+               "`rr` has other patches")
+  expect_error(wtheta_from_counts(dd, dr, rr, error = "jackknife"),
+               "needs counts with patches")
+  expect_error(wtheta_from_counts(dd, dr, list()), "pair_counts object")
+})
+
+test_that("counts saved in one session give the same w(theta) in another", {
+  w <- wtheta(gal, ran, b, error = "jackknife", weights = "w", n_patches = 5,
+              seed = 2, threads = 1, backend = "cpu",
+              check_footprint = FALSE)
+  f_in <- tempfile(fileext = ".rds")
+  f_out <- tempfile(fileext = ".rds")
+  on.exit(unlink(c(f_in, f_out)))
+  saveRDS(attr(w, "pair_counts"), f_in)
+  res <- run_in_child_io(c(
+    "library(wtheta)",
+    sprintf("p <- readRDS(%s)", deparse(f_in)),
+    sprintf("saveRDS(wtheta_from_counts(p$DD, p$DR, p$RR), %s)",
+            deparse(f_out))))
+  expect_identical(res$status, 0L)
+  expect_identical(strip_time(readRDS(f_out)), strip_time(w))
+})
