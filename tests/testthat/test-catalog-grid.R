@@ -147,3 +147,44 @@ test_that("a catalog handle keeps its grid for counts with the same cells", {
   expect_error(count(uy, NULL, e1, hx, NULL),
                "a catalog handle used for other points")
 })
+
+test_that("a prepared catalog keeps its grid from one call to the next", {
+  set.seed(43)
+  d <- sky_box(2000)
+  r <- sky_box(4000)
+  r$w <- runif(4000, 0.5, 1.5)
+  e <- c(0.05, 0.3, 0.8, 2)
+  P <- sky_patches(r, 6, seed = 1, threads = 1)
+  rp <- prepare_catalog(r, weights = "w", patches = P, threads = 1)
+  run <- function(rand, ...) wtheta(d, rand, bins = e, backend = "cpu",
+                                    threads = test_threads(), weights = "w",
+                                    check_footprint = FALSE,
+                                    progress = FALSE, ...)
+  first <- counting_builds(TRUE, run(rp, error = "jackknife", patches = P))
+  # the data's grid is the call's own, the randoms' is the prepared one's
+  expect_identical(first$builds, 2)
+  again <- counting_builds(TRUE, run(rp, error = "jackknife", patches = P))
+  expect_identical(again$builds, 1)           # the data's only
+  # the same as unprepared (with the grid: its bulk sums of weights add in
+  # another order than pair by pair)
+  plain <- counting_builds(TRUE, run(r, error = "jackknife", patches = P))
+  expect_identical(plain$builds, 2)
+  expect_identical(counts_of(again$value), counts_of(plain$value))
+  # without resampling the call drops the patches: another C catalog (one
+  # range), the call's own, and the prepared one's grid is left as it was
+  nopatch <- counting_builds(TRUE, run(rp, error = "poisson"))
+  expect_identical(nopatch$builds, 2)
+  expect_identical(counts_of(nopatch$value),
+                   counts_of(counting_builds(TRUE, run(r))$value))
+  expect_identical(counting_builds(TRUE, run(rp, error = "jackknife",
+                                             patches = P))$builds, 1)
+  # an unweighted prepared catalog in a weighted call gets unit weights: a
+  # catalog of the call's own too
+  d$w <- runif(2000, 0.5, 1.5)
+  ru <- prepare_catalog(r[c("ra", "dec")], threads = 1)
+  pc1 <- counting_builds(TRUE, run(ru))
+  expect_identical(pc1$builds, 2)
+  expect_identical(counts_of(pc1$value),
+                   counts_of(counting_builds(TRUE,
+                                             run(r[c("ra", "dec")]))$value))
+})
