@@ -161,12 +161,19 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
   for (int64_t k = 0; k < job->n_tasks; k++)
     pairs += wt_task_pairs(job, &job->tasks[k]);
   job->pairs_skipped = 0.0;
-  int status;
+  int status, isa;
   if (pairs == 0.0) {
     status = WT_OK;                 /* e.g. one point: no unordered pair */
   } else if (job->backend != WT_BACKEND_CUDA &&
              job->backend != WT_BACKEND_CPU) {
     status = WT_ERR_ARG;
+  } else if (job->backend == WT_BACKEND_CPU &&
+             wt_cpu_isa_chosen(&isa, job->message, sizeof job->message) !=
+               WT_OK) {
+    /* refused here, not only in the engine: the grid may count every pair
+     * in bulk and leave the engine nothing to do, and a bad
+     * WTHETA_CPU_ISA must not pass unnoticed then */
+    status = WT_ERR_ISA;
   } else {
     status = count_pruned(job, pairs, ca, cb);
   }

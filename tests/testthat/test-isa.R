@@ -57,6 +57,12 @@ test_that("an unknown or unsupported WTHETA_CPU_ISA is refused clearly", {
                  paste0("WTHETA_CPU_ISA must be \"plain\", \"avx2\", ",
                         "\"avx512\" or empty, not \"sse9\""),
                  fixed = TRUE)
+    # also with the grid, which may count all of these few pairs in bulk
+    # and leave the engine nothing to count
+    old <- options(wtheta.grid = TRUE)
+    expect_error(pair_counts(x, NULL, b, backend = "cpu"),
+                 "WTHETA_CPU_ISA must be", fixed = TRUE)
+    options(old)
     bk <- wtheta_backends()
     expect_true(is.na(attr(bk, "cpu_isa")))
     expect_false(bk$available[bk$backend == "cpu"])
