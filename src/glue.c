@@ -622,7 +622,7 @@ SEXP wt_r_default_threads(SEXP available)
 
 SEXP wt_r_cpu_cores(void) { return ScalarInteger(wt_cpu_cores()); }
 
-/* ---- the CUDA engine's host planning (cuda/plan.cpp), for tests: built
+/* ---- the CUDA engine's host planning (cuda/plan.cxx), for tests: built
  * in every build, so that it is checked without nvcc or a GPU ---- */
 
 /* the plan of `edges` (degrees) for analysis c(sane, r2max, eta, weighted)
