@@ -7,7 +7,7 @@
 # A VARIANT is NAME=SOURCE or NAME=SOURCE:NVCC_FLAGS, for example
 #   base=src/cuda/entry.cu  ni8=src/cuda/entry.cu:-DWT_CUDA_NI=8
 # (an older tree's single src/count_cuda.cu builds against the same C core,
-# so one run can time the engine before and after a change). A plan.cpp
+# so one run can time the engine before and after a change). A plan.cxx
 # beside SOURCE (the host planning) is built with the C++ compiler and the
 # variant's -D flags, and linked in.
 # Builds run in parallel; each run prints kernel.c's table (writes
@@ -48,10 +48,10 @@ for v in "$@"; do
   flags=""
   case "$spec" in *:*) flags=${spec#*:} ;; esac
   names="$names $name"
-  # the host planning beside the source (cuda/plan.cpp since issue 18; an
+  # the host planning beside the source (cuda/plan.cxx since issue 18; an
   # older single-file engine has none), with the variant's -D knobs, which
   # it must share with the kernels
-  plan=$(dirname "$src")/plan.cpp
+  plan=$(dirname "$src")/plan.cxx
   dflags=""
   for f in $flags; do case "$f" in -D*) dflags="$dflags $f" ;; esac; done
   (
@@ -61,7 +61,7 @@ for v in "$@"; do
       # shellcheck disable=SC2086
       g++ -O2 -std=c++17 -ffp-contract=off -fPIC $dflags -Isrc -c "$plan" \
         -o "$pobj" > "$out/$name.build.log" 2>&1 ||
-        echo "build of $name's plan.cpp failed: $out/$name.build.log"
+        echo "build of $name's plan.cxx failed: $out/$name.build.log"
     fi
     # shellcheck disable=SC2086
     "$nvcc" -O3 -std=c++17 -gencode "arch=compute_$arch,code=sm_$arch" \

@@ -787,7 +787,7 @@ SEXP wt_r_footprint_cells(SEXP ra_d, SEXP dec_d, SEXP ra_r, SEXP dec_r,
   return out;
 }
 
-/* ---- the CUDA engine's host planning (cuda/plan.cpp), for tests: built
+/* ---- the CUDA engine's host planning (cuda/plan.cxx), for tests: built
  * in every build, so that it is checked without nvcc or a GPU ---- */
 
 /* the plan of `edges` (degrees) for analysis c(sane, r2max, eta, weighted)

@@ -260,7 +260,7 @@ int wt_count_cuda(wt_job *job);
  * of counts still running stay); returns how many contexts it freed */
 int wt_cuda_release(void);
 
-/* cuda/plan.cpp, built in every build (with or without nvcc): the CUDA
+/* cuda/plan.cxx, built in every build (with or without nvcc): the CUDA
  * engine's host planning, shown to tests (glue.c) so that it is
  * checked without a GPU */
 typedef struct {

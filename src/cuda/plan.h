@@ -1,9 +1,9 @@
 /* Host-only planning of the CUDA engine: catalog analysis, the fast table
  * and its plan cache, and the cutting of tasks into launches, rows and
- * items. Plain C++ with no CUDA types: plan.cpp is built by the C++
+ * items. Plain C++ with no CUDA types: plan.cxx is built by the C++
  * compiler in every build, with or without nvcc, so that tests can check
  * the planning on a machine without a GPU (glue.c). Private to
- * cuda/: entry.cu and plan.cpp include it. */
+ * cuda/: entry.cu and plan.cxx include it. */
 #ifndef WT_CUDA_PLAN_H
 #define WT_CUDA_PLAN_H
 
@@ -26,7 +26,7 @@ struct Item { int i0, i1, j0, j1, diag, out; };
 /* s, cut to fit, into dst (len bytes) */
 void set_msg(char *dst, size_t len, const std::string &s);
 
-/* true when plan.cpp was compiled with the shape entry.cu sees */
+/* true when plan.cxx was compiled with the shape entry.cu sees */
 bool same_shape(const ShapeKey &k);
 
 /* what the inputs allow */
@@ -63,7 +63,7 @@ struct FastTable {
   double multi;       /* q width of cells sent to the exact path */
 };
 
-/* the margin M of the fast path (see plan.cpp) */
+/* the margin M of the fast path (see plan.cxx) */
 float fast_margin(const Analysis &an, double max_thr_err);
 /* the fast table of shape kCfgs[cfg]; false when the inputs do not allow
  * that shape */
