@@ -268,15 +268,21 @@ print.healpix_map <- function(x, ...) {
   invisible(x)
 }
 
-# value of the map at each point (0 outside)
-map_values <- function(m, ra, dec) {
-  pix <- .Call(C_healpix_pixels, m$nside, m$ordering == "NESTED",
-               as.double(ra), as.double(dec), rot_to_map(m),
-               threads_or_default(NULL))
-  i <- match(pix, m$pixel)
-  v <- m$value[i]
-  v[is.na(i)] <- 0
-  v
+# TRUE where a point falls on one of the map's pixels (all above 0): each
+# point's pixel is looked up among the map's pixels as runs of consecutive
+# numbers (pixel_runs())
+on_map <- function(m, ra, dec) {
+  runs <- pixel_runs(m$pixel)
+  .Call(C_healpix_on_map, m$nside, m$ordering == "NESTED", runs$start,
+        runs$first, length(m$pixel), as.double(ra), as.double(dec),
+        rot_to_map(m), threads_or_default(NULL))
+}
+
+# increasing pixel numbers as runs of consecutive numbers: the first pixel
+# of each run and its index among them (from 0); see src/sky/healpix.h
+pixel_runs <- function(pixel) {
+  first <- c(1L, which(diff(pixel) != 1) + 1L)
+  list(start = as.double(pixel[first]), first = as.double(first - 1L))
 }
 
 #' @rdname read_healpix_map
@@ -285,7 +291,7 @@ in_footprint <- function(x, mask, columns = c("ra", "dec")) {
   cat <- as_catalog(x, "x", columns)
   if (inherits(mask, "healpix_map")) {
     need_healpix("in_footprint()")
-    return(map_values(mask, cat$ra, cat$dec) > 0)
+    return(on_map(mask, cat$ra, cat$dec))
   }
   if (!is.function(mask)) {
     stop("`mask` must be a healpix_map or a function(ra, dec) returning a ",
@@ -333,18 +339,20 @@ map_nested_pixels <- function(m) {
 # have one area) or, weighted, through an alias table; it is split into its
 # 4^(29 - log2 nside) nested sub-pixels of nside 2^29 and the point is the
 # centre of one drawn uniformly: uniform in area to 0.4 milliarcseconds.
-# The draw is a counter-based hash of a 64-bit seed taken from R's random
-# stream, so it follows set.seed() and does not depend on threads.
-draw_map <- function(n, m, weighted) {
+# The centre comes from HEALPix's formulas for z and phi (src/sky/healpix.c),
+# not through chealpix and a unit vector. The draw is a counter-based hash of
+# a 64-bit seed taken from R's random stream, so it follows set.seed() and
+# does not depend on threads. fine_order (NULL: 29) is for tests.
+draw_map <- function(n, m, weighted, fine_order = NULL) {
   nest <- map_nested_pixels(m)
   o <- order(nest)
   nest <- nest[o]
-  w <- if (weighted) m$value[o]
+  w <- if (weighted) as.double(m$value[o])
   # runs of consecutive pixel numbers (a mask is mostly runs in NESTED order)
-  first <- c(1L, which(diff(nest) != 1) + 1L)
-  run_end <- c(first[-1L] - 1, length(nest))
+  runs <- pixel_runs(nest)
   seed <- floor(stats::runif(2L) * 2^32)
-  out <- .Call(C_healpix_draw, m$nside, nest[first], as.double(run_end), w,
-               seed, n, rot_from_map(m), threads_or_default(NULL))
+  out <- .Call(C_healpix_draw, m$nside, runs$start, runs$first,
+               length(nest), w, seed, n, rot_from_map(m), fine_order,
+               threads_or_default(NULL))
   data.frame(ra = out[[1L]], dec = out[[2L]])
 }

@@ -284,7 +284,7 @@ in_fp <- function(ra, dec, fp) {
     keep[keep] <- apply_mask(fp$mask, ra[keep], dec[keep])
   }
   if (!is.null(fp$healpix) && any(keep)) {
-    keep[keep] <- map_values(fp$healpix, ra[keep], dec[keep]) > 0
+    keep[keep] <- on_map(fp$healpix, ra[keep], dec[keep])
   }
   keep
 }

@@ -37,7 +37,9 @@ SEXP wt_r_healpix_compiled(void);
 SEXP wt_r_healpix_pixels(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_healpix_centres(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_healpix_renumber(SEXP, SEXP, SEXP);
-SEXP wt_r_healpix_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                       SEXP);
+SEXP wt_r_healpix_on_map(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
@@ -70,7 +72,8 @@ static const R_CallMethodDef call_methods[] = {
   {"healpix_pixels", (DL_FUNC)&wt_r_healpix_pixels, 6},
   {"healpix_centres", (DL_FUNC)&wt_r_healpix_centres, 4},
   {"healpix_renumber", (DL_FUNC)&wt_r_healpix_renumber, 3},
-  {"healpix_draw", (DL_FUNC)&wt_r_healpix_draw, 8},
+  {"healpix_draw", (DL_FUNC)&wt_r_healpix_draw, 10},
+  {"healpix_on_map", (DL_FUNC)&wt_r_healpix_on_map, 9},
   {NULL, NULL, 0}
 };
 
