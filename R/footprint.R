@@ -269,20 +269,12 @@ print.healpix_map <- function(x, ...) {
 }
 
 # TRUE where a point falls on one of the map's pixels (all above 0): each
-# point's pixel is looked up among the map's pixels as runs of consecutive
-# numbers (pixel_runs())
+# point's pixel is looked up among the map's pixels, taken as runs of
+# consecutive numbers (src/sky/healpix.c)
 on_map <- function(m, ra, dec) {
-  runs <- pixel_runs(m$pixel)
-  .Call(C_healpix_on_map, m$nside, m$ordering == "NESTED", runs$start,
-        runs$first, length(m$pixel), as.double(ra), as.double(dec),
-        rot_to_map(m), threads_or_default(NULL))
-}
-
-# increasing pixel numbers as runs of consecutive numbers: the first pixel
-# of each run and its index among them (from 0); see src/sky/healpix.h
-pixel_runs <- function(pixel) {
-  first <- c(1L, which(diff(pixel) != 1) + 1L)
-  list(start = as.double(pixel[first]), first = as.double(first - 1L))
+  .Call(C_healpix_on_map, m$nside, m$ordering == "NESTED",
+        as.double(m$pixel), as.double(ra), as.double(dec), rot_to_map(m),
+        threads_or_default(NULL))
 }
 
 #' @rdname read_healpix_map
@@ -305,7 +297,8 @@ in_footprint <- function(x, mask, columns = c("ra", "dec")) {
 # area is the map's.
 map_footprint <- function(m, weighted) {
   nest <- map_nested_pixels(m)
-  cen <- .Call(C_healpix_centres, m$nside, TRUE, nest, rot_from_map(m))
+  cen <- .Call(C_healpix_centres, m$nside, TRUE, nest, rot_from_map(m),
+               threads_or_default(NULL))
   margin <- 1.5 * sqrt(4 * pi / m$n_pixels) * 180 / pi
   dec <- c(max(-90, min(cen[[2L]]) - margin), min(90, max(cen[[2L]]) + margin))
   cos_min <- cospi(max(abs(dec)) / 180)
@@ -348,11 +341,8 @@ draw_map <- function(n, m, weighted, fine_order = NULL) {
   o <- order(nest)
   nest <- nest[o]
   w <- if (weighted) as.double(m$value[o])
-  # runs of consecutive pixel numbers (a mask is mostly runs in NESTED order)
-  runs <- pixel_runs(nest)
   seed <- floor(stats::runif(2L) * 2^32)
-  out <- .Call(C_healpix_draw, m$nside, runs$start, runs$first,
-               length(nest), w, seed, n, rot_from_map(m), fine_order,
-               threads_or_default(NULL))
+  out <- .Call(C_healpix_draw, m$nside, as.double(nest), w, seed, n,
+               rot_from_map(m), fine_order, threads_or_default(NULL))
   data.frame(ra = out[[1L]], dec = out[[2L]])
 }

@@ -85,14 +85,16 @@ SEXP wt_r_healpix_pixels(SEXP nside, SEXP nest, SEXP ra, SEXP dec, SEXP rot,
   return out;
 }
 
-SEXP wt_r_healpix_centres(SEXP nside, SEXP nest, SEXP pix, SEXP rot)
+SEXP wt_r_healpix_centres(SEXP nside, SEXP nest, SEXP pix, SEXP rot,
+                          SEXP threads)
 {
   if (TYPEOF(pix) != REALSXP) error("wtheta internal: pix must be double");
   R_xlen_t n = XLENGTH(pix);
+  int t = threads_of(threads, n);
   SEXP ra = PROTECT(allocVector(REALSXP, n));
   SEXP dec = PROTECT(allocVector(REALSXP, n));
   int st = wt_healpix_centres(nside_of(nside), asLogical(nest), REAL(pix),
-                              n, rot_of(rot), REAL(ra), REAL(dec));
+                              n, rot_of(rot), REAL(ra), REAL(dec), t);
   if (st != WT_OK) { UNPROTECT(2); fail(st); }
   SEXP out = PROTECT(allocVector(VECSXP, 2));
   SET_VECTOR_ELT(out, 0, ra);
@@ -129,42 +131,35 @@ static void huge_pages(void *p, size_t bytes)
 #endif
 }
 
-/* the runs (see healpix.h) of the pixels of a map: run_start, the first
- * pixel of each run, and run_first, the index of that pixel among the map's
- * pixels (from 0), both doubles from R; k pixels among npix; the tables in
- * R_alloc memory (freed by R at the end of the call, error or not) */
-static wt_runs runs_of(SEXP run_start, SEXP run_first, R_xlen_t k,
-                       int64_t npix)
+/* the runs (see healpix.h) of a map's increasing pixel numbers `pix`
+ * (doubles) among npix, with their tables, in R_alloc memory (freed by R at
+ * the end of the call, error or not) */
+static wt_runs runs_of(SEXP pix, int64_t npix)
 {
-  if (TYPEOF(run_start) != REALSXP || TYPEOF(run_first) != REALSXP ||
-      XLENGTH(run_start) < 1 || XLENGTH(run_start) != XLENGTH(run_first))
-    error("wtheta internal: runs must be doubles of one length");
+  if (TYPEOF(pix) != REALSXP || XLENGTH(pix) < 1)
+    error("wtheta internal: pixels must be doubles");
   if (npix > INT64_C(12) << 56) error("wtheta internal: bad nside");
+  R_xlen_t k = XLENGTH(pix);
+  int64_t n_runs = wt_runs_find(REAL(pix), k, NULL, NULL);
+  if (n_runs < 0) error("wtheta internal: pixels must increase");
+  R_xlen_t len = n_runs > 0 ? n_runs : 1;
+  double *start = (double *)R_alloc(len, sizeof(double));
+  double *first = (double *)R_alloc(len, sizeof(double));
+  wt_runs_find(REAL(pix), k, start, first);
   wt_runs r;
   int64_t n_index, n_pixel;
-  fail(wt_runs_plan(&r, REAL(run_start), REAL(run_first),
-                    XLENGTH(run_start), k, npix, &n_index, &n_pixel));
+  fail(wt_runs_plan(&r, start, first, n_runs, k, npix, &n_index, &n_pixel));
   r.by_index = (int64_t *)R_alloc(n_index, sizeof(int64_t));
   r.by_pixel = (int64_t *)R_alloc(n_pixel, sizeof(int64_t));
   wt_runs_build(&r);
   return r;
 }
 
-static R_xlen_t count_of(SEXP k)
-{
-  double v = asReal(k);
-  if (!(v >= 1 && v <= 4503599627370496.0))
-    error("wtheta internal: bad number of pixels");
-  return (R_xlen_t)v;
-}
-
-/* n points from the k nested pixels of a map at nside, given as runs
- * (runs_of()), with weights `w` per pixel (NULL: all pixels equally
- * likely, by area); seed: two integers from R (the high and low 32 bits);
- * fine_order: see below */
-SEXP wt_r_healpix_draw(SEXP nside, SEXP run_start, SEXP run_first, SEXP k,
-                       SEXP w, SEXP seed, SEXP n, SEXP rot, SEXP fine_order,
-                       SEXP threads)
+/* n points from the increasing nested pixels `pix` of a map at nside, with
+ * weights `w` per pixel (NULL: all pixels equally likely, by area); seed:
+ * two integers from R (the high and low 32 bits); fine_order: see below */
+SEXP wt_r_healpix_draw(SEXP nside, SEXP pix, SEXP w, SEXP seed, SEXP n,
+                       SEXP rot, SEXP fine_order, SEXP threads)
 {
   /* NULL: WT_HEALPIX_FINE_ORDER; tests take less, to compare the points
    * with chealpix's centres at an nside whose pixel numbers are exact in
@@ -174,7 +169,8 @@ SEXP wt_r_healpix_draw(SEXP nside, SEXP run_start, SEXP run_first, SEXP k,
   if (fine == NA_INTEGER || fine < 0 || fine > WT_HEALPIX_FINE_ORDER)
     error("wtheta internal: bad fine_order");
   int64_t ns = nside_of(nside);
-  R_xlen_t kk = count_of(k);
+  if (TYPEOF(pix) != REALSXP) error("wtheta internal: pix must be double");
+  R_xlen_t kk = XLENGTH(pix);
   if (!isNull(w) && (TYPEOF(w) != REALSXP || XLENGTH(w) != kk))
     error("wtheta internal: w must be one double per pixel");
   if (TYPEOF(seed) != REALSXP || XLENGTH(seed) != 2)
@@ -185,7 +181,7 @@ SEXP wt_r_healpix_draw(SEXP nside, SEXP run_start, SEXP run_first, SEXP k,
   R_xlen_t nn = (R_xlen_t)nd;
   const double *r = rot_of(rot);
   int t = threads_of(threads, nn);
-  wt_runs runs = runs_of(run_start, run_first, kk, 12 * ns * ns);
+  wt_runs runs = runs_of(pix, 12 * ns * ns);
   double *prob = NULL;
   int64_t *alias = NULL;
   if (!isNull(w)) {
@@ -213,11 +209,10 @@ SEXP wt_r_healpix_draw(SEXP nside, SEXP run_start, SEXP run_first, SEXP k,
   return out;
 }
 
-/* TRUE where (ra, dec) falls on one of the k pixels of a map (numbers in
- * its ordering, nest), given as runs */
-SEXP wt_r_healpix_on_map(SEXP nside, SEXP nest, SEXP run_start,
-                         SEXP run_first, SEXP k, SEXP ra, SEXP dec, SEXP rot,
-                         SEXP threads)
+/* TRUE where (ra, dec) falls on one of the increasing pixels `pix` of a
+ * map (numbers in its ordering, nest) */
+SEXP wt_r_healpix_on_map(SEXP nside, SEXP nest, SEXP pix, SEXP ra, SEXP dec,
+                         SEXP rot, SEXP threads)
 {
   if (TYPEOF(ra) != REALSXP || TYPEOF(dec) != REALSXP ||
       XLENGTH(ra) != XLENGTH(dec))
@@ -226,7 +221,7 @@ SEXP wt_r_healpix_on_map(SEXP nside, SEXP nest, SEXP run_start,
   int64_t ns = nside_of(nside);
   const double *r = rot_of(rot);
   int t = threads_of(threads, n);
-  wt_runs runs = runs_of(run_start, run_first, count_of(k), 12 * ns * ns);
+  wt_runs runs = runs_of(pix, 12 * ns * ns);
   SEXP out = PROTECT(allocVector(LGLSXP, n));
   huge_pages(LOGICAL(out), (size_t)n * sizeof(int));
   for (R_xlen_t s = 0; s < n; s += CHUNK) {

@@ -58,12 +58,17 @@ int wt_healpix_pixels(int64_t nside, int nest, const double *ra,
 
 int wt_healpix_centres(int64_t nside, int nest, const double *pix,
                        int64_t n, const double *rot, double *ra,
-                       double *dec)
+                       double *dec, int threads)
 {
   if (nside < 1) return WT_ERR_ARG;
   int64_t npix = nside2npix64(nside);
-  for (int64_t i = 0; i < n; i++) {
+  for (int64_t i = 0; i < n; i++)
     if (!(pix[i] >= 0 && pix[i] < (double)npix)) return WT_ERR_ARG;
+  (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static)
+#endif
+  for (int64_t i = 0; i < n; i++) {
     double v[3];
     if (nest) pix2vec_nest64(nside, (int64_t)pix[i], v);
     else pix2vec_ring64(nside, (int64_t)pix[i], v);
@@ -192,6 +197,25 @@ static int bucket_shift(int64_t range, int64_t n_runs)
   int shift = 0;
   while (shift < 62 && ((range - 1) >> shift) + 2 > 4 * n_runs + 2) shift++;
   return shift;
+}
+
+int64_t wt_runs_find(const double *pix, int64_t k, double *start,
+                     double *first)
+{
+  int64_t n = 0;
+  for (int64_t i = 0; i < k; i++) {
+    if (!(pix[i] >= 0) || pix[i] != floor(pix[i]) ||
+        (i > 0 && !(pix[i] > pix[i - 1])))
+      return -1;
+    if (i == 0 || pix[i] != pix[i - 1] + 1) {
+      if (start) {
+        start[n] = pix[i];
+        first[n] = (double)i;
+      }
+      n++;
+    }
+  }
+  return n;
 }
 
 int wt_runs_plan(wt_runs *r, const double *start, const double *first,

@@ -21,7 +21,7 @@ int wt_healpix_pixels(int64_t nside, int nest, const double *ra,
 /* centre of each pixel, rotated by rot into (ra, dec) */
 int wt_healpix_centres(int64_t nside, int nest, const double *pix,
                        int64_t n, const double *rot, double *ra,
-                       double *dec);
+                       double *dec, int threads);
 
 /* ring <-> nested numbering (to_nest = 1: ring to nested) */
 int wt_healpix_renumber(int64_t nside, int to_nest, const double *in,
@@ -46,6 +46,12 @@ typedef struct {
   int index_shift, pixel_shift;
   int64_t *by_index, *by_pixel;
 } wt_runs;
+
+/* the runs of k increasing pixel numbers pix (whole numbers >= 0): returns
+ * how many there are, and fills start and first (one per run, as in
+ * wt_runs) unless they are NULL; -1 when pix is not so */
+int64_t wt_runs_find(const double *pix, int64_t k, double *start,
+                     double *first);
 
 /* for runs of k pixels among npix: sets start, first, n_runs, k, npix and
  * the shifts, and the lengths of the two tables to allocate; WT_ERR_ARG

@@ -18,10 +18,10 @@ int wt_healpix_pixels(int64_t nside, int nest, const double *ra,
 
 int wt_healpix_centres(int64_t nside, int nest, const double *pix,
                        int64_t n, const double *rot, double *ra,
-                       double *dec)
+                       double *dec, int threads)
 {
   (void)nside; (void)nest; (void)pix; (void)n; (void)rot; (void)ra;
-  (void)dec;
+  (void)dec; (void)threads;
   return WT_ERR_NO_HEALPIX;
 }
 
@@ -37,6 +37,13 @@ int wt_alias_build(const double *w, int64_t k, double *prob, int64_t *alias,
 {
   (void)w; (void)k; (void)prob; (void)alias; (void)work;
   return WT_ERR_NO_HEALPIX;
+}
+
+int64_t wt_runs_find(const double *pix, int64_t k, double *start,
+                     double *first)
+{
+  (void)pix; (void)k; (void)start; (void)first;
+  return 0;   /* wt_runs_plan() then says there is no HEALPix support */
 }
 
 int wt_runs_plan(wt_runs *r, const double *start, const double *first,

@@ -269,7 +269,7 @@ test_that("drawn points are the centres of order-29 sub-pixels, as chealpix puts
       p <- .Call(wtheta:::C_healpix_pixels, fine, TRUE, r$ra, r$dec,
                  wtheta:::rot_to_map(m), 1L)
       cen <- .Call(wtheta:::C_healpix_centres, fine, TRUE, p,
-                   wtheta:::rot_from_map(m))
+                   wtheta:::rot_from_map(m), 1L)
       # angular distance in degrees (haversine): order-24 sub-pixels are
       # 12.6 mas (3.5e-6 degrees) wide, rounding below 1e-12 degrees
       h <- sinpi((r$dec - cen[[2L]]) / 360)^2 + cospi(r$dec / 180) *
