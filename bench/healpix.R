@@ -1,6 +1,6 @@
 # Randoms from a HEALPix mask: random_catalog(n, mask = m) for an nside-1024
 # mask (the pixels with centres at declination -20 to 40 degrees and right
-# ascension 100 to 300: about 3.4 million pixels, 11,600 square degrees,
+# ascension 100 to 300: about 3.4 million pixels, 11,300 square degrees,
 # 3,778 runs of consecutive NESTED numbers), on 1 and on 2 threads; also
 # in_footprint() of the drawn points on 2 threads. Times are the minimum and
 # median of `reps` runs (seconds, elapsed), with the machine, its load
