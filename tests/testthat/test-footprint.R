@@ -122,11 +122,17 @@ test_that("weighted randoms follow the map's values", {
 test_that("draws are reproducible with seed on any number of threads", {
   skip_if_no_healpix()
   nest <- read_healpix_map(hp_fixture("nested.fits"))
-  one <- withr_options(list(wtheta.threads = 1L),
-                       random_catalog(30000, mask = nest, seed = 9))
-  two <- withr_options(list(wtheta.threads = 2L),
-                       random_catalog(30000, mask = nest, seed = 9))
-  expect_identical(one, two)
+  # 2e5 points: enough for 2 threads (below 25,000 points a thread, fewer
+  # threads run); weighted draws too
+  for (weighted in c(FALSE, TRUE)) {
+    one <- withr_options(list(wtheta.threads = 1L),
+                         random_catalog(2e5, mask = nest, seed = 9,
+                                        weighted = weighted))
+    two <- withr_options(list(wtheta.threads = 2L),
+                         random_catalog(2e5, mask = nest, seed = 9,
+                                        weighted = weighted))
+    expect_identical(one, two)
+  }
   set.seed(9)
   a <- random_catalog(100, mask = nest)
   set.seed(9)
