@@ -268,15 +268,13 @@ print.healpix_map <- function(x, ...) {
   invisible(x)
 }
 
-# value of the map at each point (0 outside)
-map_values <- function(m, ra, dec) {
-  pix <- .Call(C_healpix_pixels, m$nside, m$ordering == "NESTED",
-               as.double(ra), as.double(dec), rot_to_map(m),
-               threads_or_default(NULL))
-  i <- match(pix, m$pixel)
-  v <- m$value[i]
-  v[is.na(i)] <- 0
-  v
+# TRUE where a point falls on one of the map's pixels (all above 0): each
+# point's pixel is looked up among the map's pixels, taken as runs of
+# consecutive numbers (src/sky/healpix.c)
+on_map <- function(m, ra, dec) {
+  .Call(C_healpix_on_map, m$nside, m$ordering == "NESTED",
+        as.double(m$pixel), as.double(ra), as.double(dec), rot_to_map(m),
+        threads_or_default(NULL))
 }
 
 #' @rdname read_healpix_map
@@ -285,7 +283,7 @@ in_footprint <- function(x, mask, columns = c("ra", "dec")) {
   cat <- as_catalog(x, "x", columns)
   if (inherits(mask, "healpix_map")) {
     need_healpix("in_footprint()")
-    return(map_values(mask, cat$ra, cat$dec) > 0)
+    return(on_map(mask, cat$ra, cat$dec))
   }
   if (!is.function(mask)) {
     stop("`mask` must be a healpix_map or a function(ra, dec) returning a ",
@@ -299,7 +297,8 @@ in_footprint <- function(x, mask, columns = c("ra", "dec")) {
 # area is the map's.
 map_footprint <- function(m, weighted) {
   nest <- map_nested_pixels(m)
-  cen <- .Call(C_healpix_centres, m$nside, TRUE, nest, rot_from_map(m))
+  cen <- .Call(C_healpix_centres, m$nside, TRUE, nest, rot_from_map(m),
+               threads_or_default(NULL))
   margin <- 1.5 * sqrt(4 * pi / m$n_pixels) * 180 / pi
   dec <- c(max(-90, min(cen[[2L]]) - margin), min(90, max(cen[[2L]]) + margin))
   cos_min <- cospi(max(abs(dec)) / 180)
@@ -333,18 +332,17 @@ map_nested_pixels <- function(m) {
 # have one area) or, weighted, through an alias table; it is split into its
 # 4^(29 - log2 nside) nested sub-pixels of nside 2^29 and the point is the
 # centre of one drawn uniformly: uniform in area to 0.4 milliarcseconds.
-# The draw is a counter-based hash of a 64-bit seed taken from R's random
-# stream, so it follows set.seed() and does not depend on threads.
-draw_map <- function(n, m, weighted) {
+# The centre comes from HEALPix's formulas for z and phi (src/sky/healpix.c),
+# not through chealpix and a unit vector. The draw is a counter-based hash of
+# a 64-bit seed taken from R's random stream, so it follows set.seed() and
+# does not depend on threads. fine_order (NULL: 29) is for tests.
+draw_map <- function(n, m, weighted, fine_order = NULL) {
   nest <- map_nested_pixels(m)
   o <- order(nest)
   nest <- nest[o]
-  w <- if (weighted) m$value[o]
-  # runs of consecutive pixel numbers (a mask is mostly runs in NESTED order)
-  first <- c(1L, which(diff(nest) != 1) + 1L)
-  run_end <- c(first[-1L] - 1, length(nest))
+  w <- if (weighted) as.double(m$value[o])
   seed <- floor(stats::runif(2L) * 2^32)
-  out <- .Call(C_healpix_draw, m$nside, nest[first], as.double(run_end), w,
-               seed, n, rot_from_map(m), threads_or_default(NULL))
+  out <- .Call(C_healpix_draw, m$nside, as.double(nest), w, seed, n,
+               rot_from_map(m), fine_order, threads_or_default(NULL))
   data.frame(ra = out[[1L]], dec = out[[2L]])
 }

@@ -83,6 +83,28 @@
 #' @export
 read_catalog <- function(file, units = NULL, columns = NULL, sep = NULL,
                          hdu = NULL) {
+  args <- check_read_args(file, units, columns, sep)
+  src <- open_source(file)
+  check_format_args(src, file, sep, hdu)
+  tab <- if (src$fits) {
+    read_fits_columns(file, args$columns, hdu)
+  } else {
+    read_text_columns(file, src$bytes, args$columns, sep)
+  }
+  pos <- positions_in_degrees(tab, args$units, file)
+  out <- check_catalog(pos, "file", columns = tab$labels)
+  add_columns(out, tab$values[-(1:2)], tab$names[-(1:2)])
+}
+
+# The steps of read_catalog(). Each reader gives the same table:
+# list(values: the columns read, ra and dec first; names: their names in
+# the result; labels: the names of the position columns in messages (the
+# file's for FITS, "ra" and "dec" for text); units: the units each position
+# column carries in the file ("" for none: text, or FITS without TUNITn)).
+
+# the arguments that do not depend on the file's format: `units` and
+# `columns` as the readers take them
+check_read_args <- function(file, units, columns, sep) {
   check_file(file)
   units <- check_units(units)
   columns <- check_columns(columns)
@@ -91,18 +113,45 @@ read_catalog <- function(file, units = NULL, columns = NULL, sep = NULL,
     stop("`sep` must be NULL or a single character, not ", describe(sep),
          ".", call. = FALSE)
   }
-  src <- open_source(file)
-  if (src$fits) {
-    if (!is.null(sep)) {
-      stop("`sep` is for text files; \"", file, "\" is FITS.", call. = FALSE)
-    }
-    return(read_fits_catalog(file, units, columns, hdu))
+  list(units = units, columns = columns)
+}
+
+# `sep` is for text, `hdu` for FITS: refused for the other format
+check_format_args <- function(src, file, sep, hdu) {
+  if (src$fits && !is.null(sep)) {
+    stop("`sep` is for text files; \"", file, "\" is FITS.", call. = FALSE)
   }
-  if (!is.null(hdu)) {
+  if (!src$fits && !is.null(hdu)) {
     stop("`hdu` is for FITS files; `file` \"", file, "\" is text.",
          call. = FALSE)
   }
-  read_text_catalog(file, src$bytes, units %||% "deg", columns, sep)
+}
+
+# ra and dec of a table read (see above) in degrees: each column's units in
+# the file (a FITS TUNITn) when it has them, which an explicit `units` must
+# not contradict, else `units`, else degrees; converted by to_degrees()
+positions_in_degrees <- function(tab, units, file) {
+  pos <- lapply(1:2, function(k) {
+    u <- column_units(tab$units[[k]], tab$labels[[k]], units, file)
+    to_degrees(as.double(tab$values[[k]]), u)
+  })
+  list(ra = pos[[1L]], dec = pos[[2L]])
+}
+
+column_units <- function(tunit, nm, units, file) {
+  if (!nzchar(tunit)) return(units %||% "deg")
+  v <- unit_names[tolower(tunit)]
+  if (is.na(v)) {
+    stop("`file` \"", file, "\" column ", dQuote(nm, FALSE), " has ",
+         "TUNIT \"", tunit, "\", which wtheta does not convert; give ",
+         "`units` after converting the file.", call. = FALSE)
+  }
+  if (!is.null(units) && units != v) {
+    stop("`units` is \"", units, "\" but column ", dQuote(nm, FALSE),
+         " of `file` \"", file, "\" has TUNIT \"", tunit, "\".",
+         call. = FALSE)
+  }
+  unname(v)
 }
 
 check_file <- function(file) {
@@ -300,7 +349,27 @@ read_connection <- function(file, kind) {
 
 # ---- text -----------------------------------------------------------------
 
-read_text_catalog <- function(file, bytes, units, columns, sep) {
+# the columns of a text catalog as a table (see read_catalog()): where the
+# lines are, the separator, the row count and header lines, the columns,
+# then the values
+read_text_columns <- function(file, bytes, columns, sep) {
+  lines <- text_lines(file, bytes)
+  sep <- text_sep(sep, lines$head)
+  layout <- text_layout(file, lines, split_fields(lines$head, sep$sep),
+                        columns)
+  cols <- if (is.null(columns) && is.null(layout$header)) {
+    list(idx = 1:2, names = c("ra", "dec"))
+  } else {
+    resolve_columns(columns, layout$header, file)
+  }
+  values <- text_values(file, bytes, sep, layout, cols$idx)
+  list(values = values, names = cols$names, labels = c("ra", "dec"),
+       units = c("", ""))
+}
+
+# the number of lines of data (blank and comment lines aside) and the
+# first few, with their line numbers; a NUL byte or no data is an error
+text_lines <- function(file, bytes) {
   info <- .Call(C_text_info, bytes, 3L)
   if (info[[2L]] > 0) {
     stop("`file` \"", file, "\" is not a text file: line ", info[[2L]],
@@ -308,55 +377,51 @@ read_text_catalog <- function(file, bytes, units, columns, sep) {
   }
   n_lines <- info[[1L]]
   head <- info[[3L]]
-  head_line <- info[[4L]]
   if (!n_lines) stop("`file` \"", file, "\" holds no data.", call. = FALSE)
   # bytes that are not text in this locale (say Latin-1 in UTF-8) become
   # <xx> so that string functions accept them; numbers are ASCII anyway
   odd <- which(!validEnc(head))
   if (length(odd)) head[odd] <- iconv(head[odd], "latin1", "ASCII", sub = "byte")
+  list(n = n_lines, head = head, head_line = info[[4L]])
+}
+
+# the separator: as given, or a comma when the first lines hold one, else
+# runs of spaces and tabs (""); with its byte for the C parser (0 for "")
+text_sep <- function(sep, head) {
   if (is.null(sep)) {
     sep <- if (any(grepl(",", head, fixed = TRUE, useBytes = TRUE))) "," else ""
   }
   if (sep %in% c(" ", "\t")) sep <- ""
-  sep_code <- if (identical(sep, "")) 0L else as.integer(charToRaw(sep))
-  fields <- split_fields(head, sep)
+  code <- if (identical(sep, "")) 0L else as.integer(charToRaw(sep))
+  list(sep = sep, code = code)
+}
 
-  # a first line with a single whole number: the row count
+# Which first lines are not data: a row count (a single whole number) and
+# a header (see read_catalog()'s Text section). Returns list(skip: lines
+# before the data, header: the column names or NULL, n_rows).
+text_layout <- function(file, lines, fields, columns) {
   declared <- NA
   skip <- 0
   if (length(fields[[1L]]) == 1L &&
       grepl("^[0-9]+$", fields[[1L]], useBytes = TRUE)) {
     if (nchar(fields[[1L]]) > 15L) {
-      stop("`file` \"", file, "\" line ", head_line[1L], " holds a single ",
-           "number of ", nchar(fields[[1L]]), " digits: too large for a row ",
-           "count, and a catalog needs two columns.", call. = FALSE)
+      stop("`file` \"", file, "\" line ", lines$head_line[1L], " holds a ",
+           "single number of ", nchar(fields[[1L]]), " digits: too large ",
+           "for a row count, and a catalog needs two columns.", call. = FALSE)
     }
     declared <- as.numeric(fields[[1L]])
     skip <- 1
   }
   header <- NULL
-  if (skip < n_lines) {
+  if (skip < lines$n) {
     f <- fields[[skip + 1L]]
     f <- sub('^"(.*)"$', "\\1", sub("^'(.*)'$", "\\1", f))
-    names_given <- !is.null(columns) && is.character(columns$which)
-    # only the position columns decide: other columns may hold text
-    look <- if (names_given) integer() else if (is.null(columns)) 1:2 else
-      as.integer(columns$which[match(c("ra", "dec"), columns$names)])
-    look <- look[look <= length(f)]
-    num <- !is.na(suppressWarnings(as.numeric(f[look])))
-    if (names_given || (is.null(columns) && !any(num)) ||
-        (length(look) && !any(num))) {
+    if (is_header(file, f, lines, skip, columns)) {
       header <- f
       skip <- skip + 1
-    } else if (!all(num)) {
-      stop("`file` \"", file, "\" line ", head_line[skip + 1L], " (",
-           quote_line(head[skip + 1L]), ") is neither a header nor data: ",
-           "column ", look[num][1L], " holds a number but column ",
-           look[!num][1L], " does not. Fix or remove the line.",
-           call. = FALSE)
     }
   }
-  n_rows <- n_lines - skip
+  n_rows <- lines$n - skip
   if (!is.na(declared) && declared != n_rows) {
     stop("`file` \"", file, "\" declares ",
          format(declared, scientific = FALSE), " rows on its first line but ",
@@ -367,13 +432,39 @@ read_text_catalog <- function(file, bytes, units, columns, sep) {
     stop("`columns` names columns (", paste(columns$which, collapse = ", "),
          ") but `file` has no header line.", call. = FALSE)
   }
-  cols <- if (is.null(columns) && is.null(header)) {
-    list(idx = 1:2, names = c("ra", "dec"))
-  } else {
-    resolve_columns(columns, header, file)
+  list(skip = skip, header = header, n_rows = n_rows)
+}
+
+# whether the fields f of the first line after a row count are a header:
+# only the position columns decide (other columns may hold text); a line
+# where some of them are numbers and some not is an error
+is_header <- function(file, f, lines, skip, columns) {
+  names_given <- !is.null(columns) && is.character(columns$which)
+  look <- if (names_given) integer() else if (is.null(columns)) 1:2 else
+    as.integer(columns$which[match(c("ra", "dec"), columns$names)])
+  look <- look[look <= length(f)]
+  num <- !is.na(suppressWarnings(as.numeric(f[look])))
+  if (names_given || (is.null(columns) && !any(num)) ||
+      (length(look) && !any(num))) {
+    return(TRUE)
   }
-  idx <- cols$idx
-  res <- .Call(C_text_parse, bytes, sep_code, skip, n_rows, idx - 1L)
+  if (!all(num)) {
+    stop("`file` \"", file, "\" line ", lines$head_line[skip + 1L], " (",
+         quote_line(lines$head[skip + 1L]), ") is neither a header nor ",
+         "data: column ", look[num][1L], " holds a number but column ",
+         look[!num][1L], " does not. Fix or remove the line.",
+         call. = FALSE)
+  }
+  FALSE
+}
+
+# the values of columns idx (from 1) of the data lines, parsed in C: a
+# line too short, or a position that is not a finite number, is an error
+# naming the line; other columns that are not all numbers are read as text
+text_values <- function(file, bytes, sep, layout, idx) {
+  skip <- layout$skip
+  n_rows <- layout$n_rows
+  res <- .Call(C_text_parse, bytes, sep$code, skip, n_rows, idx - 1L)
   row_text <- function(row) {
     r <- .Call(C_text_row, bytes, skip, row - 1)
     list(line = r[[1L]], text = quote_line(iconv(r[[2L]], "latin1",
@@ -383,7 +474,7 @@ read_text_catalog <- function(file, bytes, units, columns, sep) {
     r <- row_text(res[[4L]])
     body <- .Call(C_text_row, bytes, skip, res[[4L]] - 1)[[2L]]
     got <- length(split_fields(trimws(sub("#.*$", "", body, useBytes = TRUE)),
-                               sep)[[1L]])
+                               sep$sep)[[1L]])
     stop("`file` line ", r$line, " has ", got, " field(s) but column ",
          max(idx), " is needed: ", r$text, ".", call. = FALSE)
   }
@@ -398,13 +489,11 @@ read_text_catalog <- function(file, bytes, units, columns, sep) {
              "number in column ", idx[j], ": ", r$text, ".", call. = FALSE)
       }
     } else if (first_bad[1L] > 0) {
-      values[[j]] <- .Call(C_text_strings, bytes, sep_code, skip, n_rows,
+      values[[j]] <- .Call(C_text_strings, bytes, sep$code, skip, n_rows,
                            idx[j] - 1L)
     }
   }
-  out <- check_catalog(list(ra = to_degrees(values[[1L]], units),
-                            dec = to_degrees(values[[2L]], units)), "file")
-  add_columns(out, values[-(1:2)], cols$names[-(1:2)])
+  values
 }
 
 add_columns <- function(cat, values, names) {
@@ -492,13 +581,25 @@ fits_read_table <- function(file, hdu = NULL, columns = NULL,
        keywords = as.data.frame(info$keywords, stringsAsFactors = FALSE))
 }
 
-read_fits_catalog <- function(file, units, columns, hdu) {
+# the columns of a FITS catalog as a table (see read_catalog()): the table
+# at `hdu`, the columns asked for (ra and dec one number per row), their
+# values and the units ra and dec carry (TUNITn)
+read_fits_columns <- function(file, columns, hdu) {
   need_fits(file)
   h <- check_hdu(hdu)
   info <- .Call(C_fits_info, path.expand(file), h[[1L]], h[[2L]])
   cols <- resolve_columns(columns, info$columns$name, file)
+  check_fits_positions(file, info, cols$idx[1:2])
+  tab <- fits_read_table(file, columns = cols$idx, info = info)
+  list(values = unname(tab$columns), names = cols$names,
+       labels = names(tab$columns)[1:2],
+       units = trimws(vapply(1:2, function(k) tab$units[[k]], "")))
+}
+
+# ra and dec must be columns of one number per row
+check_fits_positions <- function(file, info, idx) {
   for (k in 1:2) {
-    i <- cols$idx[k]
+    i <- idx[k]
     if (!info$columns$kind[i] %in% 1:2 || info$columns$n_elements[i] != 1) {
       stop("`file` \"", file, "\" column ", dQuote(info$columns$name[i],
                                                    FALSE),
@@ -506,29 +607,6 @@ read_fits_catalog <- function(file, units, columns, hdu) {
            "row to be ", c("ra", "dec")[k], ".", call. = FALSE)
     }
   }
-  tab <- fits_read_table(file, columns = cols$idx, info = info)
-  pos <- lapply(1:2, function(k) {
-    nm <- names(tab$columns)[k]
-    tunit <- trimws(tab$units[[k]])
-    u <- if (nzchar(tunit)) {
-      v <- unit_names[tolower(tunit)]
-      if (is.na(v)) {
-        stop("`file` \"", file, "\" column ", dQuote(nm, FALSE), " has ",
-             "TUNIT \"", tunit, "\", which wtheta does not convert; give ",
-             "`units` after converting the file.", call. = FALSE)
-      }
-      if (!is.null(units) && units != v) {
-        stop("`units` is \"", units, "\" but column ", dQuote(nm, FALSE),
-             " of `file` \"", file, "\" has TUNIT \"", tunit, "\".",
-             call. = FALSE)
-      }
-      unname(v)
-    } else units %||% "deg"
-    to_degrees(as.double(tab$columns[[k]]), u)
-  })
-  out <- check_catalog(list(ra = pos[[1L]], dec = pos[[2L]]), "file",
-                       columns = names(tab$columns)[1:2])
-  add_columns(out, unname(tab$columns[-(1:2)]), cols$names[-(1:2)])
 }
 
 # ---- writing results --------------------------------------------------------

@@ -143,12 +143,11 @@ simulate_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
     }
     out <- data.frame(ra = c(uniform$ra, children$ra),
                       dec = c(uniform$dec, children$dec))
-    structure(out, class = c("wtheta_catalog", "data.frame"), footprint = fp,
-              model = list(process = "thomas", sigma = sigma,
-                           parent_density = density,
-                           n_clusters = n_clusters,
-                           cluster_fraction = fraction,
-                           n_parents = n_parents, fixed_n = fixed_n))
+    model <- list(process = "thomas", sigma = sigma,
+                  parent_density = density, n_clusters = n_clusters,
+                  cluster_fraction = fraction, n_parents = n_parents,
+                  fixed_n = fixed_n)
+    as_wtheta_catalog(out, footprint = fp, model = model)
   })
 }
 
@@ -176,8 +175,7 @@ random_catalog <- function(n, ra_range = c(0, 20), dec_range = c(-10, 10),
   }
   with_seed(seed, {
     if (is.null(fp)) fp <- make_footprint(ra_range, dec_range, mask, weighted)
-    structure(draw_footprint(n, fp), class = c("wtheta_catalog", "data.frame"),
-              footprint = fp)
+    as_wtheta_catalog(draw_footprint(n, fp), footprint = fp)
   })
 }
 
@@ -243,6 +241,16 @@ model_wtheta <- function(x, theta, integral_constraint = FALSE) {
   w
 }
 
+# a data frame of draws as a wtheta_catalog with attributes: class<- and
+# attr<-, not structure(), whose attributes() expands the compact row names
+# into an integer vector of n (0.4 GB at 10^8 points, and its time)
+as_wtheta_catalog <- function(x, ...) {
+  class(x) <- c("wtheta_catalog", "data.frame")
+  extra <- list(...)
+  for (nm in names(extra)) attr(x, nm) <- extra[[nm]]
+  x
+}
+
 # --- footprints -----------------------------------------------------------
 
 # A footprint: the box as (ra_lo, ra_width) so that boxes across ra = 0
@@ -284,7 +292,7 @@ in_fp <- function(ra, dec, fp) {
     keep[keep] <- apply_mask(fp$mask, ra[keep], dec[keep])
   }
   if (!is.null(fp$healpix) && any(keep)) {
-    keep[keep] <- map_values(fp$healpix, ra[keep], dec[keep]) > 0
+    keep[keep] <- on_map(fp$healpix, ra[keep], dec[keep])
   }
   keep
 }

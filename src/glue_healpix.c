@@ -2,6 +2,9 @@
  * over, calls the plain-C functions in chunks (checking for interrupts
  * between them, from the main thread), then error() after freeing. */
 #include <stdint.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 #include <R.h>
 #include <Rinternals.h>
 #include "wt.h"
@@ -82,14 +85,16 @@ SEXP wt_r_healpix_pixels(SEXP nside, SEXP nest, SEXP ra, SEXP dec, SEXP rot,
   return out;
 }
 
-SEXP wt_r_healpix_centres(SEXP nside, SEXP nest, SEXP pix, SEXP rot)
+SEXP wt_r_healpix_centres(SEXP nside, SEXP nest, SEXP pix, SEXP rot,
+                          SEXP threads)
 {
   if (TYPEOF(pix) != REALSXP) error("wtheta internal: pix must be double");
   R_xlen_t n = XLENGTH(pix);
+  int t = threads_of(threads, n);
   SEXP ra = PROTECT(allocVector(REALSXP, n));
   SEXP dec = PROTECT(allocVector(REALSXP, n));
   int st = wt_healpix_centres(nside_of(nside), asLogical(nest), REAL(pix),
-                              n, rot_of(rot), REAL(ra), REAL(dec));
+                              n, rot_of(rot), REAL(ra), REAL(dec), t);
   if (st != WT_OK) { UNPROTECT(2); fail(st); }
   SEXP out = PROTECT(allocVector(VECSXP, 2));
   SET_VECTOR_ELT(out, 0, ra);
@@ -110,19 +115,63 @@ SEXP wt_r_healpix_renumber(SEXP nside, SEXP to_nest, SEXP pix)
   return out;
 }
 
-/* n points from the increasing nested pixels given as runs (run_start,
- * run_end: see healpix.h), with weights `w` per pixel (NULL: all pixels
- * equally likely, by area); seed: two integers from R (the high and low 32
- * bits) */
-SEXP wt_r_healpix_draw(SEXP nside, SEXP run_start, SEXP run_end, SEXP w,
-                       SEXP seed, SEXP n, SEXP rot, SEXP threads)
+/* Large output vectors are written once, by every thread, straight after
+ * allocation: on Linux, ask for transparent huge pages (where the system
+ * leaves them to madvise) so that first writes fault 2 MiB at a time, not
+ * 4 KiB. Only a hint: nothing changes but the speed where it is refused. */
+static void huge_pages(void *p, size_t bytes)
 {
-  if (TYPEOF(run_start) != REALSXP || TYPEOF(run_end) != REALSXP ||
-      XLENGTH(run_start) < 1 || XLENGTH(run_start) != XLENGTH(run_end))
-    error("wtheta internal: runs must be doubles of one length");
-  R_xlen_t n_runs = XLENGTH(run_start);
-  R_xlen_t k = (R_xlen_t)REAL(run_end)[n_runs - 1];
-  if (!isNull(w) && (TYPEOF(w) != REALSXP || XLENGTH(w) != k))
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  const uintptr_t huge = (uintptr_t)1 << 21;
+  uintptr_t a = (uintptr_t)p, b = a + bytes;
+  uintptr_t lo = (a + huge - 1) & ~(huge - 1), hi = b & ~(huge - 1);
+  if (hi > lo) (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+  (void)p; (void)bytes;
+#endif
+}
+
+/* the runs (see healpix.h) of a map's increasing pixel numbers `pix`
+ * (doubles) among npix, with their tables, in R_alloc memory (freed by R at
+ * the end of the call, error or not) */
+static wt_runs runs_of(SEXP pix, int64_t npix)
+{
+  if (TYPEOF(pix) != REALSXP || XLENGTH(pix) < 1)
+    error("wtheta internal: pixels must be doubles");
+  if (npix > INT64_C(12) << 56) error("wtheta internal: bad nside");
+  R_xlen_t k = XLENGTH(pix);
+  int64_t n_runs = wt_runs_find(REAL(pix), k, NULL, NULL);
+  if (n_runs < 0) error("wtheta internal: pixels must increase");
+  R_xlen_t len = n_runs > 0 ? n_runs : 1;
+  double *start = (double *)R_alloc(len, sizeof(double));
+  double *first = (double *)R_alloc(len, sizeof(double));
+  wt_runs_find(REAL(pix), k, start, first);
+  wt_runs r;
+  int64_t n_index, n_pixel;
+  fail(wt_runs_plan(&r, start, first, n_runs, k, npix, &n_index, &n_pixel));
+  r.by_index = (int64_t *)R_alloc(n_index, sizeof(int64_t));
+  r.by_pixel = (int64_t *)R_alloc(n_pixel, sizeof(int64_t));
+  wt_runs_build(&r);
+  return r;
+}
+
+/* n points from the increasing nested pixels `pix` of a map at nside, with
+ * weights `w` per pixel (NULL: all pixels equally likely, by area); seed:
+ * two integers from R (the high and low 32 bits); fine_order: see below */
+SEXP wt_r_healpix_draw(SEXP nside, SEXP pix, SEXP w, SEXP seed, SEXP n,
+                       SEXP rot, SEXP fine_order, SEXP threads)
+{
+  /* NULL: WT_HEALPIX_FINE_ORDER; tests take less, to compare the points
+   * with chealpix's centres at an nside whose pixel numbers are exact in
+   * doubles */
+  int fine = isNull(fine_order) ? WT_HEALPIX_FINE_ORDER :
+    asInteger(fine_order);
+  if (fine == NA_INTEGER || fine < 0 || fine > WT_HEALPIX_FINE_ORDER)
+    error("wtheta internal: bad fine_order");
+  int64_t ns = nside_of(nside);
+  if (TYPEOF(pix) != REALSXP) error("wtheta internal: pix must be double");
+  R_xlen_t kk = XLENGTH(pix);
+  if (!isNull(w) && (TYPEOF(w) != REALSXP || XLENGTH(w) != kk))
     error("wtheta internal: w must be one double per pixel");
   if (TYPEOF(seed) != REALSXP || XLENGTH(seed) != 2)
     error("wtheta internal: seed must be two doubles");
@@ -131,24 +180,25 @@ SEXP wt_r_healpix_draw(SEXP nside, SEXP run_start, SEXP run_end, SEXP w,
   if (!(nd >= 0 && nd <= 4503599627370496.0)) error("wtheta internal: n");
   R_xlen_t nn = (R_xlen_t)nd;
   const double *r = rot_of(rot);
-  int64_t ns = nside_of(nside);
   int t = threads_of(threads, nn);
+  wt_runs runs = runs_of(pix, 12 * ns * ns);
   double *prob = NULL;
   int64_t *alias = NULL;
   if (!isNull(w)) {
     /* R_alloc: freed by R at the end of the call, error or not */
-    prob = (double *)R_alloc(k, sizeof(double));
-    alias = (int64_t *)R_alloc(k, sizeof(int64_t));
-    int64_t *work = (int64_t *)R_alloc(2 * k, sizeof(int64_t));
-    fail(wt_alias_build(REAL(w), k, prob, alias, work));
+    prob = (double *)R_alloc(kk, sizeof(double));
+    alias = (int64_t *)R_alloc(kk, sizeof(int64_t));
+    int64_t *work = (int64_t *)R_alloc(2 * kk, sizeof(int64_t));
+    fail(wt_alias_build(REAL(w), kk, prob, alias, work));
   }
   SEXP ra = PROTECT(allocVector(REALSXP, nn));
   SEXP dec = PROTECT(allocVector(REALSXP, nn));
+  huge_pages(REAL(ra), (size_t)nn * sizeof(double));
+  huge_pages(REAL(dec), (size_t)nn * sizeof(double));
   for (R_xlen_t f = 0; f < nn; f += CHUNK) {
     R_xlen_t m = nn - f < CHUNK ? nn - f : CHUNK;
-    int st = wt_healpix_draw(ns, REAL(run_start), REAL(run_end), n_runs,
-                             prob, alias, s, f, m, r, REAL(ra) + f,
-                             REAL(dec) + f, t);
+    int st = wt_healpix_draw(ns, &runs, prob, alias, s, f, m, r, fine,
+                             REAL(ra) + f, REAL(dec) + f, t);
     if (st != WT_OK) { UNPROTECT(2); fail(st); }
     interrupt_point();
   }
@@ -156,5 +206,32 @@ SEXP wt_r_healpix_draw(SEXP nside, SEXP run_start, SEXP run_end, SEXP w,
   SET_VECTOR_ELT(out, 0, ra);
   SET_VECTOR_ELT(out, 1, dec);
   UNPROTECT(3);
+  return out;
+}
+
+/* TRUE where (ra, dec) falls on one of the increasing pixels `pix` of a
+ * map (numbers in its ordering, nest) */
+SEXP wt_r_healpix_on_map(SEXP nside, SEXP nest, SEXP pix, SEXP ra, SEXP dec,
+                         SEXP rot, SEXP threads)
+{
+  if (TYPEOF(ra) != REALSXP || TYPEOF(dec) != REALSXP ||
+      XLENGTH(ra) != XLENGTH(dec))
+    error("wtheta internal: ra and dec must be doubles of one length");
+  R_xlen_t n = XLENGTH(ra);
+  int64_t ns = nside_of(nside);
+  const double *r = rot_of(rot);
+  int t = threads_of(threads, n);
+  wt_runs runs = runs_of(pix, 12 * ns * ns);
+  SEXP out = PROTECT(allocVector(LGLSXP, n));
+  huge_pages(LOGICAL(out), (size_t)n * sizeof(int));
+  for (R_xlen_t s = 0; s < n; s += CHUNK) {
+    R_xlen_t m = n - s < CHUNK ? n - s : CHUNK;
+    int st = wt_healpix_on_map(ns, asLogical(nest), REAL(ra) + s,
+                               REAL(dec) + s, m, r, &runs, LOGICAL(out) + s,
+                               t);
+    if (st != WT_OK) { UNPROTECT(1); fail(st); }
+    interrupt_point();
+  }
+  UNPROTECT(1);
   return out;
 }

@@ -44,9 +44,10 @@ SEXP wt_r_fits_read_image(SEXP, SEXP);
 /* glue_healpix.c */
 SEXP wt_r_healpix_compiled(void);
 SEXP wt_r_healpix_pixels(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_healpix_centres(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_centres(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_healpix_renumber(SEXP, SEXP, SEXP);
 SEXP wt_r_healpix_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_on_map(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
@@ -85,9 +86,10 @@ static const R_CallMethodDef call_methods[] = {
   {"fits_read_image", (DL_FUNC)&wt_r_fits_read_image, 2},
   {"healpix_compiled", (DL_FUNC)&wt_r_healpix_compiled, 0},
   {"healpix_pixels", (DL_FUNC)&wt_r_healpix_pixels, 6},
-  {"healpix_centres", (DL_FUNC)&wt_r_healpix_centres, 4},
+  {"healpix_centres", (DL_FUNC)&wt_r_healpix_centres, 5},
   {"healpix_renumber", (DL_FUNC)&wt_r_healpix_renumber, 3},
   {"healpix_draw", (DL_FUNC)&wt_r_healpix_draw, 8},
+  {"healpix_on_map", (DL_FUNC)&wt_r_healpix_on_map, 7},
   {NULL, NULL, 0}
 };
 

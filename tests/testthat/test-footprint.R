@@ -122,11 +122,17 @@ test_that("weighted randoms follow the map's values", {
 test_that("draws are reproducible with seed on any number of threads", {
   skip_if_no_healpix()
   nest <- read_healpix_map(hp_fixture("nested.fits"))
-  one <- withr_options(list(wtheta.threads = 1L),
-                       random_catalog(30000, mask = nest, seed = 9))
-  two <- withr_options(list(wtheta.threads = 2L),
-                       random_catalog(30000, mask = nest, seed = 9))
-  expect_identical(one, two)
+  # 2e5 points: enough for 2 threads (below 25,000 points a thread, fewer
+  # threads run); weighted draws too
+  for (weighted in c(FALSE, TRUE)) {
+    one <- withr_options(list(wtheta.threads = 1L),
+                         random_catalog(2e5, mask = nest, seed = 9,
+                                        weighted = weighted))
+    two <- withr_options(list(wtheta.threads = 2L),
+                         random_catalog(2e5, mask = nest, seed = 9,
+                                        weighted = weighted))
+    expect_identical(one, two)
+  }
   set.seed(9)
   a <- random_catalog(100, mask = nest)
   set.seed(9)
@@ -308,6 +314,74 @@ test_that("the check stays silent for a catalog cut to a map", {
     ran <- random_catalog(30000, mask = ring, seed = 10 + s)
     expect_identical(footprint_check(cut, ran)$verdict, "ok",
                      info = paste("seed", s))
+  }
+})
+
+test_that("drawn points are the centres of order-29 sub-pixels, as chealpix puts them", {
+  if (!wtheta:::healpix_available()) skip("built without chealpix")
+  # the draw computes z and phi of a sub-pixel's centre itself; chealpix's
+  # pix2vec of that sub-pixel (found by its own vec2pix) must agree, over
+  # the whole sky (both polar caps and the equatorial belt) and through the
+  # galactic rotation
+  whole <- wtheta:::make_healpix_map(2, "RING", "C", as.double(0:47),
+                                     rep(1, 48), "test", "test")
+  gal <- wtheta:::make_healpix_map(4, "NESTED", "G", as.double(0:191),
+                                   rep(1, 192), "test", "test")
+  # at order 29 (what random_catalog() uses) pixel numbers pass 2^53, so
+  # the comparison takes sub-pixels of order 24 (and 12), whose numbers are
+  # exact in doubles: the same code with a smaller fine order
+  for (m in list(whole, gal)) {
+    for (fine_order in c(24L, 12L)) {
+      set.seed(4)
+      r <- wtheta:::draw_map(20000, m, FALSE, fine_order)
+      expect_gt(max(r$dec), 80)
+      expect_lt(min(r$dec), -80)
+      fine <- 2^fine_order
+      p <- .Call(wtheta:::C_healpix_pixels, fine, TRUE, r$ra, r$dec,
+                 wtheta:::rot_to_map(m), 1L)
+      cen <- .Call(wtheta:::C_healpix_centres, fine, TRUE, p,
+                   wtheta:::rot_from_map(m), 1L)
+      # angular distance in degrees (haversine): order-24 sub-pixels are
+      # 12.6 mas (3.5e-6 degrees) wide, rounding below 1e-12 degrees
+      h <- sinpi((r$dec - cen[[2L]]) / 360)^2 + cospi(r$dec / 180) *
+        cospi(cen[[2L]] / 180) * sinpi((r$ra - cen[[1L]]) / 360)^2
+      expect_lt(max(2 * asin(sqrt(h)) * 180 / pi), 1e-11)
+      # each sub-pixel lies in its map pixel
+      coarse <- floor(p / 4^(fine_order - log2(m$nside)))
+      expect_true(all(coarse %in% wtheta:::map_nested_pixels(m)))
+    }
+  }
+})
+
+test_that("lookups and draws on maps of uneven runs of pixels", {
+  if (!wtheta:::healpix_available()) skip("built without chealpix")
+  # single pixels, a long run, pixels 0 and the last, pairs: the run
+  # tables' buckets then hold many runs or parts of one
+  nside <- 32
+  npix <- 12 * nside^2
+  set.seed(11)
+  pix <- sort(unique(c(0, 1, npix - 1, 100:3000, sample(npix, 800) - 1,
+                       seq(5000, 9000, by = 7))))
+  for (ordering in c("NESTED", "RING")) {
+    m <- wtheta:::make_healpix_map(nside, ordering, "C", as.double(pix),
+                                   rep(1, length(pix)), "test", "test")
+    # lookups against %in% on chealpix's own pixel numbers
+    u <- random_catalog(50000, ra_range = c(0, 360), dec_range = c(-90, 90),
+                        seed = 2)
+    p <- .Call(wtheta:::C_healpix_pixels, nside, ordering == "NESTED",
+               u$ra, u$dec, NULL, 1L)
+    expect_identical(in_footprint(u, m), p %in% pix)
+    # draws: every pixel reached, counts uniform (chi-squared)
+    n <- 2e5
+    r <- random_catalog(n, mask = m, seed = 6)
+    q <- .Call(wtheta:::C_healpix_pixels, nside, ordering == "NESTED",
+               r$ra, r$dec, NULL, 2L)
+    k <- tabulate(match(q, pix), length(pix))
+    expect_false(anyNA(match(q, pix)))
+    e <- n / length(pix)
+    expect_gt(stats::pchisq(sum((k - e)^2 / e), length(k) - 1,
+                            lower.tail = FALSE), 1e-3)
+    expect_true(all(in_footprint(r, m)))
   }
 })
 
