@@ -100,9 +100,7 @@ footprint_check <- function(data, random, columns = c("ra", "dec")) {
   # rows (bands of sin(dec)) and columns (bands of ra) of the grid
   band <- factor(iz[w])
   strip <- factor(ia[w])
-  X <- stats::model.matrix(~ band + strip,
-                           contrasts.arg = list(band = "contr.sum",
-                                                strip = "contr.sum"))
+  X <- cbind(1, sum_coded(band), sum_coded(strip))
   fit <- stats::lm.fit(X, rr)
   rank <- fit$rank - 1L
   m <- length(rr)
@@ -149,6 +147,17 @@ footprint_check <- function(data, random, columns = c("ra", "dec")) {
                           log_ratio = rr)
   out$message <- footprint_message(out)
   out
+}
+
+# the columns of a factor in sum-to-zero coding (what model.matrix() makes
+# with contr.sum): level i < k is column i, level k is -1 in every column
+sum_coded <- function(f) {
+  k <- nlevels(f)
+  if (k < 2L) return(matrix(0, length(f), 0L))
+  i <- as.integer(f)
+  m <- diag(k)[i, -k, drop = FALSE]
+  m[i == k, ] <- -1
+  m
 }
 
 footprint_message <- function(x) {

@@ -30,7 +30,7 @@ static void fine_keys(const double *ra, const double *dec, int64_t n,
 {
   const double cols = ldexp(1.0, top + 1), rows = ldexp(1.0, top);
   const int64_t m = (n + step - 1) / step;
-#pragma omp parallel for num_threads(threads) schedule(static) if (m > 100000)
+#pragma omp parallel for num_threads(threads) schedule(static) if (m > 20000)
   for (int64_t k = 0; k < m; k++) {
     const int64_t i = k * step;
     double c = floor(ra[i] / 360.0 * cols);

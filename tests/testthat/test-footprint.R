@@ -392,3 +392,19 @@ test_that("without chealpix, HEALPix functions say what to install", {
   m <- structure(list(), class = "healpix_map")
   expect_error(random_catalog(10, mask = m), "libchealpix-dev")
 })
+
+test_that("the check handles a footprint one band of declination tall", {
+  # every cell in one band: the fit has no band effect to estimate (the
+  # model.matrix() it used before refused a one-level factor, so a
+  # default wtheta() call on such a strip stopped with an error)
+  d <- random_catalog(5000, ra_range = c(0, 300), dec_range = c(0, 0.5),
+                      seed = 1)
+  r <- random_catalog(20000, ra_range = c(0, 300), dec_range = c(0, 0.5),
+                      seed = 2)
+  fc <- footprint_check(d, r)
+  expect_identical(fc$verdict, "ok")
+  expect_gt(fc$n_cells, 50L)
+  expect_length(unique(fc$cells$dec), 1L)
+  expect_silent(wtheta(d, r, theta_bins(0.1, 1, n = 3), threads = 1,
+                       progress = FALSE))
+})
