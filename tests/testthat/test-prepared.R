@@ -11,9 +11,12 @@ strip_time <- function(x) {
   }
   x
 }
+# times: elapsed, grid planning, and GPU kernels (NA on the CPU, measured
+# by CUDA events on a GPU)
 strip_count <- function(pc) {
   pc$elapsed <- NULL
   pc$grid_plan_s <- NULL
+  pc$gpu_ms <- NULL
   pc
 }
 
