@@ -209,3 +209,12 @@ match_choice <- function(x, choices, arg) {
   if (!length(hit)) refuse()
   choices[hit]
 }
+
+# the estimator and error arguments of wtheta() and wtheta_multi()
+match_estimator <- function(estimator) {
+  match_choice(estimator, c("LS", "natural", "DP", "Hamilton"), "estimator")
+}
+
+match_error <- function(error) {
+  match_choice(error, c("poisson", "jackknife", "bootstrap", "none"), "error")
+}

@@ -48,8 +48,7 @@ wtheta_from_counts <- function(dd, dr = NULL, rr = NULL, rd = NULL,
                                              "Hamilton"),
                                error = NULL, n_boot = 500, seed = NULL) {
   start <- proc.time()[["elapsed"]]
-  estimator <- match_choice(estimator, c("LS", "natural", "DP", "Hamilton"),
-                            "estimator")
+  estimator <- match_estimator(estimator)
   is_pc <- function(x, arg) {
     if (!is.null(x) && !inherits(x, "pair_counts")) {
       stop("`", arg, "` must be a pair_counts object (from pair_counts() ",
@@ -90,8 +89,7 @@ wtheta_from_counts <- function(dd, dr = NULL, rr = NULL, rd = NULL,
   check_counts_agree(pcs, args, is_cross)
   has_p <- !is.null(dd$patch_counts)
   if (is.null(error)) error <- if (has_p) "jackknife" else "poisson"
-  error <- match_choice(error, c("poisson", "jackknife", "bootstrap", "none"),
-                        "error")
+  error <- match_error(error)
   if (error %in% c("jackknife", "bootstrap") && !has_p) {
     stop("error = \"", error, "\" needs counts with patches (pair_counts() ",
          "with `patches`, or prepared catalogs with patches); `dd` has none.",

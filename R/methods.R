@@ -651,14 +651,19 @@ plot.wtheta_cov <- function(x, main = NULL,
                     add = TRUE)
   }
   graphics::box()
-  graphics::par(mar = c(5, 0.5, 1, 4))
+  colour_bar(breaks, col, bottom = 5)
+  invisible(r)
+}
+
+# the colour key of a correlation image, in the next panel of the layout
+colour_bar <- function(breaks, col, bottom) {
+  graphics::par(mar = c(bottom, 0.5, 1, 4))
   graphics::image(1, breaks, matrix(breaks[-1L] - diff(breaks) / 2, 1L),
                   col = col, breaks = breaks, xaxt = "n", yaxt = "n",
                   xlab = "", ylab = "")
   graphics::axis(4, las = 1)
   graphics::mtext("correlation", side = 4, line = 2.5)
   graphics::box()
-  invisible(r)
 }
 
 # the plain matrix of a wtheta_cov
@@ -705,13 +710,7 @@ plot_cov_blocks <- function(r, blocks, err, main, col, ...) {
                     outer = TRUE, line = 0, cex = 0.8)
   }
   graphics::box()
-  graphics::par(mar = c(lab + 2, 0.5, 1, 4))
-  graphics::image(1, breaks, matrix(breaks[-1L] - diff(breaks) / 2, 1L),
-                  col = col, breaks = breaks, xaxt = "n", yaxt = "n",
-                  xlab = "", ylab = "")
-  graphics::axis(4, las = 1)
-  graphics::mtext("correlation", side = 4, line = 2.5)
-  graphics::box()
+  colour_bar(breaks, col, bottom = lab + 2)
   invisible(r)
 }
 

@@ -71,10 +71,8 @@ wtheta_multi <- function(data, random, bins,
                          retries = 1, timeout = NULL, check_footprint = TRUE) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
-  estimator <- match_choice(estimator, c("LS", "natural", "DP", "Hamilton"),
-                            "estimator")
-  error <- match_choice(error, c("poisson", "jackknife", "bootstrap", "none"),
-                        "error")
+  estimator <- match_estimator(estimator)
+  error <- match_error(error)
   check_flag(self_pairs, "self_pairs")
   # 1. the samples and their randoms, by name: "data$z1", "random" (or
   # "random$z1" per sample)

@@ -133,10 +133,8 @@ wtheta <- function(data, random, bins,
                    check_footprint = TRUE) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
-  estimator <- match_choice(estimator, c("LS", "natural", "DP", "Hamilton"),
-                            "estimator")
-  error <- match_choice(error, c("poisson", "jackknife", "bootstrap", "none"),
-                        "error")
+  estimator <- match_estimator(estimator)
+  error <- match_error(error)
   check_flag(self_pairs, "self_pairs")
   is_cross <- !is.null(data2)
   check_cross_args(is_cross, random2, self_pairs)

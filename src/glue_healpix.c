@@ -63,13 +63,19 @@ SEXP wt_r_healpix_compiled(void)
   return ScalarLogical(wt_healpix_compiled());
 }
 
-SEXP wt_r_healpix_pixels(SEXP nside, SEXP nest, SEXP ra, SEXP dec, SEXP rot,
-                         SEXP threads)
+/* the length of positions given as two double vectors ra, dec */
+static R_xlen_t radec_length(SEXP ra, SEXP dec)
 {
   if (TYPEOF(ra) != REALSXP || TYPEOF(dec) != REALSXP ||
       XLENGTH(ra) != XLENGTH(dec))
     error("wtheta internal: ra and dec must be doubles of one length");
-  R_xlen_t n = XLENGTH(ra);
+  return XLENGTH(ra);
+}
+
+SEXP wt_r_healpix_pixels(SEXP nside, SEXP nest, SEXP ra, SEXP dec, SEXP rot,
+                         SEXP threads)
+{
+  R_xlen_t n = radec_length(ra, dec);
   int64_t ns = nside_of(nside);
   const double *r = rot_of(rot);
   int t = threads_of(threads, n);
@@ -214,10 +220,7 @@ SEXP wt_r_healpix_draw(SEXP nside, SEXP pix, SEXP w, SEXP seed, SEXP n,
 SEXP wt_r_healpix_on_map(SEXP nside, SEXP nest, SEXP pix, SEXP ra, SEXP dec,
                          SEXP rot, SEXP threads)
 {
-  if (TYPEOF(ra) != REALSXP || TYPEOF(dec) != REALSXP ||
-      XLENGTH(ra) != XLENGTH(dec))
-    error("wtheta internal: ra and dec must be doubles of one length");
-  R_xlen_t n = XLENGTH(ra);
+  R_xlen_t n = radec_length(ra, dec);
   int64_t ns = nside_of(nside);
   const double *r = rot_of(rot);
   int t = threads_of(threads, n);
