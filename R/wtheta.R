@@ -87,11 +87,16 @@
 #' @param check_footprint `TRUE` (the default): before counting, run
 #'   [footprint_check()] on `data` against `random` (and `data2` against
 #'   its randoms) and warn, naming the largest discrepancy and where it
-#'   is, when they do not seem to share a footprint. It takes a small
+#'   is, when they do not seem to share a footprint. On the classic
+#'   catalogs (10^5 points each) it takes about 11 to 14 ms on a 16-core
+#'   host, as long as the GPU's counts; with more points it is a small
 #'   fraction of the counting time. `FALSE` skips it.
 #' @inheritParams pair_counts
 #' @return A data frame of class `c("wtheta", "data.frame")` with columns
-#'   `theta_lo`, `theta_hi`, `theta` (bin centre, degrees), the counts
+#'   `theta_lo`, `theta_hi`, `theta` (the bin's centre in degrees: the
+#'   geometric centre `sqrt(theta_lo * theta_hi)` when the edges are
+#'   log-spaced, as from `theta_bins(log = TRUE)`, the midpoint
+#'   otherwise; attribute `bin_centres` says which), the counts
 #'   (`DD`, `DR`, `RR`, or `D1D2`, `D1R2`, `R1D2`, `R1R2` for a
 #'   cross-correlation: raw pair counts in the chosen convention, or
 #'   weighted counts with weights), `w`, and `w_err` unless
@@ -359,7 +364,8 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
   wv <- estimate_w(norm, estimator, is_cross, warn = TRUE)
   nb <- length(edges) - 1L
   out <- data.frame(theta_lo = edges[-(nb + 1L)], theta_hi = edges[-1L])
-  out$theta <- (out$theta_lo + out$theta_hi) / 2
+  centres <- bin_centres(edges)
+  out$theta <- centres$theta
   for (nm in names(pcs)) {
     if (is.null(pcs[[nm]])) next
     out[[nm]] <- if (weighted) pcs[[nm]]$weighted else pcs[[nm]]$counts
@@ -408,6 +414,7 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
   used <- pcs[!vapply(pcs, is.null, TRUE)]
   structure(out, class = c("wtheta", "data.frame"),
             type = if (is_cross) "cross" else "auto",
+            bin_centres = centres$how,
             n_data = sizes$n_data, n_random = sizes$n_random,
             n_data2 = sizes$n_data2, n_random2 = sizes$n_random2,
             estimator = estimator,
@@ -576,4 +583,27 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     sweep(counts, 2L, total, "/")
   })
   estimate_w(norm, estimator, is_cross)
+}
+
+# The centre of each bin: geometric, sqrt(lo hi), when the edges are log
+# spaced (one ratio between neighbours, to 1e-9: theta_bins(log = TRUE) or
+# edges given so), where the midpoint would sit off-centre on the log axis
+# that such bins are plotted on; the midpoint otherwise (and for one bin,
+# whose spacing cannot be told).
+bin_centres <- function(edges) {
+  nb <- length(edges) - 1L
+  lo <- edges[-(nb + 1L)]
+  hi <- edges[-1L]
+  if (bins_are_log(edges)) {
+    list(theta = sqrt(lo * hi), how = "geometric")
+  } else {
+    list(theta = (lo + hi) / 2, how = "midpoint")
+  }
+}
+
+bins_are_log <- function(edges) {
+  nb <- length(edges) - 1L
+  if (nb < 2L || !(edges[1L] > 0)) return(FALSE)
+  r <- edges[-1L] / edges[-(nb + 1L)]
+  all(abs(r / r[1L] - 1) < 1e-9)
 }

@@ -47,6 +47,7 @@ test_that("the result is a data frame that says how it was made", {
   expect_identical(attr(w, "type"), "auto")
   expect_identical(attr(w, "weighted"), FALSE)
   expect_identical(w$theta, c(0.5, 1.5, 2.5, 3.5, 4.5))
+  expect_identical(attr(w, "bin_centres"), "midpoint")
   expect_identical(attr(w, "n_data"), 100L)
   expect_identical(attr(w, "n_random"), 150L)
   expect_identical(attr(w, "estimator"), "LS")
@@ -132,4 +133,33 @@ test_that("choice arguments ignore case and accept unique prefixes", {
                "`estimator` must be one of")
   expect_error(pair_counts(d, bins = c(0.5, 2, 5), backend = "c"),
                "could be any of \"cpu\", \"cuda\"", fixed = TRUE)
+})
+
+test_that("log bins are centred geometrically, other bins at the midpoint", {
+  d <- simulate_catalog(300, seed = 3)
+  r <- random_catalog(600, seed = 4)
+  run <- function(b) wtheta(d, r, b, backend = "cpu", threads = 1,
+                            check_footprint = FALSE, error = "none")
+  b <- theta_bins(0.1, 10, n = 4, log = TRUE)
+  w <- run(b)
+  expect_identical(attr(w, "bin_centres"), "geometric")
+  expect_identical(w$theta, sqrt(b[-5] * b[-1]))
+  expect_equal(w$theta, 10^c(-0.75, -0.25, 0.25, 0.75), tolerance = 1e-12)
+  # log edges given by hand count as log bins too
+  w2 <- run(10^seq(-1, 1, by = 0.5))
+  expect_identical(attr(w2, "bin_centres"), "geometric")
+  expect_equal(w2$theta, w$theta, tolerance = 1e-12)
+  # linear bins that do not start at 0, uneven bins, and a single bin:
+  # the midpoint
+  for (e in list(theta_bins(1, 5, width = 1), c(0.1, 0.2, 0.5, 3),
+                 c(0.1, 10))) {
+    we <- run(e)
+    expect_identical(attr(we, "bin_centres"), "midpoint")
+    expect_identical(we$theta, (e[-length(e)] + e[-1]) / 2)
+  }
+  # the counts do not change, and wtheta_from_counts() centres the same
+  p <- attr(w, "pair_counts")
+  f <- wtheta_from_counts(p$DD, p$DR, p$RR, error = "none")
+  expect_identical(f$theta, w$theta)
+  expect_identical(attr(f, "bin_centres"), "geometric")
 })
