@@ -386,6 +386,20 @@ const unsigned char *wt_fits_map_rows(wt_fits_table *t)
  * create over an existing one) and then renamed over its final name, so
  * that a failed write leaves no half file behind. */
 
+/* the checksums of the HDU just written; a failure of any step before
+ * them (status) or of the checksums is "cannot write the <kind> <extname>"
+ * (extname NULL: none) */
+static int finish_hdu(fitsfile *f, int status, const char *kind,
+                      const char *extname, char *msg, size_t msg_len)
+{
+  fits_write_chksum(f, &status);
+  if (!status) return WT_OK;
+  char what[120];
+  snprintf(what, sizeof what, "cannot write the %s%s%s", kind,
+           extname ? " " : "", extname ? extname : "");
+  return fits_fail(status, msg, msg_len, what);
+}
+
 static int write_keys(fitsfile *f, const wt_fits_key *keys, int n_keys,
                       int *status)
 {
@@ -432,9 +446,7 @@ int wt_fits_create(const char *path, void **fptr, const wt_fits_key *keys,
   /* a primary HDU with no data: the keywords of the result */
   fits_create_img(f, BYTE_IMG, 0, NULL, &status);
   write_keys(f, keys, n_keys, &status);
-  fits_write_chksum(f, &status);
-  if (status) return fits_fail(status, msg, msg_len, "cannot write the primary HDU");
-  return WT_OK;
+  return finish_hdu(f, status, "primary HDU", NULL, msg, msg_len);
 }
 
 int wt_fits_write_table(void *fptr, const char *extname, long long n_rows,
@@ -470,13 +482,7 @@ int wt_fits_write_table(void *fptr, const char *extname, long long n_rows,
     else
       fits_write_col(f, TDOUBLE, j + 1, 1, 1, n, (void *)cols[j].d, &status);
   }
-  fits_write_chksum(f, &status);
-  if (status) {
-    char what[120];
-    snprintf(what, sizeof what, "cannot write the table %s", extname);
-    return fits_fail(status, msg, msg_len, what);
-  }
-  return WT_OK;
+  return finish_hdu(f, status, "table", extname, msg, msg_len);
 }
 
 int wt_fits_write_image(void *fptr, const char *extname, long long n_rows,
@@ -495,13 +501,7 @@ int wt_fits_write_image(void *fptr, const char *extname, long long n_rows,
   if (n_rows > 0 && n_cols > 0)
     fits_write_img(f, TDOUBLE, 1, (LONGLONG)n_rows * n_cols, (void *)rows,
                    &status);
-  fits_write_chksum(f, &status);
-  if (status) {
-    char what[120];
-    snprintf(what, sizeof what, "cannot write the image %s", extname);
-    return fits_fail(status, msg, msg_len, what);
-  }
-  return WT_OK;
+  return finish_hdu(f, status, "image", extname, msg, msg_len);
 }
 
 int wt_fits_finish(void *fptr, const char *tmp, const char *path, char *msg,
