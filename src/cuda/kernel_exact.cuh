@@ -81,29 +81,8 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
         int run_s = -1;
         unsigned run_n = 0;
         double run_w = 0.0;
-        for (int jj = 0; jj < cnt; jj++) {
-          const int gj = tj + jj;
-          if (item.diag && gj <= gi) continue;
-          const DPt pj = sj[jj];
-          const int s = cpu_slot(a, exact_d2(pi, pj));
-          if (s != run_s) {
-            if (run_n) {
-              if (R > 0) {
-                atomicAdd(h + run_s * R + col, run_n);
-                atomicAdd(wh + run_s * R + col, run_w);
-              } else {
-                atomicAdd(gh + run_s, (unsigned long long)run_n);
-                atomicAdd(gw + run_s, run_w);
-              }
-            }
-            run_s = s;
-            run_n = 0;
-            run_w = 0.0;
-          }
-          run_n++;
-          run_w = __dadd_rn(run_w, __dmul_rn(pi.w, pj.w));
-        }
-        if (run_n) {
+        /* the run so far into the block's counters (R > 0) or histogram */
+        auto add_run = [&]() {
           if (R > 0) {
             atomicAdd(h + run_s * R + col, run_n);
             atomicAdd(wh + run_s * R + col, run_w);
@@ -111,7 +90,22 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
             atomicAdd(gh + run_s, (unsigned long long)run_n);
             atomicAdd(gw + run_s, run_w);
           }
+        };
+        for (int jj = 0; jj < cnt; jj++) {
+          const int gj = tj + jj;
+          if (item.diag && gj <= gi) continue;
+          const DPt pj = sj[jj];
+          const int s = cpu_slot(a, exact_d2(pi, pj));
+          if (s != run_s) {
+            if (run_n) add_run();
+            run_s = s;
+            run_n = 0;
+            run_w = 0.0;
+          }
+          run_n++;
+          run_w = __dadd_rn(run_w, __dmul_rn(pi.w, pj.w));
         }
+        if (run_n) add_run();
       } else {
         for (int jj = 0; jj < cnt; jj++) {
           const int gj = tj + jj;
