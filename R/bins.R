@@ -73,3 +73,26 @@ theta_bins <- function(from, to, width = NULL, n = NULL, log = FALSE,
   e[length(e)] <- to
   check_edges(e, "bins")
 }
+
+# The centre of each bin: geometric, sqrt(lo hi), when the edges are log
+# spaced (one ratio between neighbours, to 1e-9: theta_bins(log = TRUE) or
+# edges given so), where the midpoint would sit off-centre on the log axis
+# that such bins are plotted on; the midpoint otherwise (and for one bin,
+# whose spacing cannot be told).
+bin_centres <- function(edges) {
+  nb <- length(edges) - 1L
+  lo <- edges[-(nb + 1L)]
+  hi <- edges[-1L]
+  if (bins_are_log(edges)) {
+    list(theta = sqrt(lo * hi), how = "geometric")
+  } else {
+    list(theta = (lo + hi) / 2, how = "midpoint")
+  }
+}
+
+bins_are_log <- function(edges) {
+  nb <- length(edges) - 1L
+  if (nb < 2L || !(edges[1L] > 0)) return(FALSE)
+  r <- edges[-1L] / edges[-(nb + 1L)]
+  all(abs(r / r[1L] - 1) < 1e-9)
+}
