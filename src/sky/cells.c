@@ -104,7 +104,7 @@ void wt_cells_free(wt_cells *c)
 
 /* one level: occupied cells into id/d/r (ascending), how many are well
  * covered and their median expected count */
-static int level_scan(const uint64_t *hd, const uint64_t *hr, int64_t size,
+static void level_scan(const uint64_t *hd, const uint64_t *hr, int64_t size,
                       double n_d, double n_r, double *id, double *d,
                       double *r, double *tmp, int64_t *n_occ, int64_t *m,
                       double *e_med)
@@ -125,7 +125,6 @@ static int level_scan(const uint64_t *hd, const uint64_t *hr, int64_t size,
     if (r[i] > 0 && r[i] >= half) tmp[w++] = r[i] * n_d / n_r;
   *m = w;
   *e_med = median(tmp, w);
-  return WT_OK;
 }
 
 int wt_footprint_cells(const double *ra_d, const double *dec_d, int64_t n_d,
