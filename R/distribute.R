@@ -143,7 +143,8 @@ save_atomic <- function(x, path) {
 
 # counts unit vectors a, b (NULL for auto) as plan_counting() decided: here
 # with count_pairs(), or through the future plan. `label` names the count
-# in a checkpoint ("data-random", ...). ha, hb: catalog handles of a and b
+# in a checkpoint ("data-random", ...); how$mean_theta asks for the mean
+# separations. ha, hb: catalog handles of a and b
 # (see new_catalog_handle()), or NULL; a distributed count has no use for
 # them (each worker gets blocks, not catalogs).
 count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
@@ -154,7 +155,8 @@ count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
                               n_patches, label, progress))
   }
   count_pairs(a, b, edges, self_pairs, how$run, threads, progress, wa, wb,
-              pa, pb, n_patches, ha = ha, hb = hb)
+              pa, pb, n_patches, ha = ha, hb = hb,
+              mean_theta = isTRUE(how$mean_theta))
 }
 
 # like count_pairs(), with the block pairs run as futures, one future per
@@ -181,6 +183,8 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
                     progress = !isFALSE(progress))
   parts <- run$parts
   out <- merge_counts(parts, is_auto, self_pairs)
+  out$mean_theta <- isTRUE(how$mean_theta)
+  if (out$mean_theta) out$theta_mean <- theta_means(out)
   n1 <- as.double(nrow(a))
   n2 <- if (is_auto) n1 else as.double(nrow(b))
   out$n1 <- n1
@@ -245,6 +249,7 @@ block_tasks <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
          pb = if (!diagonal) py[ib], diagonal = diagonal,
          self_pairs = diagonal && self_pairs, edges = edges,
          backend = how$backend, threads = how$threads, n_patches = n_patches,
+         mean_theta = isTRUE(how$mean_theta),
          block = block_name(label, jobs$i[k], jobs$j[k]),
          fault = if (!is.null(fault) && k %in% fault$block) fault)
   }
@@ -485,7 +490,8 @@ kill_future <- function(f) {
 # adds up the pair_counts of block pairs. For an auto count the blocks
 # off the diagonal are cross counts between two blocks of one catalog: with
 # self_pairs (ordered pairs) they count twice, and their patch arrays add
-# to both [a, b] and [b, a].
+# to both [a, b] and [b, a]. Sums of angles (theta_sum) add up as counts
+# do; the caller makes theta_mean from the merged sums.
 merge_counts <- function(parts, is_auto, self_pairs) {
   first <- parts[[1L]]
   out <- list(edges = first$edges, theta_lo = first$theta_lo,
@@ -508,7 +514,7 @@ merge_counts <- function(parts, is_auto, self_pairs) {
     Reduce(`+`, vals)
   }
   for (f in c("counts", "n_below", "n_above", "weighted", "weighted_below",
-              "weighted_above")) {
+              "weighted_above", "theta_sum")) {
     out[[f]] <- add(f)
   }
   out$n_outside <- out$n_below + out$n_above
@@ -535,7 +541,7 @@ count_block <- function(t) {
                     if (is.null(t$progress)) FALSE else t$progress,
                     t$wa, t$wb, t$pa, t$pb, t$n_patches,
                     progress_share = if (is.null(t$progress_share)) 1 else
-                      t$progress_share)
+                      t$progress_share, mean_theta = isTRUE(t$mean_theta))
   pc$pid <- Sys.getpid()
   pc$diagonal <- t$diagonal
   pc

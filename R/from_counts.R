@@ -27,7 +27,9 @@
 #'   patches and `"poisson"` otherwise.
 #' @param n_boot,seed For bootstrap errors, as in [wtheta()].
 #' @return A `wtheta` object as [wtheta()] returns it; `footprint_check`
-#'   is `NULL` and `elapsed` the seconds of this call.
+#'   is `NULL` and `elapsed` the seconds of this call. When `dd` was
+#'   counted with `mean_theta = TRUE` the result has its `theta_mean`
+#'   column, as [wtheta()] with `mean_theta = TRUE` has.
 #' @seealso [wtheta()], [pair_counts()], [prepare_catalog()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)

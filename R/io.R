@@ -652,9 +652,13 @@ check_fits_positions <- function(file, info, idx) {
 #'
 #' `write_pair_counts()` and `read_pair_counts()` do the same for a
 #' [pair_counts()] result (extensions `PAIR_COUNTS`, with `theta_lo`,
-#' `theta_hi`, `counts`, and `PATCHES` with the per-patch count arrays when
-#' there are any), so that counts made on one machine can be combined on
-#' another.
+#' `theta_hi`, `counts`, and, when counted with `mean_theta = TRUE`,
+#' `theta_mean` and `theta_sum`; and `PATCHES` with the per-patch count
+#' arrays when there are any), so that counts made on one machine can be
+#' combined on another. A result with `theta_mean` (from
+#' `mean_theta = TRUE`) writes it as a column like the others, and
+#' [read_wtheta()] of a FITS table from another tool takes a
+#' `theta_mean` column when there is one.
 #'
 #' @param x A `wtheta` or `pair_counts` object.
 #' @param file Path to write or read.
@@ -712,6 +716,10 @@ write_pair_counts <- function(x, file, overwrite = FALSE) {
   table <- list(theta_lo = as.double(x$theta_lo),
                 theta_hi = as.double(x$theta_hi),
                 counts = as.double(x$counts))
+  if (!is.null(x$theta_mean)) {
+    table$theta_mean <- as.double(x$theta_mean)
+    table$theta_sum <- as.double(x$theta_sum)
+  }
   extra <- NULL
   if (!is.null(x$patch_counts)) {
     a <- x$patch_counts
@@ -979,7 +987,8 @@ rebuild_wtheta <- function(file) {
   auto <- c("DD", "DR", "RR")
   cross <- c("D1D2", "D1R2", "R1D2", "R1R2")
   counts <- if (all(tolower(cross) %in% tolower(have))) cross else auto
-  want <- c("theta_lo", "theta_hi", "theta", counts, "w")
+  want <- c("theta_lo", "theta_hi", "theta",
+            if ("theta_mean" %in% tolower(have)) "theta_mean", counts, "w")
   if ("w_err" %in% tolower(have)) want <- c(want, "w_err")
   idx <- match(tolower(want), tolower(have))
   if (anyNA(idx)) {

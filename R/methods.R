@@ -48,7 +48,8 @@ count_columns <- function(x) {
   known <- intersect(names(x), c("DD", "DR", "RR", "D1D2", "D1R2", "R1D2",
                                  "R1R2"))
   if (length(known)) return(known)
-  setdiff(names(x), c("theta_lo", "theta_hi", "theta", "w", "w_err"))
+  setdiff(names(x), c("theta_lo", "theta_hi", "theta", "theta_mean", "w",
+                      "w_err"))
 }
 
 result_type <- function(x) {

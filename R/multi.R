@@ -37,8 +37,9 @@
 #' @inheritParams wtheta
 #' @return A data frame of class `c("wtheta_multi", "data.frame")`, long and
 #'   tidy: columns `i`, `j` (the sample names, as factors in the order of
-#'   `data`), `theta_lo`, `theta_hi`, `theta`, `w` and `w_err` (unless
-#'   `error = "none"`), one row per correlation and bin. Attributes:
+#'   `data`), `theta_lo`, `theta_hi`, `theta`, with `mean_theta = TRUE`
+#'   `theta_mean` (of each correlation's DD or D1D2 pairs), `w` and `w_err`
+#'   (unless `error = "none"`), one row per correlation and bin. Attributes:
 #'   `samples` (the names), `entries` (the `wtheta` result of each
 #'   correlation, named `"i-j"`), `cov` (the joint covariance; see
 #'   [wtheta_cov()]), `replicates` (stacked), `pair_counts` (each count
@@ -68,7 +69,8 @@ wtheta_multi <- function(data, random, bins,
                                    "none"),
                          patches = NULL, n_patches = 20, n_boot = 500,
                          seed = NULL, distribute = FALSE, checkpoint = NULL,
-                         retries = 1, timeout = NULL, check_footprint = TRUE) {
+                         retries = 1, timeout = NULL, check_footprint = TRUE,
+                         mean_theta = FALSE) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   estimator <- match_estimator(estimator)
@@ -117,8 +119,10 @@ wtheta_multi <- function(data, random, bins,
   todo <- unique_counts(do.call(c, specs))
   resample <- check_error_args(error, patches, n_patches, n_boot, seed)
   check_flag(check_footprint, "check_footprint")
+  check_flag(mean_theta, "mean_theta")
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
                        retries, timeout)
+  how$mean_theta <- mean_theta
   check_call_memory(cc$cats, w, resample, patches, n_patches, error, n_boot,
                     length(edges) - 1L, n_counts = length(todo))
   threads <- threads_or_default(threads)
@@ -134,7 +138,8 @@ wtheta_multi <- function(data, random, bins,
   # 5. every count once
   progress <- progress_start(progress, length(todo), environment())
   how <- checkpoint_open(how, "wtheta_multi",
-                         checkpoint_key(cats, edges, self_pairs, names(cats)))
+                         checkpoint_key(cats, edges, self_pairs, names(cats),
+                                        mean_theta = mean_theta))
   labels <- stats::setNames(c(paste0("data", seq_len(K)),
                               if (length(rk$keys) == 1L) "random" else
                                 paste0("random", seq_len(K))),
@@ -230,7 +235,9 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
     d <- data.frame(i = f(rep(ij[r, 1L], nrow(e))),
                     j = f(rep(ij[r, 2L], nrow(e))),
                     theta_lo = e$theta_lo, theta_hi = e$theta_hi,
-                    theta = e$theta, w = e$w)
+                    theta = e$theta)
+    if (!is.null(e$theta_mean)) d$theta_mean <- e$theta_mean
+    d$w <- e$w
     if (!is.null(e$w_err)) d$w_err <- e$w_err
     d
   })

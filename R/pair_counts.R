@@ -120,9 +120,25 @@
 #'   block may run before it counts as lost. Its worker is stopped where
 #'   that can be done (a worker process on this machine, a batchtools job)
 #'   and the block is retried or the call ends.
+#' @param mean_theta `FALSE` (the default) or `TRUE`: also give, per bin,
+#'   the pair-weighted mean separation of the pairs counted in it,
+#'   `theta_mean = sum(w_i w_j theta_ij) / sum(w_i w_j)` in degrees
+#'   (`w = 1` without weights), `NA` for a bin without pairs (or, weighted,
+#'   whose weights sum to zero). Each angle comes from the chord between
+#'   the unit vectors, `2 asin(|a - b| / 2)`, which stays accurate at small
+#'   separations, and the sums are in double precision, so the CPU and GPU
+#'   agree to about 1e-12 relative. Every pair in the bins must be visited:
+#'   the CPU engine then runs its plain C kernel (no vector kernels), the
+#'   GPU its exact double-precision kernel, and the grid prunes by the last
+#'   edge but counts no cell pairs in bulk (`pairs_skipped` counts only the
+#'   pairs beyond the last edge). Cost on the CPU, measured by
+#'   `bench/mean-theta.R` (see NEWS): MEAN_THETA_COST.
 #' @return An object of class `pair_counts`: a list with `counts` (a double
 #'   vector, one count per bin, exact up to 2^53), `edges`, `theta_lo`,
 #'   `theta_hi`, `n1`, `n2`, `type` (`"auto"` or `"cross"`), `self_pairs`,
+#'   `mean_theta` (the argument), with `mean_theta = TRUE` also
+#'   `theta_mean` (see `mean_theta`) and `theta_sum` (the sums of
+#'   `w_i w_j theta_ij` per bin, in degrees, which add up across counts),
 #'   `n_pairs` (all pairs counted), `n_below` and `n_above` (pairs below the
 #'   first and at or beyond the last edge), `n_outside` (their sum),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole
@@ -169,13 +185,14 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         devices = NULL, columns = c("ra", "dec"),
                         progress = NULL, weights = NULL, patches = NULL,
                         distribute = FALSE, checkpoint = NULL, retries = 1,
-                        timeout = NULL) {
+                        timeout = NULL, mean_theta = FALSE) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   users <- if (is.null(y)) list(x = x) else list(x = x, y = y)
   cc <- checked_catalogs(users, columns)
   edges <- bins_edges(bins)
   check_flag(self_pairs, "self_pairs")
+  check_flag(mean_theta, "mean_theta")
   if (self_pairs && !is.null(y)) {
     stop("`self_pairs = TRUE` applies to auto pairs only (y = NULL); cross ",
          "pairs are all n1 * n2 pairs already.", call. = FALSE)
@@ -190,6 +207,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   }
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
                        retries, timeout)
+  how$mean_theta <- mean_theta
   check_memory(sum(vapply(cc$cats, catalog_size, 0)), !is.null(w),
                !is.null(pat), n_bins = length(edges) - 1L,
                n_patches = if (is.null(pat)) 0L else if (pat$kind ==
@@ -198,8 +216,9 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   progress <- progress_start(progress, 1L, environment())
   cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
   on.exit(release_catalogs(cats), add = TRUE)
-  how <- checkpoint_open(how, "pair_counts", checkpoint_key(cats, edges,
-                                                            self_pairs))
+  how <- checkpoint_open(how, "pair_counts",
+                        checkpoint_key(cats, edges, self_pairs,
+                                       mean_theta = mean_theta))
   pc <- count_catalogs(how, cats$x, cats$y, edges, self_pairs, threads,
                        progress)
   pc$elapsed <- proc.time()[["elapsed"]] - start
@@ -217,10 +236,11 @@ unit_vectors <- function(cat, threads) {
 # weights or NULL; pa, pb: patch numbers in 1..n_patches or NULL; ha, hb:
 # catalog handles (new_catalog_handle()) of a and b, whose C catalogs keep
 # their grid for the next count, or NULL: a catalog for this count only.
+# mean_theta: also the sums of the pairs' angles (theta_sum, theta_mean).
 count_pairs <- function(a, b, edges, self_pairs, run, threads,
                         progress = FALSE, wa = NULL, wb = NULL, pa = NULL,
                         pb = NULL, n_patches = 0L, progress_share = 1,
-                        ha = NULL, hb = NULL) {
+                        ha = NULL, hb = NULL, mean_theta = FALSE) {
   start <- proc.time()[["elapsed"]]
   # a progressor (progressr) gets a sink for this count; see R/progress.R
   progress <- progress_sink(progress, progress_share)
@@ -268,7 +288,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   res <- .Call(C_pair_counts_catalogs, ca, cb, edges, self_pairs,
                wt_constant("backend", run$backend), threads, run$devices,
                tasks, as.integer(n_out), progress, grid_mode(),
-               if (is.null(pa)) 0L else as.integer(n_patches))
+               if (is.null(pa)) 0L else as.integer(n_patches),
+               isTRUE(mean_theta))
   if (is.null(res)) signal_interrupt()
   if (is.function(progress)) progress(1, 1)   # the rest of this count
   elapsed <- proc.time()[["elapsed"]] - start
@@ -285,6 +306,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     n2 = n2,
     type = if (is_auto) "auto" else "cross",
     self_pairs = self_pairs,
+    mean_theta = isTRUE(mean_theta),
     n_pairs = pair_norm(n1, n2, is_auto, self_pairs),
     n_below = total[1L],
     n_above = total[nb + 2L],
@@ -302,6 +324,10 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     out$weighted <- wtot[seq_len(nb) + 1L]
     out$weighted_below <- wtot[1L]
     out$weighted_above <- wtot[nb + 2L]
+  }
+  if (isTRUE(mean_theta)) {
+    out$theta_sum <- res$thtotal[seq_len(nb) + 1L] * (180 / pi)
+    out$theta_mean <- theta_means(out)
   }
   out <- count_totals(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs,
                       if (!is.null(pa)) as.integer(ra[, 2L] - ra[, 1L]),
@@ -352,6 +378,13 @@ catalog_release <- function(handle) {
 
 # grid stages (per-catalog sorts and trees) built by this R process
 grid_builds <- function() .Call(C_grid_builds)
+
+# the mean separation per bin (degrees) from the angle sums of a count and
+# its counts (weighted counts with weights); NA where those are zero
+theta_means <- function(pc) {
+  den <- pc$weighted %||% pc$counts
+  ifelse(den != 0, pc$theta_sum / den, NA_real_)
+}
 
 # The one constructor of a pair_counts object (pair_counts() and
 # distributed counts): checks that the fields every method reads are there

@@ -91,12 +91,20 @@
 #'   catalogs (10^5 points each) it takes about 11 to 14 ms on a 16-core
 #'   host, as long as the GPU's counts; with more points it is a small
 #'   fraction of the counting time. `FALSE` skips it.
+#' @param mean_theta `TRUE` adds a column `theta_mean`: the pair-weighted
+#'   mean separation of the DD (D1D2) pairs in each bin, in degrees, `NA`
+#'   for a bin without pairs (see [pair_counts()], which says how it is
+#'   computed and what it costs). Only DD (D1D2) sums the angles; DR and
+#'   RR are counted as without it. With jackknife or bootstrap errors it
+#'   is the mean of the full sample: no replicate of it is made. `FALSE`
+#'   (the default) leaves it out.
 #' @inheritParams pair_counts
 #' @return A data frame of class `c("wtheta", "data.frame")` with columns
 #'   `theta_lo`, `theta_hi`, `theta` (the bin's centre in degrees: the
 #'   geometric centre `sqrt(theta_lo * theta_hi)` when the edges are
 #'   log-spaced, as from `theta_bins(log = TRUE)`, the midpoint
-#'   otherwise; attribute `bin_centres` says which), the counts
+#'   otherwise; attribute `bin_centres` says which), with
+#'   `mean_theta = TRUE` `theta_mean` (see `mean_theta`), the counts
 #'   (`DD`, `DR`, `RR`, or `D1D2`, `D1R2`, `R1D2`, `R1R2` for a
 #'   cross-correlation: raw pair counts in the chosen convention, or
 #'   weighted counts with weights), `w`, and `w_err` unless
@@ -135,7 +143,7 @@ wtheta <- function(data, random, bins,
                    patches = NULL, n_patches = 20, n_boot = 500, seed = NULL,
                    data2 = NULL, random2 = NULL, distribute = FALSE,
                    checkpoint = NULL, retries = 1, timeout = NULL,
-                   check_footprint = TRUE) {
+                   check_footprint = TRUE, mean_theta = FALSE) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   estimator <- match_estimator(estimator)
@@ -157,8 +165,10 @@ wtheta <- function(data, random, bins,
   check_weight_totals(w, is_cross, self_pairs)
   resample <- check_error_args(error, patches, n_patches, n_boot, seed)
   check_flag(check_footprint, "check_footprint")
+  check_flag(mean_theta, "mean_theta")
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
                        retries, timeout)
+  how$mean_theta <- mean_theta
   check_call_memory(cc$cats, w, resample, patches, n_patches, error, n_boot,
                     length(edges) - 1L, n_counts = if (is_cross) 4 else 3)
   threads <- threads_or_default(threads)
@@ -182,9 +192,10 @@ wtheta <- function(data, random, bins,
   }
   progress <- progress_start(progress, length(unique_counts(spec)),
                              environment())
-  how <- checkpoint_open(how, "wtheta", checkpoint_key(cats, edges,
-                                                       self_pairs,
-                                                       is.null(random2)))
+  how <- checkpoint_open(how, "wtheta",
+                        checkpoint_key(cats, edges, self_pairs,
+                                       is.null(random2),
+                                       mean_theta = mean_theta))
   done <- run_counts(how, cats, unique_counts(spec), edges, threads,
                      progress)
   # 5. w, its errors and covariance from the counts
@@ -290,17 +301,20 @@ checkpoint_key <- function(cats, edges, self_pairs, ...) {
 # NULL for an auto-correlation; r2 == r1 when the samples share randoms).
 # Each spec: column, x, y (NULL for auto pairs), self_pairs, and
 # transposed (the count of y x x, taken from that of x x y so that one
-# count of data and randoms serves both orders).
+# count of data and randoms serves both orders), and mean (TRUE for DD and
+# D1D2: the counts that sum their pairs' angles when mean_theta is asked).
 correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
                              self_pairs = FALSE) {
-  s <- function(col, x, y, sp = FALSE, t = FALSE) {
-    list(col = col, x = x, y = y, self_pairs = sp, transposed = t)
+  s <- function(col, x, y, sp = FALSE, t = FALSE, mean = FALSE) {
+    list(col = col, x = x, y = y, self_pairs = sp, transposed = t,
+         mean = mean)
   }
   if (is.null(d2)) {
-    return(list(s("DD", d1, NULL, self_pairs), s("DR", d1, r1),
+    return(list(s("DD", d1, NULL, self_pairs, mean = TRUE), s("DR", d1, r1),
                 s("RR", r1, NULL, self_pairs)))
   }
-  list(s("D1D2", d1, d2), s("D1R2", d1, r2), s("R1D2", d2, r1, t = TRUE),
+  list(s("D1D2", d1, d2, mean = TRUE), s("D1R2", d1, r2),
+       s("R1D2", d2, r1, t = TRUE),
        if (r1 == r2) s("R1R2", r1, NULL) else s("R1R2", r1, r2))
 }
 
@@ -308,18 +322,26 @@ count_key <- function(s) {
   paste(s$x, s$y %||% s$x, s$self_pairs, sep = "-")
 }
 
-# the distinct counts of a list of specs (one per key)
+# the distinct counts of a list of specs (one per key), each with mean
+# TRUE when any spec of its key has it
 unique_counts <- function(spec) {
   keys <- vapply(spec, count_key, "")
-  spec[!duplicated(keys)]
+  mean <- vapply(spec, function(s) isTRUE(s$mean), TRUE)
+  out <- spec[!duplicated(keys)]
+  for (k in seq_along(out)) {
+    out[[k]]$mean <- any(mean[keys == count_key(out[[k]])])
+  }
+  out
 }
 
 # runs each count once; a list by key. `labels` names the catalogs in
 # checkpoints when their names in `cats` are not fit for file names.
+# how$mean_theta applies to the counts whose spec has mean.
 run_counts <- function(how, cats, counts, edges, threads, progress,
                        labels = NULL) {
   lab <- function(k) if (is.null(labels)) k else labels[[k]]
   out <- lapply(counts, function(s) {
+    how$mean_theta <- isTRUE(how$mean_theta) && isTRUE(s$mean)
     count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
                    s$self_pairs, threads, progress,
                    label = paste0(lab(s$x), "-", lab(s$y %||% s$x),
@@ -366,6 +388,7 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
   out <- data.frame(theta_lo = edges[-(nb + 1L)], theta_hi = edges[-1L])
   centres <- bin_centres(edges)
   out$theta <- centres$theta
+  if (!is.null(first$theta_mean)) out$theta_mean <- first$theta_mean
   for (nm in names(pcs)) {
     if (is.null(pcs[[nm]])) next
     out[[nm]] <- if (weighted) pcs[[nm]]$weighted else pcs[[nm]]$counts

@@ -309,9 +309,11 @@ SEXP wt_r_grid_builds(void) { return ScalarReal(wt_grid_builds()); }
 
 /* the rest of a count once the job's catalogs are known: the job from the
  * arguments, the count (between catalogs ca and cb, or when ca is NULL of
- * the points already in job->a and job->b), the result as an R list */
+ * the points already in job->a and job->b), the result as an R list;
+ * angles: also sum the pairs' angles (mean_theta) */
 static SEXP pair_counts_run(wt_job *job_in, wt_catalog *ca, wt_catalog *cb,
-                            int weighted, SEXP edges, SEXP self_pairs,
+                            int weighted, int angles, SEXP edges,
+                            SEXP self_pairs,
                             SEXP backend, SEXP threads, SEXP devices,
                             SEXP tasks, SEXP n_out, SEXP progress, SEXP grid,
                             SEXP patches)
@@ -347,6 +349,7 @@ static SEXP pair_counts_run(wt_job *job_in, wt_catalog *ca, wt_catalog *cb,
   const size_t n_all = ((size_t)n_edges + 1) * (size_t)job.n_out;
   job.slots = (uint64_t *)R_alloc(n_all, sizeof(uint64_t));
   job.wsum = weighted ? (double *)R_alloc(n_all, sizeof(double)) : NULL;
+  job.thsum = angles ? (double *)R_alloc(n_all, sizeof(double)) : NULL;
 
   int status = ca ? wt_count_catalogs(&job, ca, cb) : wt_count(&job);
   progress_done(&prog, status);
@@ -376,15 +379,20 @@ static SEXP pair_counts_run(wt_job *job_in, wt_catalog *ca, wt_catalog *cb,
   SEXP total = PROTECT(allocVector(REALSXP, (R_xlen_t)n_row));
   SEXP wtotal = weighted ? allocVector(REALSXP, (R_xlen_t)n_row) : R_NilValue;
   PROTECT(wtotal);
+  /* and of the angle sums (radians), in histogram order */
+  SEXP thtotal = angles ? allocVector(REALSXP, (R_xlen_t)n_row) : R_NilValue;
+  PROTECT(thtotal);
   for (size_t s = 0; s < n_row; s++) {
     uint64_t c = 0;
-    double w = 0.0;
+    double w = 0.0, th = 0.0;
     for (size_t h = 0; h < (size_t)job.n_out; h++) {
       c += job.slots[h * n_row + s];
       if (weighted) w += job.wsum[h * n_row + s];
+      if (angles) th += job.thsum[h * n_row + s];
     }
     REAL(total)[s] = (double)c;
     if (weighted) REAL(wtotal)[s] = w;
+    if (angles) REAL(thtotal)[s] = th;
   }
   /* per patch pair [a, b, bin] arrays (see patch_array) */
   const int n_patches = asInteger(patches);
@@ -402,18 +410,19 @@ static SEXP pair_counts_run(wt_job *job_in, wt_catalog *ca, wt_catalog *cb,
   PROTECT(pweights);
   const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", "total",
                          "wtotal", "patch_counts", "patch_weighted",
-                         "plan_s", ""};
+                         "plan_s", "thtotal", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 6, pcounts);
   SET_VECTOR_ELT(out, 7, pweights);
   SET_VECTOR_ELT(out, 8, ScalarReal(job.plan_s));
+  SET_VECTOR_ELT(out, 9, thtotal);
   SET_VECTOR_ELT(out, 0, slots);
   SET_VECTOR_ELT(out, 1, wsum);
   SET_VECTOR_ELT(out, 2, ScalarReal(job.gpu_ms));
   SET_VECTOR_ELT(out, 3, ScalarReal(job.pairs_skipped));
   SET_VECTOR_ELT(out, 4, total);
   SET_VECTOR_ELT(out, 5, wtotal);
-  UNPROTECT(7);
+  UNPROTECT(8);
   return out;
 }
 
@@ -435,7 +444,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   int weighted = job.a.w != NULL;
   if (!job.is_auto && (job.b.w != NULL) != weighted)
     error("wtheta internal: weights for one catalog only");
-  return pair_counts_run(&job, NULL, NULL, weighted, edges, self_pairs,
+  return pair_counts_run(&job, NULL, NULL, weighted, 0, edges, self_pairs,
                          backend, threads, devices, tasks, n_out, progress,
                          grid, patches);
 }
@@ -446,7 +455,8 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
 SEXP wt_r_pair_counts_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
                                SEXP self_pairs, SEXP backend, SEXP threads,
                                SEXP devices, SEXP tasks, SEXP n_out,
-                               SEXP progress, SEXP grid, SEXP patches)
+                               SEXP progress, SEXP grid, SEXP patches,
+                               SEXP mean_theta)
 {
   wt_catalog *ca = catalog_of(cat1, "cat1");
   wt_catalog *cb = isNull(cat2) ? NULL : catalog_of(cat2, "cat2");
@@ -460,7 +470,9 @@ SEXP wt_r_pair_counts_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
   job.a = ca->p;
   job.is_auto = cb == NULL;
   if (cb) job.b = cb->p;
-  return pair_counts_run(&job, ca, cb, weighted, edges, self_pairs, backend,
+  return pair_counts_run(&job, ca, cb, weighted,
+                         asLogical(mean_theta) == TRUE, edges, self_pairs,
+                         backend,
                          threads, devices, tasks, n_out, progress, grid,
                          patches);
 }

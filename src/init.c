@@ -7,7 +7,7 @@
 SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                       SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                               SEXP, SEXP, SEXP, SEXP, SEXP);
+                               SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_catalog_new(SEXP, SEXP, SEXP);
 SEXP wt_r_catalog_release(SEXP);
 SEXP wt_r_catalog_alive(SEXP);
@@ -51,7 +51,7 @@ SEXP wt_r_healpix_on_map(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
-  {"pair_counts_catalogs", (DL_FUNC)&wt_r_pair_counts_catalogs, 12},
+  {"pair_counts_catalogs", (DL_FUNC)&wt_r_pair_counts_catalogs, 13},
   {"catalog_new", (DL_FUNC)&wt_r_catalog_new, 3},
   {"catalog_release", (DL_FUNC)&wt_r_catalog_release, 1},
   {"catalog_alive", (DL_FUNC)&wt_r_catalog_alive, 1},

@@ -154,6 +154,15 @@ typedef struct {
   /* out, when a.w (and b.w for cross) are given: sums of w_i w_j in the
    * same layout as slots; NULL for an unweighted job */
   double *wsum;
+  /* out, when not NULL (mean_theta): per slot, in the layout of slots, the
+   * sum of the pairs' angles in radians, each times w_i w_j when weighted;
+   * an angle is 2 asin(d / 2) from the chord d = sqrt(d2) (well conditioned
+   * at small angles, unlike acos of the dot product). The grid then prunes
+   * by the last edge but counts nothing in bulk (a node pair has no angle
+   * per pair), so slot n_bins + 1 lacks the pruned pairs' angles; the CPU
+   * engine counts with its plain C kernel, the CUDA engine with its exact
+   * kernel. */
+  double *thsum;
   double gpu_ms;           /* out: summed GPU kernel time (CUDA events) */
   double plan_s;           /* out: seconds spent planning the grid */
   char message[256];       /* out: detail for WT_ERR_CUDA and friends */

@@ -20,6 +20,9 @@ columns_text <- "
 Output columns (--out, CSV, one row per bin):
   theta_lo, theta_hi  bin edges in degrees
   theta               bin centre in degrees
+  theta_mean          with --mean-theta: the mean separation of the DD
+                      (D1D2) pairs in the bin, weighted by w_i w_j with
+                      --weights, in degrees; NA for a bin without pairs
   DD, DR, RR          pair counts: data-data, data-random, random-random
                       (weighted sums of w_i w_j with --weights); for a
                       cross-correlation (--data2) D1D2, D1R2, R1D2, R1R2
@@ -75,6 +78,11 @@ option_list <- list(
     default = FALSE,
     help = paste("count all ordered pairs, self pairs included (the",
                  "classic convention); default: unordered pairs")),
+  optparse::make_option("--mean-theta", action = "store_true",
+    default = FALSE,
+    help = paste("add the column theta_mean, the mean separation of the",
+                 "data pairs in each bin (costs more time: see",
+                 "?wtheta::pair_counts)")),
   optparse::make_option(c("-B", "--backend"), default = "auto",
     metavar = "B", help = "auto (default: a GPU when usable), cpu, cuda"),
   optparse::make_option(c("-t", "--threads"), metavar = "N",
@@ -255,7 +263,8 @@ main <- function(args) {
               self_pairs = isTRUE(opt$self_pairs), backend = backend,
               threads = threads, progress = isTRUE(opt$progress),
               weights = weights, error = error, n_patches = n_patches,
-              seed = seed, data2 = cats$data2, random2 = cats$random2)
+              seed = seed, data2 = cats$data2, random2 = cats$random2,
+              mean_theta = isTRUE(opt$mean_theta))
   if (!quiet && rows > 0L) print(w, n = rows)
   if (!is.null(opt$out)) {
     utils::write.csv(as.data.frame(w), opt$out, row.names = FALSE)

@@ -83,9 +83,10 @@ static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
   /* Bulk counting inside bins visits fewer pairs but makes many small
    * tasks: it pays on the CPU at survey sizes, but the GPU engine pays per
    * task on the host, so there it runs only when asked (WT_GRID_ALWAYS;
-   * bench/kernel-notes.md, "Grid thresholds"). */
-  const int bulk = job->grid == WT_GRID_ALWAYS ||
-    (job->grid == WT_GRID_AUTO && job->backend == WT_BACKEND_CPU);
+   * bench/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
+   * need every pair in a bin visited: no bulk counting then. */
+  const int bulk = !job->thsum && (job->grid == WT_GRID_ALWAYS ||
+    (job->grid == WT_GRID_AUTO && job->backend == WT_BACKEND_CPU));
   const double min_split = job->backend == WT_BACKEND_CUDA
     ? WT_GRID_MIN_SPLIT_GPU : WT_GRID_MIN_SPLIT_CPU;
   const double t0 = wt_seconds();
@@ -152,6 +153,7 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
   const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
   memset(job->slots, 0, n_all * sizeof *job->slots);
   if (job->wsum) memset(job->wsum, 0, n_all * sizeof *job->wsum);
+  if (job->thsum) memset(job->thsum, 0, n_all * sizeof *job->thsum);
   job->gpu_ms = 0.0;
   job->plan_s = 0.0;
   job->message[0] = '\0';
@@ -183,6 +185,9 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
     for (size_t s = 0; s < n_all; s++) job->slots[s] *= 2;
     if (job->wsum)
       for (size_t s = 0; s < n_all; s++) job->wsum[s] *= 2.0;
+    /* a self pair's angle is 0: it adds nothing to thsum */
+    if (job->thsum)
+      for (size_t s = 0; s < n_all; s++) job->thsum[s] *= 2.0;
     const int zero = wt_slot_of(job->bins, 0.0);
     for (int64_t k = 0; k < job->n_tasks; k++) {
       const wt_task *t = &job->tasks[k];

@@ -15,20 +15,28 @@ static void flush(const wt_ctx *c, wt_thread *t)
   t->pending = 0;
 }
 
-/* Adds the weight sums of the copies into the work item's sums, in a fixed
- * order, and clears them. Called at least every WT_WFLUSH weighted pairs, so
- * that no double running sum takes more than a few thousand terms. */
-static void flush_w(const wt_ctx *c, wt_thread *t)
+/* Adds the double sums of the copies, h (laid out as the counters), into
+ * the work item's sums acc, in a fixed order, and clears them. */
+static void flush_sums(const wt_ctx *c, double *h, double *acc)
 {
   for (int s = 0; s < c->n_slots; s++) {
     double v = 0.0;
     for (int k = 0; k < c->copies; k++) {
-      double *wh = t->wh + (size_t)k * c->n_slots + s;
-      v += *wh;
-      *wh = 0.0;
+      double *p = h + (size_t)k * c->n_slots + s;
+      v += *p;
+      *p = 0.0;
     }
-    t->wacc[s] += v;
+    acc[s] += v;
   }
+}
+
+/* The weight sums and the angle sums (mean_theta) of the copies into the
+ * work item's sums. Called at least every WT_WFLUSH such pairs, so that no
+ * double running sum takes more than a few thousand terms. */
+static void flush_w(const wt_ctx *c, wt_thread *t)
+{
+  if (t->wh) flush_sums(c, t->wh, t->wacc);
+  if (t->th) flush_sums(c, t->th, t->thacc);
   t->wpending = 0;
 }
 
@@ -42,7 +50,7 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
   uint64_t n = (uint64_t)nr * (uint64_t)(j1 - j0);
   if (t->pending + n >= WT_FLUSH) flush(c, t);
   t->pending += n;
-  if (t->wh) {
+  if (t->wh || t->th) {
     if (t->wpending + n > WT_WFLUSH) flush_w(c, t);
     t->wpending += n;
   }
@@ -52,7 +60,7 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
     int64_t j = j0;
     if (vec)
       j += vec(c, t->h, t->wh, t->tile, a, i0 + r, step, b, j0, j1 - j0);
-    wt_cpu_plain(c, t->h, t->wh, a, i0 + r, step, b, j, j1);
+    wt_cpu_plain(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
   }
 }
 
@@ -154,7 +162,8 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   c->sink = (uint32_t)(c->copies * c->n_slots);
   *mem = NULL;
 #ifdef WT_X86
-  if (bins->table == NULL || isa == WT_ISA_PLAIN) return WT_OK;
+  /* sums of angles: plain C only (see engine.h) */
+  if (bins->table == NULL || isa == WT_ISA_PLAIN || job->thsum) return WT_OK;
   const int avx512 = isa == WT_ISA_AVX512;
   c->vec = avx512 ? wt_cpu_avx512 : wt_cpu_avx2;
   /* one block: the double kernel's tables, then the float table */
@@ -199,16 +208,17 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
 
 
 /* The buffers of one run of the engine: per-thread counters and tiles,
- * the items of a chunk and their records, and the chunk's weight sums per
- * histogram. */
+ * the items of a chunk and their records, and the chunk's weight sums (and
+ * angle sums) per histogram. */
 typedef struct {
   wt_ctx ctx;
   void *tables;                 /* the kernels' private tables (ctx) */
-  int n_slots, weighted, n_out, nt;
+  int n_slots, weighted, angles, n_out, nt;
   size_t per;                   /* counters per thread, padded */
   size_t cap;                   /* items per chunk, at most */
   uint32_t *h;
   double *wh, *rec_w, *wchunk;
+  double *th, *rec_t, *tchunk;  /* angles: as wh, rec_w, wchunk */
   float *tiles;
   wt_item *items;
   uint64_t *rec_n;
@@ -225,6 +235,9 @@ static void run_free(wt_run *r)
   free(r->rec_n);
   free(r->rec_w);
   free(r->wchunk);
+  free(r->th);
+  free(r->rec_t);
+  free(r->tchunk);
   free(r->outs);
   free(r->seen);
   free(r->tables);
@@ -237,14 +250,15 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa)
   memset(r, 0, sizeof *r);
   const int n_slots = r->n_slots = job->bins->n_bins + 2;
   const int weighted = r->weighted = job->wsum != NULL;
+  const int angles = r->angles = job->thsum != NULL;
   const int n_out = r->n_out = job->n_out;
   int status = ctx_init(&r->ctx, job, total, isa, &r->tables);
   const int nt = r->nt = job->n_threads < 1 ? 1 : job->n_threads;
   /* per thread: the copies and the sink, padded to a cache line */
   const size_t per = r->per =
     ((size_t)r->ctx.copies * n_slots + 1 + 15) & ~(size_t)15;
-  const size_t rec_bytes =
-    (size_t)n_slots * (sizeof(uint64_t) + (weighted ? sizeof(double) : 0));
+  const size_t rec_bytes = (size_t)n_slots *
+    (sizeof(uint64_t) + (weighted + angles) * sizeof(double));
   size_t cap = WT_RECORD_BYTES / rec_bytes;
   if (cap < (size_t)4 * nt) cap = (size_t)4 * nt;
   r->cap = cap;
@@ -258,12 +272,20 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa)
     r->wh = cpu_calloc(job, (size_t)nt * per, sizeof *r->wh);
     r->rec_w = cpu_malloc(job, cap * n_slots * sizeof *r->rec_w);
     r->wchunk = cpu_malloc(job, (size_t)n_out * n_slots * sizeof *r->wchunk);
+  }
+  if (angles) {
+    r->th = cpu_calloc(job, (size_t)nt * per, sizeof *r->th);
+    r->rec_t = cpu_malloc(job, cap * n_slots * sizeof *r->rec_t);
+    r->tchunk = cpu_malloc(job, (size_t)n_out * n_slots * sizeof *r->tchunk);
+  }
+  if (weighted || angles) {
     r->outs = cpu_malloc(job, (size_t)n_out * sizeof *r->outs);
     r->seen = cpu_calloc(job, (size_t)n_out, 1);
   }
   if (!r->h || !r->items || !r->rec_n || (r->ctx.vec32 && !r->tiles) ||
-      (weighted && (!r->wh || !r->rec_w || !r->wchunk || !r->outs ||
-                    !r->seen)))
+      (weighted && (!r->wh || !r->rec_w || !r->wchunk)) ||
+      (angles && (!r->th || !r->rec_t || !r->tchunk)) ||
+      ((weighted || angles) && (!r->outs || !r->seen)))
     return WT_ERR_NOMEM;
   return WT_OK;
 }
@@ -315,9 +337,10 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
                        int fault_thread, double fault_at)
 {
   const int nt = r->nt, n_slots = r->n_slots, weighted = r->weighted;
+  const int angles = r->angles;
   const size_t per = r->per;
   uint32_t *h = r->h;
-  double *wh = r->wh, *rec_w = r->rec_w;
+  double *wh = r->wh, *rec_w = r->rec_w, *th = r->th, *rec_t = r->rec_t;
   float *tiles = r->tiles;
   const wt_item *items = r->items;
   uint64_t *rec_n = r->rec_n;
@@ -336,6 +359,7 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
     memset(&t, 0, sizeof t);
     t.h = h + (size_t)id * per;
     t.wh = weighted ? wh + (size_t)id * per : NULL;
+    t.th = angles ? th + (size_t)id * per : NULL;
     t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
@@ -372,11 +396,15 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
       if (weighted) {
         t.wacc = rec_w + (size_t)k * n_slots;
         memset(t.wacc, 0, (size_t)n_slots * sizeof *t.wacc);
-        t.wpending = 0;
       }
+      if (angles) {
+        t.thacc = rec_t + (size_t)k * n_slots;
+        memset(t.thacc, 0, (size_t)n_slots * sizeof *t.thacc);
+      }
+      t.wpending = 0;
       do_item(job, &ctx, &job->tasks[it->task], it->r0, it->r1, &t);
       flush(&ctx, &t);
-      if (weighted) flush_w(&ctx, &t);
+      if (weighted || angles) flush_w(&ctx, &t);
     }
   }
   return failed;
@@ -386,38 +414,46 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
 static void add_records(wt_job *job, wt_run *r, int64_t n_items)
 {
   const int n_slots = r->n_slots, weighted = r->weighted;
+  const int angles = r->angles;
   const wt_item *items = r->items;
   const uint64_t *rec_n = r->rec_n;
-  const double *rec_w = r->rec_w;
-  double *wchunk = r->wchunk;
+  const double *rec_w = r->rec_w, *rec_t = r->rec_t;
+  double *wchunk = r->wchunk, *tchunk = r->tchunk;
   int32_t *outs = r->outs;
   char *seen = r->seen;
-  /* the records into the histograms, in item order; weight sums of the
-   * chunk first add up per histogram, then into the job's */
+  /* the records into the histograms, in item order; weight sums (and
+   * angle sums) of the chunk first add up per histogram, then into the
+   * job's */
   int n_seen = 0;
   for (int64_t k = 0; k < n_items; k++) {
     const int out = job->tasks[items[k].task].out;
     uint64_t *dst = job->slots + (size_t)out * n_slots;
     const uint64_t *src = rec_n + (size_t)k * n_slots;
     for (int s = 0; s < n_slots; s++) dst[s] += src[s];
-    if (weighted) {
-      double *wc = wchunk + (size_t)out * n_slots;
-      const double *wsrc = rec_w + (size_t)k * n_slots;
+    if (weighted || angles) {
+      const size_t at = (size_t)out * n_slots, from = (size_t)k * n_slots;
       if (!seen[out]) {
         seen[out] = 1;
         outs[n_seen++] = out;
-        memcpy(wc, wsrc, (size_t)n_slots * sizeof *wc);
+        if (weighted)
+          memcpy(wchunk + at, rec_w + from, (size_t)n_slots * sizeof *wchunk);
+        if (angles)
+          memcpy(tchunk + at, rec_t + from, (size_t)n_slots * sizeof *tchunk);
       } else {
-        for (int s = 0; s < n_slots; s++) wc[s] += wsrc[s];
+        if (weighted)
+          for (int s = 0; s < n_slots; s++) wchunk[at + s] += rec_w[from + s];
+        if (angles)
+          for (int s = 0; s < n_slots; s++) tchunk[at + s] += rec_t[from + s];
       }
     }
   }
   for (int q = 0; q < n_seen; q++) {
-    const int out = outs[q];
-    double *dst = job->wsum + (size_t)out * n_slots;
-    const double *wc = wchunk + (size_t)out * n_slots;
-    for (int s = 0; s < n_slots; s++) dst[s] += wc[s];
-    seen[out] = 0;
+    const size_t at = (size_t)outs[q] * n_slots;
+    if (weighted)
+      for (int s = 0; s < n_slots; s++) job->wsum[at + s] += wchunk[at + s];
+    if (angles)
+      for (int s = 0; s < n_slots; s++) job->thsum[at + s] += tchunk[at + s];
+    seen[outs[q]] = 0;
   }
 }
 

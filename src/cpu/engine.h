@@ -31,6 +31,9 @@
  * Weighted jobs take the same path with the same slot decisions; the
  * kernels also compute w_i w_j in double, keep it in the ring beside the
  * index, and add it to a double histogram laid out as the counters.
+ * Jobs that sum the pairs' angles (wt_job.thsum, mean_theta) run in plain
+ * C only (ctx_init() picks no vector kernel): an asin per pair costs far
+ * more than the lookup the vector kernels speed up.
  *
  * Each thread keeps WT_COPIES interleaved copies of its histogram and
  * neighbouring pairs count into different copies, so runs of pairs in one bin
@@ -129,9 +132,12 @@ typedef struct {
   uint64_t *acc;                /* n_slots: the current work item's counts */
   double *wh;                   /* weighted: sums laid out as h, else NULL */
   double *wacc;                 /* weighted: the work item's n_slots sums */
+  double *th;                   /* mean_theta: angle sums laid out as h */
+  double *thacc;                /* mean_theta: the work item's n_slots sums */
   float *tile;                  /* 3 * WT_TILE: a tile of b as floats */
   uint64_t pending;             /* increments since the last flush */
-  uint64_t wpending;            /* weighted pairs since the last flush_w */
+  uint64_t wpending;            /* weighted (or mean_theta) pairs since
+                                   the last flush_w */
 } wt_thread;
 
 static inline double pair_d2(double xi, double yi, double zi,
@@ -169,8 +175,19 @@ static inline int slot_of(const wt_bins *bins, double d2)
 }
 
 
-/* kernels_plain.c: plain C, every CPU and every binning */
-void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh,
+/* the angle of a pair in radians from its squared chord d2 (pair_d2()):
+ * 2 asin(d / 2), d / 2 taken as 1 when rounding puts it a little above
+ * (antipodal points); the CUDA exact kernel computes it the same way */
+static inline double pair_angle(double d2)
+{
+  double h = sqrt(d2) * 0.5;
+  return 2.0 * asin(h < 1.0 ? h : 1.0);
+}
+
+/* kernels_plain.c: plain C, every CPU and every binning; th (mean_theta,
+ * or NULL) gets each pair's angle (times w_i w_j with wh) in the layout
+ * of h */
+void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
                   const wt_points *a, int64_t i0, int nr,
                   const wt_points *b, int64_t j0, int64_t j1);
 #ifdef WT_X86

@@ -3,17 +3,20 @@
 #include "engine.h"
 
 /* Plain C: counts the pairs of rows [i0, i0 + nr) and columns [j0, j1);
- * row r counts into copy r, and with weighted its weight sums into copy r
- * of wh. nr and weighted are constants at each call site. */
+ * row r counts into copy r, with weighted its weight sums into copy r of
+ * wh, and with angles its angle sums (weighted: of w_i w_j theta) into
+ * copy r of th. nr, weighted and angles are constants at each call
+ * site. */
 static inline void count_plain_body(const wt_ctx *c, uint32_t *h, double *wh,
-                                    const wt_points *a, int64_t i0, int nr,
-                                    const wt_points *b, int64_t j0,
-                                    int64_t j1, int weighted)
+                                    double *th, const wt_points *a,
+                                    int64_t i0, int nr, const wt_points *b,
+                                    int64_t j0, int64_t j1, int weighted,
+                                    int angles)
 {
   const wt_bins bins = *c->bins;   /* a copy the counters cannot alias */
   double xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
   uint32_t *hr[WT_ROWS];
-  double *whr[WT_ROWS];
+  double *whr[WT_ROWS], *thr[WT_ROWS];
   for (int r = 0; r < nr; r++) {
     xi[r] = a->x[i0 + r];
     yi[r] = a->y[i0 + r];
@@ -23,38 +26,59 @@ static inline void count_plain_body(const wt_ctx *c, uint32_t *h, double *wh,
       wi[r] = a->w[i0 + r];
       whr[r] = wh + c->copy_off[r];
     }
+    if (angles) thr[r] = th + c->copy_off[r];
   }
   for (int64_t j = j0; j < j1; j++) {
     double xj = b->x[j], yj = b->y[j], zj = b->z[j];
     double wj = weighted ? b->w[j] : 0.0;
     for (int r = 0; r < nr; r++) {
-      int s = slot_of(&bins, pair_d2(xi[r], yi[r], zi[r], xj, yj, zj));
+      double d2 = pair_d2(xi[r], yi[r], zi[r], xj, yj, zj);
+      int s = slot_of(&bins, d2);
       hr[r][s]++;
       if (weighted) {
         double p = wi[r] * wj;
         WT_UNFUSED(p);
         whr[r][s] += p;
+        if (angles) {
+          double q = p * pair_angle(d2);
+          WT_UNFUSED(q);
+          thr[r][s] += q;
+        }
+      } else if (angles) {
+        thr[r][s] += pair_angle(d2);
       }
     }
   }
 }
 
-void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh,
-                        const wt_points *a, int64_t i0, int nr,
-                        const wt_points *b, int64_t j0, int64_t j1)
+/* one row group (nr == WT_ROWS) or row by row */
+static inline void count_plain_rows(const wt_ctx *c, uint32_t *h, double *wh,
+                                    double *th, const wt_points *a,
+                                    int64_t i0, int nr, const wt_points *b,
+                                    int64_t j0, int64_t j1, int weighted,
+                                    int angles)
 {
-  if (wh) {
-    if (nr == WT_ROWS)
-      count_plain_body(c, h, wh, a, i0, WT_ROWS, b, j0, j1, 1);
-    else
-      for (int r = 0; r < nr; r++)
-        count_plain_body(c, h, wh, a, i0 + r, 1, b, j0, j1, 1);
-  } else {
-    if (nr == WT_ROWS)
-      count_plain_body(c, h, NULL, a, i0, WT_ROWS, b, j0, j1, 0);
-    else
-      for (int r = 0; r < nr; r++)
-        count_plain_body(c, h, NULL, a, i0 + r, 1, b, j0, j1, 0);
-  }
+  if (nr == WT_ROWS)
+    count_plain_body(c, h, wh, th, a, i0, WT_ROWS, b, j0, j1, weighted,
+                     angles);
+  else
+    for (int r = 0; r < nr; r++)
+      count_plain_body(c, h, wh, th, a, i0 + r, 1, b, j0, j1, weighted,
+                       angles);
 }
 
+void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
+                  const wt_points *a, int64_t i0, int nr,
+                  const wt_points *b, int64_t j0, int64_t j1)
+{
+  if (th) {
+    if (wh)
+      count_plain_rows(c, h, wh, th, a, i0, nr, b, j0, j1, 1, 1);
+    else
+      count_plain_rows(c, h, NULL, th, a, i0, nr, b, j0, j1, 0, 1);
+  } else if (wh) {
+    count_plain_rows(c, h, wh, NULL, a, i0, nr, b, j0, j1, 1, 0);
+  } else {
+    count_plain_rows(c, h, NULL, NULL, a, i0, nr, b, j0, j1, 0, 0);
+  }
+}
