@@ -60,8 +60,11 @@ struct ExactArgs {
   int bsize, bsteps;
   unsigned long long *ghist;   /* n_out x n_slots */
   double *gw;                  /* weight sums, n_out x n_slots; NULL: none */
+  double *gt;                  /* angle sums (mean_theta), n_out x n_slots;
+                                  NULL: none */
   int rcols;                   /* R; 0: count straight into ghist */
   unsigned joff, itemoff, woff;  /* woff: R-column weight sums (double) */
+  unsigned toff;               /* R-column angle sums (double) */
 };
 
 /* ------------------------------------------------------------------ */
@@ -74,6 +77,14 @@ __device__ __forceinline__ double exact_d2(DPt a, DPt b)
          dz = __dsub_rn(a.z, b.z);
   double d2 = __dadd_rn(__dmul_rn(dx, dx), __dmul_rn(dy, dy));
   return __dadd_rn(d2, __dmul_rn(dz, dz));
+}
+
+/* the angle of a pair in radians from its squared chord: 2 asin(d / 2),
+ * d / 2 taken as 1 when rounding puts it above (cpu/engine.h pair_angle) */
+__device__ __forceinline__ double exact_angle(double d2)
+{
+  const double h = __dmul_rn(__dsqrt_rn(d2), 0.5);
+  return __dmul_rn(2.0, asin(h < 1.0 ? h : 1.0));
 }
 
 /* smallest slot s with d2 < upper[s] (wt_slot_of) */

@@ -132,6 +132,7 @@ int count_impl(wt_job *job)
   }
   const wt_bins *bins = job->bins;
   const bool weighted = job->wsum != nullptr;
+  const bool angles = job->thsum != nullptr;
   const int scan_threads = job->n_threads > 1 ? job->n_threads : 1;
 #ifdef WT_CUDA_FORCE_EXACT
   const Analysis an = analyse(job, scan_threads, true);
@@ -157,7 +158,7 @@ int count_impl(wt_job *job)
     if ((size_t)v_blk < smem_block) smem_block = (size_t)v_blk;
   }
   std::shared_ptr<const Plan> plan_ref =
-      get_plan(bins, an, smem_sm, smem_block, weighted);
+      get_plan(bins, an, smem_sm, smem_block, weighted, angles);
   const Plan &plan = *plan_ref;
 
   double total = 0.0;
@@ -235,7 +236,8 @@ int count_impl(wt_job *job)
     const size_t n_hist = (size_t)job->n_out * (size_t)an.n_slots;
     for (Worker *w : workers) {
       if (w->counts.size() != n_hist ||
-          (weighted && w->wsums.size() != n_hist)) {
+          (weighted && w->wsums.size() != n_hist) ||
+          (angles && w->thsums.size() != n_hist)) {
         status = WT_ERR_CUDA;
         set_msg(job->message, sizeof job->message,
                 "a CUDA worker returned no counts");
@@ -247,6 +249,8 @@ int count_impl(wt_job *job)
         for (size_t s = 0; s < n_hist; s++) job->slots[s] += w->counts[s];
         if (weighted)
           for (size_t s = 0; s < n_hist; s++) job->wsum[s] += w->wsums[s];
+        if (angles)
+          for (size_t s = 0; s < n_hist; s++) job->thsum[s] += w->thsums[s];
         job->gpu_ms += w->ms;
       }
     }

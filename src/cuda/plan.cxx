@@ -197,14 +197,18 @@ static size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
 /* choose the kernel and table shape for the device with the least shared
  * memory among those used */
 bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
-               size_t smem_block, bool weighted, Plan &plan)
+               size_t smem_block, bool weighted, Plan &plan, bool angles)
 {
   const int n_slots = an.n_slots;
   plan.fast = false;
   plan.weighted = weighted;
+  plan.angles = angles;
   plan.woff = 0;
-  /* weights: the exact kernel, which adds w_i w_j in double per slot */
-  if (an.sane && !weighted) {
+  plan.toff = 0;
+  /* weights: the exact kernel, which adds w_i w_j in double per slot;
+   * angles likewise (the fast kernel never sees most pairs' d2 in
+   * double) */
+  if (an.sane && !weighted && !angles) {
     double best = -1.0;
     FastTable tables[kNumCfgs];
     const size_t fixb = round16((size_t)n_slots * 4);
@@ -240,19 +244,21 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
   }
   if (plan.fast) return true;
   /* exact kernel: R columns of 32-bit counters (and of double weight
-   * sums), as many as fit */
+   * sums, and of double angle sums), as many as fit */
   for (int R = 32; R >= 1; R /= 2) {
     size_t hbytes = round16((size_t)n_slots * R * 4);
     size_t wbytes = weighted ? round16((size_t)n_slots * R * 8) : 0;
-    size_t smem = hbytes + wbytes + (size_t)EBJ * 32 + 16;
+    size_t tbytes = angles ? round16((size_t)n_slots * R * 8) : 0;
+    size_t smem = hbytes + wbytes + tbytes + (size_t)EBJ * 32 + 16;
     if (smem <= smem_block && smem + 1024 <= smem_sm &&
-        (!weighted || smem <= 56 * 1024)) {   /* weighted: 4 blocks/SM */
+        (!(weighted || angles) || smem <= 56 * 1024)) {  /* 4 blocks/SM */
       plan.rcols = R;
       plan.smem = smem;
       plan.hoff = 0;
       plan.woff = (unsigned)hbytes;
-      plan.joff = (unsigned)(hbytes + wbytes);
-      plan.itemoff = (unsigned)(hbytes + wbytes + EBJ * 32);
+      plan.toff = (unsigned)(hbytes + wbytes);
+      plan.joff = (unsigned)(hbytes + wbytes + tbytes);
+      plan.itemoff = (unsigned)(hbytes + wbytes + tbytes + EBJ * 32);
       return true;
     }
   }
@@ -270,7 +276,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
  * the edges, the analysis and the shared memory of the devices. */
 struct PlanEntry {
   std::vector<double> upper;
-  bool sane, weighted;
+  bool sane, weighted, angles;
   double r2max, eta;
   size_t smem_sm, smem_block;
   std::shared_ptr<const Plan> plan;
@@ -290,11 +296,12 @@ static std::vector<PlanEntry> &plan_cache()
 
 std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
                                      size_t smem_sm, size_t smem_block,
-                                     bool weighted)
+                                     bool weighted, bool angles)
 {
   const size_t n = (size_t)an.n_slots;
   auto same = [&](const PlanEntry &e) {
     return e.sane == an.sane && e.weighted == weighted &&
+           e.angles == angles &&
            e.r2max == an.r2max && e.eta == an.eta &&
            e.smem_sm == smem_sm && e.smem_block == smem_block &&
            e.upper.size() == n &&
@@ -306,9 +313,9 @@ std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
       if (same(e)) return e.plan;
   }
   std::shared_ptr<Plan> p = std::make_shared<Plan>();
-  make_plan(bins, an, smem_sm, smem_block, weighted, *p);
+  make_plan(bins, an, smem_sm, smem_block, weighted, *p, angles);
   PlanEntry e{std::vector<double>(bins->upper, bins->upper + n), an.sane,
-              weighted, an.r2max, an.eta, smem_sm, smem_block, p};
+              weighted, angles, an.r2max, an.eta, smem_sm, smem_block, p};
   std::lock_guard<std::mutex> g(plan_mutex());
   std::vector<PlanEntry> &c = plan_cache();
   if (c.size() >= 8) c.erase(c.begin());
@@ -328,7 +335,8 @@ static double round_up_coarse(double v)
 Analysis analyse(const wt_job *job, int max_threads, bool force_exact)
 {
   const wt_bins *bins = job->bins;
-  const bool weighted = job->wsum != nullptr;
+  /* weight sums and angle sums take the exact kernel: no point scan */
+  const bool weighted = job->wsum != nullptr || job->thsum != nullptr;
   Analysis an;
   an.n_slots = bins->n_bins + 2;
   an.sane = true;

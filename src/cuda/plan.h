@@ -75,20 +75,25 @@ struct Plan {
   int cfg;             /* fast: table shape */
   bool fix_shared;     /* fast: per-slot counters in shared memory */
   bool weighted;       /* sums of w_i w_j too (exact kernel only) */
+  bool angles;         /* sums of the pairs' angles too (mean_theta; exact
+                          kernel only) */
   int rcols;           /* exact: R (0: counts straight into global memory) */
   size_t smem;         /* dynamic shared memory per block */
   unsigned hoff, fixoff, joff, itemoff, woff, qoff;
+  unsigned toff;       /* exact, angles: R-column angle sums (double) */
   FastTable ft;
 };
 
 /* the kernel and table shape for devices with smem_sm bytes of shared
- * memory per multiprocessor and smem_block per block */
+ * memory per multiprocessor and smem_block per block; angles (sums of the
+ * pairs' angles, mean_theta) takes the exact kernel */
 bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
-               size_t smem_block, bool weighted, Plan &plan);
+               size_t smem_block, bool weighted, Plan &plan,
+               bool angles = false);
 /* make_plan through a cache of recent plans */
 std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
                                      size_t smem_sm, size_t smem_block,
-                                     bool weighted);
+                                     bool weighted, bool angles = false);
 
 /* ---- work decomposition ----
  * Every task is cut along the chunk boundaries into pieces between one

@@ -40,7 +40,7 @@ struct Ctx {
   Buf f[2], d[2];              /* resident chunks: float and double copies */
   Buf raw, key[2], idx[2], sort_tmp;   /* chunk upload and ordering */
   Buf bnd[2];                  /* task boundaries of each catalog */
-  Buf ghist, gw, counter, items, upper, thr, cmap, btab;
+  Buf ghist, gw, gt, counter, items, upper, thr, cmap, btab;  /* gt: angles */
   Buf hitems[2];               /* pinned host: work items of two launches */
   /* the plan whose edges and fast table are in upper, thr and cmap */
   std::shared_ptr<const Plan> loaded;
@@ -63,7 +63,7 @@ void ctx_destroy(Ctx *c)
   Buf *dev_bufs[] = {&c->f[0], &c->f[1], &c->d[0], &c->d[1], &c->raw,
                      &c->key[0], &c->key[1], &c->idx[0], &c->idx[1],
                      &c->sort_tmp, &c->bnd[0], &c->bnd[1], &c->ghist,
-                     &c->gw, &c->counter, &c->items,
+                     &c->gw, &c->gt, &c->counter, &c->items,
                      &c->upper, &c->thr, &c->cmap, &c->btab};
   for (Buf *b : dev_bufs) buf_free(*b, false);
   buf_free(c->hitems[0], true);

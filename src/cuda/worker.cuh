@@ -78,6 +78,7 @@ class Worker {
 
   std::vector<unsigned long long> counts;
   std::vector<double> wsums;
+  std::vector<double> thsums;  /* angle sums (mean_theta) */
   double ms = 0.0;
 
  private:
@@ -284,8 +285,11 @@ class Worker {
   {
     const Plan &plan = *sh_.plan;
     kfn_ = plan.fast ? fast_kernel_ptr(plan.cfg)
-           : plan.weighted ? (const void *)wt_exact_kernel<true>
-                           : (const void *)wt_exact_kernel<false>;
+           : plan.angles
+               ? (plan.weighted ? (const void *)wt_exact_kernel<true, true>
+                                : (const void *)wt_exact_kernel<false, true>)
+           : plan.weighted ? (const void *)wt_exact_kernel<true, false>
+                           : (const void *)wt_exact_kernel<false, false>;
     if (!ck(cudaFuncSetAttribute(kfn_,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)plan.smem),
@@ -336,6 +340,7 @@ class Worker {
     const size_t n_hist = hist_len();
     return need(C.ghist, n_hist * sizeof(unsigned long long)) &&
            (!weighted || need(C.gw, n_hist * sizeof(double))) &&
+           (!plan.angles || need(C.gt, n_hist * sizeof(double))) &&
            need(C.counter, sizeof(int)) &&
            need(C.items, item_cap * sizeof(Item)) &&
            need(C.hitems[0], item_cap * sizeof(Item), true) &&
@@ -386,6 +391,9 @@ class Worker {
                             C.stream), "cudaMemsetAsync") ||
         (plan.weighted &&
          !ck(cudaMemsetAsync(C.gw.p, 0, n_hist * sizeof(double), C.stream),
+             "cudaMemsetAsync")) ||
+        (plan.angles &&
+         !ck(cudaMemsetAsync(C.gt.p, 0, n_hist * sizeof(double), C.stream),
              "cudaMemsetAsync")))
       return false;
     const bool loaded = C.loaded == sh_.plan;
@@ -546,6 +554,8 @@ class Worker {
     a.bsize = bins->table_size;
     a.bsteps = bins->table_steps;
     a.gw = plan.weighted ? static_cast<double *>(ctx_->gw.p) : nullptr;
+    a.gt = plan.angles ? static_cast<double *>(ctx_->gt.p) : nullptr;
+    a.toff = plan.toff;
     a.rcols = plan.rcols;
     a.joff = plan.joff;
     a.itemoff = plan.itemoff;
@@ -560,8 +570,8 @@ class Worker {
     return retire((int)(launched_ & 1)) && retire((int)((launched_ + 1) & 1));
   }
 
-  /* the histograms (and weight sums) back to the host, into counts and
-   * wsums; the test fault of the copy strikes here */
+  /* the histograms (and weight sums, angle sums) back to the host, into
+   * counts, wsums and thsums; the test fault of the copy strikes here */
   bool copy_back()
   {
     const size_t n_hist = hist_len();
@@ -569,6 +579,7 @@ class Worker {
     Ctx &C = *ctx_;
     std::vector<unsigned long long> out(n_hist, 0ull);
     std::vector<double> wout(weighted ? n_hist : 0, 0.0);
+    std::vector<double> tout(sh_.plan->angles ? n_hist : 0, 0.0);
     if (inject(WT_FAULT_COPY, cudaErrorUnknown, "cudaMemcpy of counts"))
       return false;
     if (!ck(cudaMemcpyAsync(out.data(), C.ghist.p,
@@ -579,10 +590,15 @@ class Worker {
          !ck(cudaMemcpyAsync(wout.data(), C.gw.p, n_hist * sizeof(double),
                              cudaMemcpyDeviceToHost, C.stream),
              "cudaMemcpy of weight sums")) ||
+        (sh_.plan->angles &&
+         !ck(cudaMemcpyAsync(tout.data(), C.gt.p, n_hist * sizeof(double),
+                             cudaMemcpyDeviceToHost, C.stream),
+             "cudaMemcpy of angle sums")) ||
         !ck(cudaStreamSynchronize(C.stream), "cudaMemcpy of counts"))
       return false;
     counts.swap(out);
     wsums.swap(wout);
+    thsums.swap(tout);
     return true;
   }
 };
