@@ -17,8 +17,10 @@ print.pair_counts <- function(x, ...) {
   if (!is.null(x$distributed)) cat("  ", describe_distributed(x$distributed),
                                    "\n", sep = "")
   show <- min(length(x$counts), 6L)
-  print(data.frame(theta_lo = x$theta_lo, theta_hi = x$theta_hi,
-                   count = x$counts)[seq_len(show), ], row.names = FALSE)
+  tab <- data.frame(theta_lo = x$theta_lo, theta_hi = x$theta_hi,
+                    count = x$counts)
+  if (!is.null(x$theta_mean)) tab$theta_mean <- x$theta_mean
+  print(tab[seq_len(show), ], row.names = FALSE)
   if (length(x$counts) > show) {
     cat("  ... ", length(x$counts) - show, " more bins\n", sep = "")
   }

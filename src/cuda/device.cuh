@@ -60,11 +60,11 @@ struct ExactArgs {
   int bsize, bsteps;
   unsigned long long *ghist;   /* n_out x n_slots */
   double *gw;                  /* weight sums, n_out x n_slots; NULL: none */
-  double *gt;                  /* angle sums (mean_theta), n_out x n_slots;
-                                  NULL: none */
   int rcols;                   /* R; 0: count straight into ghist */
   unsigned joff, itemoff, woff;  /* woff: R-column weight sums (double) */
   unsigned toff;               /* R-column angle sums (double) */
+  double *gt;                  /* angle sums (mean_theta), n_out x n_slots;
+                                  NULL: none */
 };
 
 /* ------------------------------------------------------------------ */

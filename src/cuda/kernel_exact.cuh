@@ -7,20 +7,17 @@
 
 namespace {
 
-/* R-column counters (and weight sums, and angle sums) of the exact kernel
- * into the 64-bit counts gh (and the weight sums gw, the angle sums gt) of
- * the current histogram, zeroed */
+/* R-column counters (and weight sums) of the exact kernel into the 64-bit
+ * counts gh (and the weight sums gw) of the current histogram, zeroed */
 __device__ inline void flush_hist(unsigned char *smem, const ExactArgs &a,
-                                  unsigned long long *gh, double *gw,
-                                  double *gt)
+                                  unsigned long long *gh, double *gw)
 {
   const int R = a.rcols;
   unsigned *h = reinterpret_cast<unsigned *>(smem);
   double *wh = reinterpret_cast<double *>(smem + a.woff);
-  double *th = reinterpret_cast<double *>(smem + a.toff);
   for (int s = threadIdx.x; s < a.n_slots; s += blockDim.x) {
     unsigned sum = 0;
-    double wsum = 0.0, tsum = 0.0;
+    double wsum = 0.0;
     for (int c = 0; c < R; c++) {
       sum += h[s * R + c];
       h[s * R + c] = 0;
@@ -28,20 +25,34 @@ __device__ inline void flush_hist(unsigned char *smem, const ExactArgs &a,
         wsum += wh[s * R + c];
         wh[s * R + c] = 0.0;
       }
-      if (gt) {
-        tsum += th[s * R + c];
-        th[s * R + c] = 0.0;
-      }
     }
     if (sum) atomicAdd(gh + s, (unsigned long long)sum);
     if (gw && wsum != 0.0) atomicAdd(gw + s, wsum);
-    if (gt && tsum != 0.0) atomicAdd(gt + s, tsum);
+  }
+}
+
+/* the R-column angle sums of the exact kernel into the angle sums gt of
+ * the current histogram, zeroed */
+__device__ inline void flush_angles(unsigned char *smem, const ExactArgs &a,
+                                    double *gt)
+{
+  const int R = a.rcols;
+  double *th = reinterpret_cast<double *>(smem + a.toff);
+  for (int s = threadIdx.x; s < a.n_slots; s += blockDim.x) {
+    double tsum = 0.0;
+    for (int c = 0; c < R; c++) {
+      tsum += th[s * R + c];
+      th[s * R + c] = 0.0;
+    }
+    if (tsum != 0.0) atomicAdd(gt + s, tsum);
   }
 }
 
 /* every pair in double with the CPU engine's lookup; with weights (W,
  * a.gw), also the sums of w_i w_j per slot, in double; with angles (T,
- * a.gt), the sums of the pairs' angles (times w_i w_j when W) per slot */
+ * a.gt), the sums of the pairs' angles (times w_i w_j when W) per slot.
+ * Without angles the code is that of the kernel before mean_theta (its
+ * machine code unchanged), the angle sums being a branch of their own. */
 template <bool W, bool T>
 __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
 {
@@ -50,23 +61,24 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
   int *s_item = reinterpret_cast<int *>(smem + a.itemoff);
   unsigned *h = reinterpret_cast<unsigned *>(smem);
   double *wh = reinterpret_cast<double *>(smem + a.woff);
-  double *th = reinterpret_cast<double *>(smem + a.toff);
   const int R = a.rcols;
   const int col = R > 0 ? (tid & 31) & (R - 1) : 0;
   if (R > 0) {
     for (int t = tid; t < a.n_slots * R; t += EBLOCK) {
       h[t] = 0u;
       if (W) wh[t] = 0.0;
-      if (T) th[t] = 0.0;
+      if (T) reinterpret_cast<double *>(smem + a.toff)[t] = 0.0;
     }
   }
   unsigned long long *gh = a.ghist;
-  double *gw = a.gw, *gt = a.gt;
+  double *gw = a.gw;
+  double *gt = a.gt;
   /* R > 0: the block's R-column counters into histogram `from`; gh, gw
-   * and gt then point at histogram `to` */
+   * (and gt) then point at histogram `to` */
   auto turn = [&](int from, int to) {
     if (R > 0 && from >= 0) {
-      flush_hist(smem, a, gh, W ? gw : nullptr, T ? gt : nullptr);
+      flush_hist(smem, a, gh, W ? gw : nullptr);
+      if (T) flush_angles(smem, a, gt);
       __syncthreads();
     }
     gh = a.ghist + (size_t)to * (size_t)a.n_slots;
@@ -85,24 +97,22 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
       for (int t = tid; t < cnt; t += EBLOCK) sj[t] = load_dpt(a.dJ + tj + t);
       __syncthreads();
       if (!valid) continue;
-      if (W || T) {
-        /* runs of j points in one slot (the points are in Hilbert order,
-         * so neighbours in j often share the slot) are summed in
-         * registers: one set of atomics per run (the double atomic is a
-         * compare-and-swap loop in shared memory) */
+      if (T) {
+        /* as the weighted runs below, with the run's angle sum (of
+         * w_i w_j theta when W) beside its count and weight sum */
+        double *th = reinterpret_cast<double *>(smem + a.toff);
         int run_s = -1;
         unsigned run_n = 0;
         double run_w = 0.0, run_t = 0.0;
-        /* the run so far into the block's counters (R > 0) or histogram */
         auto add_run = [&]() {
           if (R > 0) {
             atomicAdd(h + run_s * R + col, run_n);
             if (W) atomicAdd(wh + run_s * R + col, run_w);
-            if (T) atomicAdd(th + run_s * R + col, run_t);
+            atomicAdd(th + run_s * R + col, run_t);
           } else {
             atomicAdd(gh + run_s, (unsigned long long)run_n);
             if (W) atomicAdd(gw + run_s, run_w);
-            if (T) atomicAdd(gt + run_s, run_t);
+            atomicAdd(gt + run_s, run_t);
           }
         };
         for (int jj = 0; jj < cnt; jj++) {
@@ -122,10 +132,43 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
           if (W) {
             const double p = __dmul_rn(pi.w, pj.w);
             run_w = __dadd_rn(run_w, p);
-            if (T) run_t = __dadd_rn(run_t, __dmul_rn(p, exact_angle(d2)));
-          } else if (T) {
+            run_t = __dadd_rn(run_t, __dmul_rn(p, exact_angle(d2)));
+          } else {
             run_t = __dadd_rn(run_t, exact_angle(d2));
           }
+        }
+        if (run_n) add_run();
+      } else if (W) {
+        /* runs of j points in one slot (the points are in Hilbert order,
+         * so neighbours in j often share the slot) are summed in
+         * registers: one pair of atomics per run (the double atomic is a
+         * compare-and-swap loop in shared memory) */
+        int run_s = -1;
+        unsigned run_n = 0;
+        double run_w = 0.0;
+        /* the run so far into the block's counters (R > 0) or histogram */
+        auto add_run = [&]() {
+          if (R > 0) {
+            atomicAdd(h + run_s * R + col, run_n);
+            atomicAdd(wh + run_s * R + col, run_w);
+          } else {
+            atomicAdd(gh + run_s, (unsigned long long)run_n);
+            atomicAdd(gw + run_s, run_w);
+          }
+        };
+        for (int jj = 0; jj < cnt; jj++) {
+          const int gj = tj + jj;
+          if (item.diag && gj <= gi) continue;
+          const DPt pj = sj[jj];
+          const int s = cpu_slot(a, exact_d2(pi, pj));
+          if (s != run_s) {
+            if (run_n) add_run();
+            run_s = s;
+            run_n = 0;
+            run_w = 0.0;
+          }
+          run_n++;
+          run_w = __dadd_rn(run_w, __dmul_rn(pi.w, pj.w));
         }
         if (run_n) add_run();
       } else {
@@ -148,7 +191,8 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
                     count);
   if (R > 0 && last >= 0) {
     __syncthreads();
-    flush_hist(smem, a, gh, W ? gw : nullptr, T ? gt : nullptr);
+    flush_hist(smem, a, gh, W ? gw : nullptr);
+    if (T) flush_angles(smem, a, gt);
   }
 }
 

@@ -173,3 +173,28 @@ test_that("wtheta_cli() gives the installed script", {
   expect_silent(wtheta_cli(print = FALSE))
   expect_error(wtheta_cli(print = NA), "`print`")
 })
+
+test_that("--mean-theta adds the theta_mean column of wtheta()", {
+  sim <- simulate_catalog(300, n_clusters = 5, sigma = 0.5, seed = 33)
+  ran <- random_catalog(400, like = sim, seed = 34)
+  dfile <- withr_tempfile()
+  rfile <- withr_tempfile()
+  out <- withr_tempfile()
+  utils::write.csv(sim[c("ra", "dec")], dfile, row.names = FALSE,
+                   quote = FALSE)
+  utils::write.csv(ran[c("ra", "dec")], rfile, row.names = FALSE,
+                   quote = FALSE)
+  res <- run_cli("--data", dfile, "--random", rfile, "--bins",
+                 "log:0.1,10,5", "--mean-theta", "--threads", "1",
+                 "--out", out, "--quiet")
+  expect_identical(res$status, 0L)
+  got <- utils::read.csv(out)
+  want <- wtheta(read_catalog(dfile), read_catalog(rfile),
+                 theta_bins(0.1, 10, n = 5, log = TRUE), threads = 1,
+                 backend = "cpu", progress = FALSE, mean_theta = TRUE,
+                 check_footprint = FALSE)
+  expect_identical(names(got), names(as.data.frame(want)))
+  expect_equal(got$theta_mean, want$theta_mean, tolerance = 1e-12)
+  expect_true(all(got$theta_mean > got$theta_lo &
+                    got$theta_mean < got$theta_hi))
+})

@@ -376,3 +376,44 @@ test_that("wtheta_free_gpu frees the cached buffers and counting goes on", {
   b <- pair_counts(x, bins = e, backend = "cuda")
   expect_identical(a$counts, b$counts)
 })
+
+test_that("GPU theta_mean equals the CPU engine's within 1e-12", {
+  skip_if_no_cuda()
+  D <- read_catalog(shared_data("data_100k_arcmin.txt"), units = "arcmin")
+  R <- read_catalog(shared_data("flat_100k_arcmin.txt"), units = "arcmin")
+  d <- D[1:20000, ]
+  r <- R[50001:70000, ]
+  set.seed(49)
+  d$w <- runif(nrow(d), 0.5, 2)
+  r$w <- rexp(nrow(r)) + 0.1
+  same <- function(g, c) {
+    expect_identical(c(g$n_below, g$counts, g$n_above),
+                     c(c$n_below, c$counts, c$n_above))
+    expect_identical(is.na(g$theta_mean), is.na(c$theta_mean))
+    ok <- !is.na(c$theta_mean)
+    expect_close(g$theta_mean[ok], c$theta_mean[ok])
+    expect_close(g$theta_sum, c$theta_sum)
+    if (!is.null(c$weighted)) expect_close(g$weighted, c$weighted)
+  }
+  for (b in list(theta_bins(0, 90, width = 0.25),
+                 theta_bins(0.01, 10, n = 20, log = TRUE))) {
+    for (w in list(NULL, "w")) {
+      for (y in list(NULL, r)) {
+        g <- pair_counts(d, y, bins = b, weights = w, backend = "cuda",
+                         mean_theta = TRUE)
+        c <- pair_counts(d, y, bins = b, weights = w, backend = "cpu",
+                         threads = test_threads(), mean_theta = TRUE)
+        same(g, c)
+        # the counts are those of a count without mean_theta
+        g0 <- pair_counts(d, y, bins = b, weights = w, backend = "cuda")
+        expect_identical(g0$counts, g$counts)
+      }
+    }
+    g <- pair_counts(d, bins = b, weights = "w", self_pairs = TRUE,
+                     backend = "cuda", mean_theta = TRUE)
+    c <- pair_counts(d, bins = b, weights = "w", self_pairs = TRUE,
+                     backend = "cpu", threads = test_threads(),
+                     mean_theta = TRUE)
+    same(g, c)
+  }
+})

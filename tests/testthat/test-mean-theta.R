@@ -69,6 +69,7 @@ test_that("theta_mean is the brute-force mean of the chord angles", {
         expect_true(p$mean_theta)
         # theta_sum / counts (or weighted counts) is theta_mean
         expect_equal(p$theta_sum / (p$weighted %||% p$counts), p$theta_mean)
+        expect_true(any(grepl("theta_mean", capture.output(print(p)))))
         if (!is.null(w)) expect_equal(p$weighted, q$weighted,
                                       tolerance = 1e-13)
       }
