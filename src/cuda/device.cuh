@@ -62,9 +62,13 @@ struct ExactArgs {
   double *gw;                  /* weight sums, n_out x n_slots; NULL: none */
   int rcols;                   /* R; 0: count straight into ghist */
   unsigned joff, itemoff, woff;  /* woff: R-column weight sums (double) */
-  unsigned toff;               /* R-column angle sums (double) */
-  double *gt;                  /* angle sums (mean_theta), n_out x n_slots;
-                                  NULL: none */
+};
+
+/* the exact kernel's second argument: its angle sums (mean_theta), kept
+ * out of ExactArgs so that the kernels without them compile as before */
+struct AngleArgs {
+  double *gt;                  /* angle sums, n_out x n_slots; NULL: none */
+  unsigned toff;               /* byte offset of the R-column angle sums */
 };
 
 /* ------------------------------------------------------------------ */

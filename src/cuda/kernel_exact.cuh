@@ -34,10 +34,10 @@ __device__ inline void flush_hist(unsigned char *smem, const ExactArgs &a,
 /* the R-column angle sums of the exact kernel into the angle sums gt of
  * the current histogram, zeroed */
 __device__ inline void flush_angles(unsigned char *smem, const ExactArgs &a,
-                                    double *gt)
+                                    const AngleArgs &t, double *gt)
 {
   const int R = a.rcols;
-  double *th = reinterpret_cast<double *>(smem + a.toff);
+  double *th = reinterpret_cast<double *>(smem + t.toff);
   for (int s = threadIdx.x; s < a.n_slots; s += blockDim.x) {
     double tsum = 0.0;
     for (int c = 0; c < R; c++) {
@@ -50,11 +50,12 @@ __device__ inline void flush_angles(unsigned char *smem, const ExactArgs &a,
 
 /* every pair in double with the CPU engine's lookup; with weights (W,
  * a.gw), also the sums of w_i w_j per slot, in double; with angles (T,
- * a.gt), the sums of the pairs' angles (times w_i w_j when W) per slot.
+ * ta.gt), the sums of the pairs' angles (times w_i w_j when W) per slot.
  * Without angles the code is that of the kernel before mean_theta (its
  * machine code unchanged), the angle sums being a branch of their own. */
 template <bool W, bool T>
-__global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
+__global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a,
+                                                       const AngleArgs ta)
 {
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x;
@@ -67,23 +68,23 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
     for (int t = tid; t < a.n_slots * R; t += EBLOCK) {
       h[t] = 0u;
       if (W) wh[t] = 0.0;
-      if (T) reinterpret_cast<double *>(smem + a.toff)[t] = 0.0;
+      if (T) reinterpret_cast<double *>(smem + ta.toff)[t] = 0.0;
     }
   }
   unsigned long long *gh = a.ghist;
   double *gw = a.gw;
-  double *gt = a.gt;
+  double *gt = ta.gt;
   /* R > 0: the block's R-column counters into histogram `from`; gh, gw
    * (and gt) then point at histogram `to` */
   auto turn = [&](int from, int to) {
     if (R > 0 && from >= 0) {
       flush_hist(smem, a, gh, W ? gw : nullptr);
-      if (T) flush_angles(smem, a, gt);
+      if (T) flush_angles(smem, a, ta, gt);
       __syncthreads();
     }
     gh = a.ghist + (size_t)to * (size_t)a.n_slots;
     if (W) gw = a.gw + (size_t)to * (size_t)a.n_slots;
-    if (T) gt = a.gt + (size_t)to * (size_t)a.n_slots;
+    if (T) gt = ta.gt + (size_t)to * (size_t)a.n_slots;
   };
   auto count = [&](const Item &item, int) {
     const int i_end = item.i1;
@@ -100,7 +101,7 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
       if (T) {
         /* as the weighted runs below, with the run's angle sum (of
          * w_i w_j theta when W) beside its count and weight sum */
-        double *th = reinterpret_cast<double *>(smem + a.toff);
+        double *th = reinterpret_cast<double *>(smem + ta.toff);
         int run_s = -1;
         unsigned run_n = 0;
         double run_w = 0.0, run_t = 0.0;
@@ -192,7 +193,7 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a)
   if (R > 0 && last >= 0) {
     __syncthreads();
     flush_hist(smem, a, gh, W ? gw : nullptr);
-    if (T) flush_angles(smem, a, gt);
+    if (T) flush_angles(smem, a, ta, gt);
   }
 }
 

@@ -554,13 +554,15 @@ class Worker {
     a.bsize = bins->table_size;
     a.bsteps = bins->table_steps;
     a.gw = plan.weighted ? static_cast<double *>(ctx_->gw.p) : nullptr;
-    a.gt = plan.angles ? static_cast<double *>(ctx_->gt.p) : nullptr;
-    a.toff = plan.toff;
+
     a.rcols = plan.rcols;
     a.joff = plan.joff;
     a.itemoff = plan.itemoff;
     a.woff = plan.woff;
-    void *args[] = {&a};
+    AngleArgs t;
+    t.gt = plan.angles ? static_cast<double *>(ctx_->gt.p) : nullptr;
+    t.toff = plan.toff;
+    void *args[] = {&a, &t};
     return queue_kernel(args, EBLOCK, nblocks);
   }
 
