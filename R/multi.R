@@ -139,7 +139,7 @@ wtheta_multi <- function(data, random, bins,
   progress <- progress_start(progress, length(todo), environment())
   how <- checkpoint_open(how, "wtheta_multi",
                          checkpoint_key(cats, edges, self_pairs, names(cats),
-                                        mean_theta = mean_theta))
+                                        mean_theta = if (mean_theta) TRUE))
   labels <- stats::setNames(c(paste0("data", seq_len(K)),
                               if (length(rk$keys) == 1L) "random" else
                                 paste0("random", seq_len(K))),

@@ -218,7 +218,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   on.exit(release_catalogs(cats), add = TRUE)
   how <- checkpoint_open(how, "pair_counts",
                         checkpoint_key(cats, edges, self_pairs,
-                                       mean_theta = mean_theta))
+                                       mean_theta = if (mean_theta) TRUE))
   pc <- count_catalogs(how, cats$x, cats$y, edges, self_pairs, threads,
                        progress)
   pc$elapsed <- proc.time()[["elapsed"]] - start

@@ -195,7 +195,7 @@ wtheta <- function(data, random, bins,
   how <- checkpoint_open(how, "wtheta",
                         checkpoint_key(cats, edges, self_pairs,
                                        is.null(random2),
-                                       mean_theta = mean_theta))
+                                       mean_theta = if (mean_theta) TRUE))
   done <- run_counts(how, cats, unique_counts(spec), edges, threads,
                      progress)
   # 5. w, its errors and covariance from the counts
@@ -286,14 +286,17 @@ check_random_patches <- function(randoms, pat) {
   }
 }
 
-# what a checkpoint of a call's counts depends on
+# what a checkpoint of a call's counts depends on; NULL in `...` is left
+# out (an option at its default then keeps the key of earlier versions)
 checkpoint_key <- function(cats, edges, self_pairs, ...) {
   w <- lapply(cats, `[[`, "weights")
   if (all(vapply(w, is.null, TRUE))) w <- NULL
   p <- lapply(cats, `[[`, "patch")
   if (all(vapply(p, is.null, TRUE))) p <- NULL
-  list(lapply(cats, `[[`, "xyz"), w, p, edges, self_pairs,
-       catalog_n_patches(cats[[1L]]), ...)
+  extra <- list(...)
+  c(list(lapply(cats, `[[`, "xyz"), w, p, edges, self_pairs,
+         catalog_n_patches(cats[[1L]])),
+    extra[!vapply(extra, is.null, TRUE)])
 }
 
 # The counts of one correlation as a list of specs, in the order of the
