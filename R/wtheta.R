@@ -246,8 +246,8 @@ check_call_memory <- function(cats, w, resample, patches, n_patches, error,
 # with a warning for each mismatch; named "data/random"
 footprint_checks <- function(cats, pairs) {
   out <- lapply(pairs, function(pr) {
-    fc <- footprint_check(catalog_radec(cats[[pr[1L]]]),
-                          catalog_radec(cats[[pr[2L]]]))
+    fc <- check_footprint_of(catalog_radec(cats[[pr[1L]]]),
+                             catalog_radec(cats[[pr[2L]]]))
     if (fc$verdict == "mismatch") {
       warning("`", pr[1L], "` and `", pr[2L], "` do not seem to share a ",
               "footprint: ", fc$message, ". See ?footprint_check; ",
