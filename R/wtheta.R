@@ -562,7 +562,8 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     if (error == "jackknife") {
       # leaving patch r out: all pairs, less row r and column r of S, plus
       # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C)
-      storage.mode(arr) <- "double"
+      # (patch arrays are double already; storage.mode<- would copy them)
+      if (!is.double(arr)) storage.mode(arr) <- "double"
       counts <- .Call(C_jackknife_counts, arr, is_auto)
     } else {
       flat <- matrix(arr, P * P, nb)
