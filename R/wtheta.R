@@ -581,7 +581,7 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     t1 <- colSums(m * s1)
     total <- if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
       t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
-    sweep(counts, 2L, total, "/")
+    counts / rep(total, each = nrow(counts))   # sweep(), without aperm()
   })
   estimate_w(norm, estimator, is_cross)
 }
