@@ -630,12 +630,12 @@ static SEXP group_alloc(R_xlen_t n, int P, int weighted)
 
 static void group_fill(SEXP out, const double *x, const double *y,
                        const double *z, const int *lab, const double *wv,
-                       R_xlen_t n, int P, int64_t *at)
+                       R_xlen_t n, int P, int64_t *at, int threads)
 {
   double *ox = REAL(VECTOR_ELT(out, 0));
   wt_group_by_label(x, y, z, lab, wv, (int64_t)n, P, INTEGER(VECTOR_ELT(out, 3)),
                     at, ox, ox + n, ox + 2 * n, INTEGER(VECTOR_ELT(out, 1)),
-                    wv ? REAL(VECTOR_ELT(out, 2)) : NULL);
+                    wv ? REAL(VECTOR_ELT(out, 2)) : NULL, threads);
 }
 
 /* a catalog's unit vectors grouped by the given patch labels (1..n_patches) */
@@ -653,7 +653,7 @@ SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
   const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
   SEXP out = PROTECT(group_alloc(n, P, wv != NULL));
   int64_t *at = (int64_t *)R_alloc((size_t)P, sizeof *at);
-  group_fill(out, p.x, p.y, p.z, lab, wv, n, P, at);
+  group_fill(out, p.x, p.y, p.z, lab, wv, n, P, at, 1);
   UNPROTECT(1);
   return out;
 }
@@ -682,7 +682,7 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
     wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n, t);
     wt_nearest_centre(v, v + n, v + 2 * n, (int64_t)n, c.x, c.y, c.z,
                       (int)c.n, lab, t);
-    group_fill(out, v, v + n, v + 2 * n, lab, wv, n, (int)c.n, at);
+    group_fill(out, v, v + n, v + 2 * n, lab, wv, n, (int)c.n, at, t);
   }
   int ok = v && lab && at;
   free(v);
