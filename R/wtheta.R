@@ -88,8 +88,9 @@
 #'   [footprint_check()] on `data` against `random` (and `data2` against
 #'   its randoms) and warn, naming the largest discrepancy and where it
 #'   is, when they do not seem to share a footprint. On the classic
-#'   catalogs (10^5 points each) it takes about 11 to 14 ms on a 16-core
-#'   host, as long as the GPU's counts; with more points it is a small
+#'   catalogs (10^5 points each) it takes a few milliseconds (5.3 ms on
+#'   one thread of a small 2-core machine; `bench/host.R` times it),
+#'   comparable with the GPU's counts; with more points it is a small
 #'   fraction of the counting time. `FALSE` skips it.
 #' @inheritParams pair_counts
 #' @return A data frame of class `c("wtheta", "data.frame")` with columns
