@@ -85,7 +85,7 @@ for (jk in c(FALSE, TRUE)) {
 }
 
 # the stages of wtheta() (R/wtheta.R), each function wrapped by a timer
-gc.time(TRUE)
+invisible(gc.time(TRUE))                        # gc.time() counts from here
 stage_names <- c(checked_catalogs = "checks of the catalogs",
                  footprint_checks = "footprint check",
                  call_patches = "patches of the call",
