@@ -88,8 +88,9 @@
 #'   [footprint_check()] on `data` against `random` (and `data2` against
 #'   its randoms) and warn, naming the largest discrepancy and where it
 #'   is, when they do not seem to share a footprint. On the classic
-#'   catalogs (10^5 points each) it takes about 11 to 14 ms on a 16-core
-#'   host, as long as the GPU's counts; with more points it is a small
+#'   catalogs (10^5 points each) it takes a few milliseconds (5.3 ms on
+#'   one thread of a small 2-core machine; `bench/host.R` times it),
+#'   comparable with the GPU's counts; with more points it is a small
 #'   fraction of the counting time. `FALSE` skips it.
 #' @param mean_theta `TRUE` adds a column `theta_mean`: the pair-weighted
 #'   mean separation of the DD (D1D2) pairs in each bin, in degrees, `NA`
@@ -257,8 +258,8 @@ check_call_memory <- function(cats, w, resample, patches, n_patches, error,
 # with a warning for each mismatch; named "data/random"
 footprint_checks <- function(cats, pairs) {
   out <- lapply(pairs, function(pr) {
-    fc <- footprint_check(catalog_radec(cats[[pr[1L]]]),
-                          catalog_radec(cats[[pr[2L]]]))
+    fc <- check_footprint_of(catalog_radec(cats[[pr[1L]]]),
+                             catalog_radec(cats[[pr[2L]]]))
     if (fc$verdict == "mismatch") {
       warning("`", pr[1L], "` and `", pr[2L], "` do not seem to share a ",
               "footprint: ", fc$message, ". See ?footprint_check; ",
@@ -588,7 +589,8 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     if (error == "jackknife") {
       # leaving patch r out: all pairs, less row r and column r of S, plus
       # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C)
-      storage.mode(arr) <- "double"
+      # (patch arrays are double already; storage.mode<- would copy them)
+      if (!is.double(arr)) storage.mode(arr) <- "double"
       counts <- .Call(C_jackknife_counts, arr, is_auto)
     } else {
       flat <- matrix(arr, P * P, nb)
@@ -606,7 +608,7 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     t1 <- colSums(m * s1)
     total <- if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
       t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
-    sweep(counts, 2L, total, "/")
+    counts / rep(total, each = nrow(counts))   # sweep(), without aperm()
   })
   estimate_w(norm, estimator, is_cross)
 }

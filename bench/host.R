@@ -6,9 +6,16 @@
 #   - the whole call, with the footprint check (the default) and without;
 #   - the same with 20 jackknife patches (sky_patches(), seed 1, made once
 #     beforehand and passed in, so k-means is not timed);
-#   - the parts: footprint_check(), the summed kernel time (CUDA events)
-#     of the three counts, and the host time of the counts (their
-#     elapsed time less their kernel time), which the GPU waits on.
+#   - the parts: footprint_check() (and its C cells alone), the summed
+#     kernel time (CUDA events) of the three counts, and the host time of
+#     the counts (their elapsed time less their kernel time), which the GPU
+#     waits on;
+#   - the stages of the call, plain and jackknife, each with and without
+#     the footprint check: the mean milliseconds per call in each step of
+#     wtheta() (the package's own functions, timed by wrappers put into its
+#     namespace for this script only), the counts split into kernels and
+#     host, and R's garbage collection (gc.time()), which any stage may
+#     set off.
 # Then an Rprof profile of the jackknife call, top entries by total time.
 # Minimum and median of REPS in milliseconds, with the machine named.
 library(wtheta)
@@ -54,6 +61,9 @@ row("whole call, jackknife (20 patches)",
 row("whole call, jackknife, check_footprint = FALSE",
     ms(call(error = "jackknife", patches = P, check_footprint = FALSE)))
 row("footprint_check(D, R)", ms(footprint_check(D, R)))
+row("  its cells in C (src/sky/cells.c)",
+    ms(.Call(wtheta:::C_footprint_cells, D$ra, D$dec, R$ra, R$dec, 1,
+             wtheta_threads())))
 
 # the counts' kernel time and their host time (elapsed less kernels)
 parts <- function(...) {
@@ -73,6 +83,53 @@ for (jk in c(FALSE, TRUE)) {
       c(min = min(x["count_host", ]),
         median = stats::median(x["count_host", ])))
 }
+
+# the stages of wtheta() (R/wtheta.R), each function wrapped by a timer
+invisible(gc.time(TRUE))                        # gc.time() counts from here
+stage_names <- c(checked_catalogs = "checks of the catalogs",
+                 footprint_checks = "footprint check",
+                 call_patches = "patches of the call",
+                 call_catalogs = "unit vectors (and patches) of the catalogs",
+                 run_counts = "the counts (R, host and kernels)",
+                 wtheta_result = "w, errors and the result",
+                 replicate_w = "  of which jackknife replicates of w",
+                 replicate_cov = "  of which their covariance")
+spent <- new.env()
+for (nm in names(stage_names)) local({
+  f <- get(nm, asNamespace("wtheta"))
+  nm <- nm
+  utils::assignInNamespace(nm, function(...) {
+    t0 <- as.numeric(Sys.time())                   # microseconds
+    on.exit(spent[[nm]] <- spent[[nm]] + as.numeric(Sys.time()) - t0)
+    f(...)
+  }, ns = "wtheta")
+})
+stages <- function(label, ...) {
+  for (nm in names(stage_names)) spent[[nm]] <- 0
+  kern <- 0
+  g0 <- gc.time()[1L]
+  t0 <- as.numeric(Sys.time())
+  for (i in seq_len(reps)) {
+    w <- call(...)
+    kern <- kern + sum(vapply(attr(w, "pair_counts"), `[[`, 0, "gpu_ms"))
+  }
+  total <- (as.numeric(Sys.time()) - t0) * 1000 / reps
+  cat(sprintf("\nstages of %s: %.2f ms per call (mean of %d)\n", label,
+              total, reps))
+  for (nm in names(stage_names)) {
+    cat(sprintf("  %-50s %9.2f\n", stage_names[[nm]],
+                spent[[nm]] * 1000 / reps))
+  }
+  cat(sprintf("  %-50s %9.2f\n", "  of the counts, kernels (CUDA events)",
+              kern / reps))
+  cat(sprintf("  %-50s %9.2f\n", "garbage collection, in any stage",
+              (gc.time()[1L] - g0) * 1000 / reps))
+}
+stages("the plain call")
+stages("the plain call, check_footprint = FALSE", check_footprint = FALSE)
+stages("the jackknife call", error = "jackknife", patches = P)
+stages("the jackknife call, check_footprint = FALSE", error = "jackknife",
+       patches = P, check_footprint = FALSE)
 
 prof <- tempfile()
 Rprof(prof, interval = 0.002)

@@ -307,6 +307,37 @@ SEXP wt_r_catalog_alive(SEXP ptr)
 /* grid stages built by this process (tests) */
 SEXP wt_r_grid_builds(void) { return ScalarReal(wt_grid_builds()); }
 
+/* Scratch memory outside R's heap, held by an external pointer: freed by
+ * scratch_free() when done, or by R's garbage collector when an error
+ * jumps past that. The histograms of a count with patches take a megabyte
+ * or more; taken from R's heap (R_alloc), they made R collect garbage
+ * more often. */
+static void scratch_finalize(SEXP holder)
+{
+  free(R_ExternalPtrAddr(holder));
+  R_ClearExternalPtr(holder);
+}
+
+/* `bytes` of zeroed memory; the holder is protected (one more to
+ * UNPROTECT) */
+static void *scratch_calloc(size_t bytes, SEXP *holder)
+{
+  *holder = PROTECT(R_MakeExternalPtr(NULL, R_NilValue, R_NilValue));
+  R_RegisterCFinalizer(*holder, scratch_finalize);
+  void *m = calloc(bytes > 0 ? bytes : 1, 1);
+  if (!m) error("wtheta: not enough memory for the pair counts");
+  R_SetExternalPtrAddr(*holder, m);
+  return m;
+}
+
+/* holder: from scratch_calloc(), or R_NilValue (nothing) */
+static void scratch_free(SEXP holder)
+{
+  if (TYPEOF(holder) != EXTPTRSXP) return;
+  free(R_ExternalPtrAddr(holder));
+  R_ClearExternalPtr(holder);
+}
+
 /* the rest of a count once the job's catalogs are known: the job from the
  * arguments, the count (between catalogs ca and cb, or when ca is NULL of
  * the points already in job->a and job->b), the result as an R list;
@@ -347,17 +378,28 @@ static SEXP pair_counts_run(wt_job *job_in, wt_catalog *ca, wt_catalog *cb,
   bins_of(edges, &bins);
   job.bins = &bins;
   const size_t n_all = ((size_t)n_edges + 1) * (size_t)job.n_out;
-  job.slots = (uint64_t *)R_alloc(n_all, sizeof(uint64_t));
-  job.wsum = weighted ? (double *)R_alloc(n_all, sizeof(double)) : NULL;
+  SEXP slots_mem, wsum_mem = R_NilValue;
+  job.slots = (uint64_t *)scratch_calloc(n_all * sizeof(uint64_t),
+                                         &slots_mem);
+  job.wsum = weighted ? (double *)scratch_calloc(n_all * sizeof(double),
+                                                 &wsum_mem)
+                      : NULL;
+  if (!weighted) PROTECT(wsum_mem);
+  /* one double per slot: small, so from R's heap */
   job.thsum = angles ? (double *)R_alloc(n_all, sizeof(double)) : NULL;
 
   int status = ca ? wt_count_catalogs(&job, ca, cb) : wt_count(&job);
   progress_done(&prog, status);
-  /* interrupted: everything is freed (R_alloc memory when .Call returns);
-   * NULL tells count_pairs() to signal an R interrupt condition, which
+  /* interrupted: everything is freed (the histograms here, R_alloc
+   * memory when .Call returns); NULL tells count_pairs() to signal an R interrupt condition, which
    * error() cannot raise */
-  if (status == WT_ERR_INTERRUPTED) return R_NilValue;
-  if (status != WT_OK) status_error(status, &job);
+  if (status != WT_OK) {
+    scratch_free(slots_mem);
+    scratch_free(wsum_mem);
+    UNPROTECT(2);
+    if (status == WT_ERR_INTERRUPTED) return R_NilValue;
+    status_error(status, &job);
+  }
 
   /* every histogram (n_edges + 1 slots each), unless patch arrays replace
    * them */
@@ -422,7 +464,9 @@ static SEXP pair_counts_run(wt_job *job_in, wt_catalog *ca, wt_catalog *cb,
   SET_VECTOR_ELT(out, 3, ScalarReal(job.pairs_skipped));
   SET_VECTOR_ELT(out, 4, total);
   SET_VECTOR_ELT(out, 5, wtotal);
-  UNPROTECT(8);
+  scratch_free(slots_mem);
+  scratch_free(wsum_mem);
+  UNPROTECT(9);
   return out;
 }
 
@@ -599,12 +643,12 @@ static SEXP group_alloc(R_xlen_t n, int P, int weighted)
 
 static void group_fill(SEXP out, const double *x, const double *y,
                        const double *z, const int *lab, const double *wv,
-                       R_xlen_t n, int P, int64_t *at)
+                       R_xlen_t n, int P, int64_t *at, int threads)
 {
   double *ox = REAL(VECTOR_ELT(out, 0));
   wt_group_by_label(x, y, z, lab, wv, (int64_t)n, P, INTEGER(VECTOR_ELT(out, 3)),
                     at, ox, ox + n, ox + 2 * n, INTEGER(VECTOR_ELT(out, 1)),
-                    wv ? REAL(VECTOR_ELT(out, 2)) : NULL);
+                    wv ? REAL(VECTOR_ELT(out, 2)) : NULL, threads);
 }
 
 /* a catalog's unit vectors grouped by the given patch labels (1..n_patches) */
@@ -622,7 +666,7 @@ SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
   const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
   SEXP out = PROTECT(group_alloc(n, P, wv != NULL));
   int64_t *at = (int64_t *)R_alloc((size_t)P, sizeof *at);
-  group_fill(out, p.x, p.y, p.z, lab, wv, n, P, at);
+  group_fill(out, p.x, p.y, p.z, lab, wv, n, P, at, 1);
   UNPROTECT(1);
   return out;
 }
@@ -651,7 +695,7 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
     wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n, t);
     wt_nearest_centre(v, v + n, v + 2 * n, (int64_t)n, c.x, c.y, c.z,
                       (int)c.n, lab, t);
-    group_fill(out, v, v + n, v + 2 * n, lab, wv, n, (int)c.n, at);
+    group_fill(out, v, v + n, v + 2 * n, lab, wv, n, (int)c.n, at, t);
   }
   int ok = v && lab && at;
   free(v);

@@ -197,7 +197,7 @@ void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
 void wt_group_by_label(const double *x, const double *y, const double *z,
                        const int *lab, const double *wv, int64_t n, int P,
                        int *cnt, int64_t *at, double *ox, double *oy,
-                       double *oz, int *ol, double *ow);
+                       double *oz, int *ol, double *ow, int n_threads);
 
 /* core/catalog.c: prepared catalogs */
 /* a catalog over the points of p (the struct is copied, not its arrays)

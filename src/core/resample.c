@@ -1,6 +1,7 @@
 /* Resampling arithmetic on plain arrays: patch arrays from the per-task
  * histograms, jackknife replicates from a patch array, and the stable
  * counting sort that groups a catalog by patch. glue.c wraps them for R. */
+#include <stdlib.h>
 #include <string.h>
 #include "wt.h"
 
@@ -60,25 +61,73 @@ void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
 
 /* A stable counting sort of n points by label (1..P, already checked):
  * cnt (P values) gets the points per patch, and ox, oy, oz, ol (and ow
- * when wv is given) the points in patch order; at is scratch of P values. */
+ * when wv is given) the points in patch order; at is scratch of P values.
+ * On n_threads > 1 each thread counts, then places, a contiguous block of
+ * the points; a block's points of a patch go after those of the blocks
+ * before it, so the order is the serial one. Without memory for the
+ * threads' counts it runs serially. */
 void wt_group_by_label(const double *x, const double *y, const double *z,
                        const int *lab, const double *wv, int64_t n, int P,
                        int *cnt, int64_t *at, double *ox, double *oy,
-                       double *oz, int *ol, double *ow)
+                       double *oz, int *ol, double *ow, int n_threads)
 {
-  memset(cnt, 0, (size_t)P * sizeof *cnt);
-  for (int64_t i = 0; i < n; i++) cnt[lab[i] - 1]++;
+  const int T = n_threads;
+  int64_t *part = T > 1 ? malloc((size_t)T * (size_t)P * sizeof *part)
+                        : NULL;
+  if (!part) {
+    memset(cnt, 0, (size_t)P * sizeof *cnt);
+    for (int64_t i = 0; i < n; i++) cnt[lab[i] - 1]++;
+    int64_t run = 0;
+    for (int k = 0; k < P; k++) {
+      at[k] = run;
+      run += cnt[k];
+    }
+    for (int64_t i = 0; i < n; i++) {
+      int64_t j = at[lab[i] - 1]++;
+      ox[j] = x[i];
+      oy[j] = y[i];
+      oz[j] = z[i];
+      ol[j] = lab[i];
+      if (wv) ow[j] = wv[i];
+    }
+    return;
+  }
+  /* block b: points [n b / T, n (b + 1) / T); part[b P + k]: its points of
+   * patch k + 1, then where the first of them goes */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+  for (int b = 0; b < T; b++) {
+    int64_t *c = part + (size_t)b * (size_t)P;
+    memset(c, 0, (size_t)P * sizeof *c);
+    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
+    for (int64_t i = i0; i < i1; i++) c[lab[i] - 1]++;
+  }
   int64_t run = 0;
   for (int k = 0; k < P; k++) {
-    at[k] = run;
-    run += cnt[k];
+    int64_t in_k = 0;
+    for (int b = 0; b < T; b++) {
+      int64_t m = part[(size_t)b * (size_t)P + k];
+      part[(size_t)b * (size_t)P + k] = run + in_k;
+      in_k += m;
+    }
+    cnt[k] = (int)in_k;
+    run += in_k;
   }
-  for (int64_t i = 0; i < n; i++) {
-    int64_t j = at[lab[i] - 1]++;
-    ox[j] = x[i];
-    oy[j] = y[i];
-    oz[j] = z[i];
-    ol[j] = lab[i];
-    if (wv) ow[j] = wv[i];
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+  for (int b = 0; b < T; b++) {
+    int64_t *c = part + (size_t)b * (size_t)P;
+    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
+    for (int64_t i = i0; i < i1; i++) {
+      int64_t j = c[lab[i] - 1]++;
+      ox[j] = x[i];
+      oy[j] = y[i];
+      oz[j] = z[i];
+      ol[j] = lab[i];
+      if (wv) ow[j] = wv[i];
+    }
   }
+  free(part);
 }

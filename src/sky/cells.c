@@ -1,6 +1,8 @@
 /* The footprint check's cells: every point's cell on the finest grid once,
- * then the counts of each coarser level from those, until the search of
- * cells.h stops. Results are those of the R formulas in
+ * then the counts of the levels the search of cells.h visits: one pass
+ * over the points for every level up to WT_CELLS_LOW (the coarser ones add
+ * the four cells each is made of), one pass per finer level, until the
+ * search stops. Results are those of the R formulas in
  * R/footprint_check.R (and tests/testthat/test-footprint.R checks them
  * against R's own tabulate()). */
 #include <stdlib.h>
@@ -12,9 +14,14 @@
 #include <omp.h>
 #endif
 
-/* R's sinpi(), for identical cells: exact at multiples of 1/2 */
+/* R's sinpi(), for identical cells: exact at multiples of 1/2. The
+ * declinations are checked to lie in [-90, 90], so x = dec / 180 is in
+ * [-1/2, 1/2], where fmod(x, 2) is x itself and the range reduction
+ * changes nothing: that case skips them (the same value, a third of the
+ * time of a key). */
 static double sin_pi(double x)
 {
+  if (x > -0.5 && x < 0.5) return x == 0.0 ? 0.0 : sin(M_PI * x);
   x = fmod(x, 2.0);
   if (x <= -1.0) x += 2.0;
   else if (x > 1.0) x -= 2.0;
@@ -24,20 +31,34 @@ static double sin_pi(double x)
   return sin(M_PI * x);
 }
 
-/* the finest cell of every point read: column | row << (top + 1) */
-static void fine_keys(const double *ra, const double *dec, int64_t n,
-                      int64_t step, int top, uint32_t *key, int threads)
+/* the finest cell of one point: column | row << (top + 1) */
+static inline uint32_t fine_key(double ra, double dec, double cols,
+                                double rows, int top)
+{
+  double c = floor(ra / 360.0 * cols);
+  double r = floor((sin_pi(dec / 180.0) + 1.0) / 2.0 * rows);
+  if (c > cols - 1.0) c = cols - 1.0;
+  if (r > rows - 1.0) r = rows - 1.0;
+  return (uint32_t)c | ((uint32_t)r << (top + 1));
+}
+
+/* the finest cell of every data point (kd, n_d of them) and of every
+ * step-th random (kr, m_r of them), in one parallel loop over both */
+static void fine_keys(const double *ra_d, const double *dec_d, int64_t n_d,
+                      const double *ra_r, const double *dec_r, int64_t m_r,
+                      int64_t step, int top, uint32_t *kd, uint32_t *kr,
+                      int threads)
 {
   const double cols = ldexp(1.0, top + 1), rows = ldexp(1.0, top);
-  const int64_t m = (n + step - 1) / step;
+  const int64_t m = n_d + m_r;
 #pragma omp parallel for num_threads(threads) schedule(static) if (m > 20000)
   for (int64_t k = 0; k < m; k++) {
-    const int64_t i = k * step;
-    double c = floor(ra[i] / 360.0 * cols);
-    double r = floor((sin_pi(dec[i] / 180.0) + 1.0) / 2.0 * rows);
-    if (c > cols - 1.0) c = cols - 1.0;
-    if (r > rows - 1.0) r = rows - 1.0;
-    key[k] = (uint32_t)c | ((uint32_t)r << (top + 1));
+    if (k < n_d) {
+      kd[k] = fine_key(ra_d[k], dec_d[k], cols, rows, top);
+    } else {
+      const int64_t i = (k - n_d) * step;
+      kr[k - n_d] = fine_key(ra_r[i], dec_r[i], cols, rows, top);
+    }
   }
 }
 
@@ -75,6 +96,32 @@ static int level_counts(const uint32_t *key, int64_t n, int top, int j,
     h[c + ((uint64_t)r << (j + 1))]++;
   }
   return WT_OK;
+}
+
+/* the counts of level j (into h) from those of level j + 1: each cell's
+ * four children, columns 2c and 2c + 1 of rows 2r and 2r + 1 */
+static void level_from_finer(const uint64_t *fine, int j, uint64_t *h)
+{
+  const int64_t cols = (int64_t)1 << (j + 1), rows = (int64_t)1 << j;
+  const int64_t fine_cols = cols * 2;
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) {
+      const uint64_t *f = fine + 2 * c + 2 * r * fine_cols;
+      h[c + r * cols] = f[0] + f[1] + f[fine_cols] + f[fine_cols + 1];
+    }
+}
+
+/* cells of every level up to WT_CELLS_LOW come from one pass over the
+ * points at that level (32768 cells), the coarser ones by adding
+ * children; finer levels, rarely reached, take a pass of their own */
+#define WT_CELLS_LOW 7
+
+/* first cell of level j in a block holding levels 0, 1, ... in turn */
+static int64_t level_offset(int j)
+{
+  int64_t off = 0;
+  for (int i = 0; i < j; i++) off += (int64_t)1 << (2 * i + 1);
+  return off;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -145,29 +192,49 @@ int wt_footprint_cells(const double *ra_d, const double *dec_d, int64_t n_d,
   const int64_t most = (int64_t)1 << (2 * top + 1);
   const int64_t occ_cap = cap < most ? cap : most;
   double *buf = (double *)malloc((size_t)occ_cap * 4 * sizeof *buf);
-  int status = kd && kr && buf ? WT_OK : WT_ERR_NOMEM;
+  /* levels 0..low of the data, then of the randoms */
+  const int low = top < WT_CELLS_LOW ? top : WT_CELLS_LOW;
+  const int64_t n_low = level_offset(low + 1);
+  uint64_t *lv = (uint64_t *)calloc(2 * (size_t)n_low, sizeof *lv);
+  int status = kd && kr && buf && lv ? WT_OK : WT_ERR_NOMEM;
+  if (status == WT_OK)
+    fine_keys(ra_d, dec_d, n_d, ra_r, dec_r, n_r, thin, top, kd, kr,
+              threads);
   if (status == WT_OK) {
-    fine_keys(ra_d, dec_d, n_d, 1, top, kd, threads);
-    fine_keys(ra_r, dec_r, n_r_all, thin, top, kr, threads);
+    const int64_t size = (int64_t)1 << (2 * low + 1);
+    uint64_t *ld = lv + level_offset(low), *lr = ld + n_low;
+    status = level_counts(kd, n_d, top, low, ld, size, threads);
+    if (status == WT_OK)
+      status = level_counts(kr, n_r, top, low, lr, size, threads);
+    for (int j = low - 1; status == WT_OK && j >= 0; j--) {
+      level_from_finer(lv + level_offset(j + 1), j, lv + level_offset(j));
+      level_from_finer(lv + n_low + level_offset(j + 1), j,
+                       lv + n_low + level_offset(j));
+    }
   }
   double *id = buf, *d = buf + occ_cap, *r = buf + 2 * occ_cap,
          *tmp = buf + 3 * occ_cap;
   for (int j = 0; status == WT_OK && j <= top; j++) {
     const int64_t size = (int64_t)1 << (2 * j + 1);
-    uint64_t *h = (uint64_t *)calloc(2 * (size_t)size, sizeof *h);
-    if (!h) {
-      status = WT_ERR_NOMEM;
-      break;
+    uint64_t *h = NULL;
+    if (j <= low) {
+      h = lv + level_offset(j);
+    } else {
+      h = (uint64_t *)calloc(2 * (size_t)size, sizeof *h);
+      if (!h) {
+        status = WT_ERR_NOMEM;
+        break;
+      }
+      status = level_counts(kd, n_d, top, j, h, size, threads);
+      if (status == WT_OK)
+        status = level_counts(kr, n_r, top, j, h + size, size, threads);
     }
-    status = level_counts(kd, n_d, top, j, h, size, threads);
-    if (status == WT_OK)
-      status = level_counts(kr, n_r, top, j, h + size, size, threads);
     int64_t n_occ = 0, m = 0;
     double e_med = NAN;
     if (status == WT_OK)
-      level_scan(h, h + size, size, (double)n_d, (double)n_r, id, d, r, tmp,
-                 &n_occ, &m, &e_med);
-    free(h);
+      level_scan(h, j <= low ? h + n_low : h + size, size, (double)n_d,
+                 (double)n_r, id, d, r, tmp, &n_occ, &m, &e_med);
+    if (j > low) free(h);
     if (status != WT_OK) break;
     if (m >= min_well && e_med >= min_expected) {
       /* kept: copy out (a later level may overwrite the buffers) */
@@ -191,6 +258,7 @@ int wt_footprint_cells(const double *ra_d, const double *dec_d, int64_t n_d,
   free(kd);
   free(kr);
   free(buf);
+  free(lv);
   if (status != WT_OK) {
     wt_cells_free(out);
     out->level = -1;

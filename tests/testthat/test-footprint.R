@@ -266,8 +266,14 @@ test_that("the check's cells, counted in C, are those of R's tabulate()", {
   # points on cell edges: ra 0 and 180, dec -90, 0 and 90 exactly
   edge <- data.frame(ra = rep(c(0, 90, 180, 359.99999), 200),
                      dec = rep(c(-90, 0, 30, 90), each = 200))
+  # a 3 x 3 degree field: cells finer than level 7, each counted in a
+  # pass of its own (the coarser levels add up the cells of level 7)
+  small <- simulate_catalog(20000, ra_range = c(0, 3), dec_range = c(0, 3),
+                            seed = 4)
+  small_r <- random_catalog(2e5, like = small, seed = 5)
   cases <- list(list(g, r, 1), list(sim, ran, 1), list(sim, ran, 7),
-                list(g, r, 3), list(rbind(g, edge), rbind(r, edge), 1))
+                list(g, r, 3), list(rbind(g, edge), rbind(r, edge), 1),
+                list(small, small_r, 1))
   levels <- integer()
   for (k in seq_along(cases)) {
     cs <- cases[[k]]
@@ -278,6 +284,7 @@ test_that("the check's cells, counted in C, are those of R's tabulate()", {
     levels <- c(levels, got$level)
   }
   expect_true(all(levels >= 2L))
+  expect_gt(max(levels), 7L)
   # too few cells of 25: no level kept
   few <- cells(g[1:300, ], r[1:300, ])
   expect_identical(few$level, -1L)

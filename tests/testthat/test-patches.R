@@ -122,3 +122,22 @@ test_that("unit vectors grouped by nearest centre in one C call equal the step-b
   expect_identical(one$xyz[one$labels == 3, ], u[k, ])
   expect_identical(one$weights[one$labels == 3], w[k])
 })
+
+test_that("grouping by patch on several threads keeps the order of R's stable sort", {
+  # 2 x 10^5 points: patch_vectors() groups them on 4 threads (at most one
+  # per 25,000 points), each placing a block of the points
+  ran <- random_catalog(2e5, seed = 11)
+  p <- sky_patches(ran, n_patches = 13, seed = 3)
+  cat <- wtheta:::as_catalog(ran, "x")
+  w <- runif(nrow(ran))
+  got <- wtheta:::patch_vectors(cat, attr(p, "centres"), w, 4L)
+  u <- wtheta:::unit_vectors(cat, 1L)
+  lab <- wtheta:::nearest_centre(u, attr(p, "centres"), 1L)
+  o <- order(lab)                       # stable: ties keep catalog order
+  expect_identical(got$labels[seq_along(o)], lab[o])
+  expect_identical(got$xyz, u[o, ])
+  expect_identical(got$weights, w[o])
+  expect_identical(got$counts, tabulate(lab, 13))
+  expect_identical(got, wtheta:::patch_vectors(cat, attr(p, "centres"), w,
+                                               1L))
+})
