@@ -465,6 +465,43 @@ SEXP wt_r_pair_counts_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
                          patches);
 }
 
+/* the host stages of a count between catalogs cat1 and cat2 (NULL: auto)
+ * without counting (wt_plan_catalogs): seconds and sizes, named; benches
+ * time the grid and the GPU engine's host work with it on any machine */
+SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
+                        SEXP threads, SEXP grid)
+{
+  wt_catalog *ca = catalog_of(cat1, "cat1");
+  wt_catalog *cb = isNull(cat2) ? NULL : catalog_of(cat2, "cat2");
+  wt_job job;
+  memset(&job, 0, sizeof job);
+  job.backend = asInteger(backend);
+  job.n_threads = team_of(threads, 0, 0);
+  job.grid = asInteger(grid);
+  job.n_devices = 1;
+  job.n_out = 1;
+  if (XLENGTH(edges) < 2) error("wtheta internal: fewer than two edges");
+  wt_bins bins;
+  bins_of(edges, &bins);
+  job.bins = &bins;
+  double t[WT_PLAN_TIMES];
+  int status = wt_plan_catalogs(&job, ca, cb, t);
+  if (status != WT_OK) status_error(status, &job);
+  static const char *names[] = {"grid_build_s", "grid_walk_s", "tasks",
+                                "task_pairs", "cuda_analyse_s",
+                                "cuda_launches_s", "cuda_bounds_s",
+                                "cuda_items_s"};
+  SEXP out = PROTECT(allocVector(REALSXP, WT_PLAN_TIMES));
+  SEXP nm = PROTECT(allocVector(STRSXP, WT_PLAN_TIMES));
+  for (int k = 0; k < WT_PLAN_TIMES; k++) {
+    REAL(out)[k] = t[k];
+    SET_STRING_ELT(nm, k, mkChar(names[k]));
+  }
+  setAttrib(out, R_NamesSymbol, nm);
+  UNPROTECT(2);
+  return out;
+}
+
 /* a named integer vector of n codes */
 static SEXP named_codes(int n, const char *const *names, const int *codes)
 {

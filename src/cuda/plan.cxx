@@ -401,13 +401,15 @@ struct Piece {
   int out;
 };
 
-void plan_launches(const wt_job *job, int64_t chunk, int bi,
-                   double max_pairs,
-                   std::vector<Row> &rows, std::vector<Launch> &out)
+static int64_t chunk_count(int64_t n, int64_t chunk)
 {
-  rows.clear();
-  out.clear();
-  std::vector<Piece> pieces;
+  return n > 0 ? (n + chunk - 1) / chunk : 1;
+}
+
+/* every piece of every task, in task order, to f */
+template <class F>
+static void each_piece(const wt_job *job, int64_t chunk, F &&f)
+{
   auto cut = [chunk](int64_t lo, int64_t hi, int c, int64_t &l, int64_t &h) {
     int64_t s = (int64_t)c * chunk;
     l = std::max(lo, s) - s;
@@ -430,11 +432,90 @@ void plan_launches(const wt_job *job, int64_t chunk, int bi,
         if (!cut(t.a0, t.a1, ci, p.a0, p.a1) ||
             !cut(t.b0, t.b1, cj, p.b0, p.b1))
           continue;
-        pieces.push_back(p);
+        f(p);
       }
     }
   }
-  /* group by chunk pair, keeping task order inside a group */
+}
+
+/* the rows of a piece, in order, to f; their number */
+template <class F>
+static int64_t piece_rows(const Piece &p, int bi, F &&f)
+{
+  int64_t n = 0;
+  for (int64_t i0 = p.a0; i0 < p.a1; i0 += bi) {
+    Row r;
+    r.i0 = (int)i0;
+    r.i1 = (int)std::min<int64_t>(i0 + bi, p.a1);
+    r.diag = p.diag ? 1 : 0;
+    r.out = p.out;
+    r.j0 = p.diag ? r.i0 + 1 : (int)p.b0;
+    r.j1 = (int)(p.diag ? p.a1 : p.b1);
+    if (r.j1 <= r.j0) continue;
+    r.pairs = row_pairs(r);
+    f(r);
+    n++;
+  }
+  return n;
+}
+
+/* the launches of the rows [r0, r1) of chunk pair (cI, cJ), each of about
+ * max_pairs pairs */
+static void cut_launches(const wt_job *job, int cI, int cJ, size_t r0,
+                         size_t r1, const std::vector<Row> &rows,
+                         double max_pairs, std::vector<Launch> &out)
+{
+  Launch L{cI, cJ, job->is_auto && cI == cJ, r0, r0, 0.0};
+  for (size_t q = r0; q < r1; q++) {
+    if (L.r1 > L.r0 && L.pairs >= max_pairs) {
+      out.push_back(L);
+      L.r0 = L.r1;
+      L.pairs = 0.0;
+    }
+    L.r1++;
+    L.pairs += rows[q].pairs;
+  }
+  if (L.r1 > L.r0) out.push_back(L);
+}
+
+/* The rows grouped by chunk pair, in task order inside a group, and the
+ * launches cut from each group. A grid walk hands over millions of
+ * node-pair tasks, so the rows are counted per chunk pair in a first pass
+ * and written to their places in a second: one allocation and no sort,
+ * where a list of pieces and a comparison sort took seconds (mostly
+ * fresh memory). Only when the chunk pairs are too many for a table of
+ * counts are the pieces listed and stably sorted. Both give the same rows
+ * and launches. */
+void plan_launches(const wt_job *job, int64_t chunk, int bi,
+                   double max_pairs,
+                   std::vector<Row> &rows, std::vector<Launch> &out)
+{
+  rows.clear();
+  out.clear();
+  const int64_t n_ci = chunk_count(job->a.n, chunk),
+                n_cj = chunk_count(job->is_auto ? job->a.n : job->b.n, chunk);
+  const int64_t n_keys = n_ci * n_cj;
+  if (n_keys <= ((int64_t)1 << 22)) {
+    std::vector<size_t> first((size_t)n_keys + 1, 0);
+    each_piece(job, chunk, [&](const Piece &p) {
+      first[(size_t)p.cI * n_cj + p.cJ + 1] +=
+          (size_t)piece_rows(p, bi, [](const Row &) {});
+    });
+    for (size_t k = 1; k < first.size(); k++) first[k] += first[k - 1];
+    rows.resize(first.back());
+    std::vector<size_t> at(first.begin(), first.end() - 1);
+    each_piece(job, chunk, [&](const Piece &p) {
+      size_t &w = at[(size_t)p.cI * n_cj + p.cJ];
+      piece_rows(p, bi, [&](const Row &r) { rows[w++] = r; });
+    });
+    for (int64_t k = 0; k < n_keys; k++)
+      if (first[k + 1] > first[k])
+        cut_launches(job, (int)(k / n_cj), (int)(k % n_cj), first[k],
+                     first[k + 1], rows, max_pairs, out);
+    return;
+  }
+  std::vector<Piece> pieces;
+  each_piece(job, chunk, [&](const Piece &p) { pieces.push_back(p); });
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Piece &x, const Piece &y) {
                      return x.cI != y.cI ? x.cI < y.cI : x.cJ < y.cJ;
@@ -445,32 +526,12 @@ void plan_launches(const wt_job *job, int64_t chunk, int bi,
     while (h < pieces.size() && pieces[h].cI == pieces[g].cI &&
            pieces[h].cJ == pieces[g].cJ)
       h++;
-    Launch L{pieces[g].cI, pieces[g].cJ,
-             job->is_auto && pieces[g].cI == pieces[g].cJ, rows.size(),
-             rows.size(), 0.0};
-    for (size_t q = g; q < h; q++) {
-      const Piece &p = pieces[q];
-      for (int64_t i0 = p.a0; i0 < p.a1; i0 += bi) {
-        Row r;
-        r.i0 = (int)i0;
-        r.i1 = (int)std::min<int64_t>(i0 + bi, p.a1);
-        r.diag = p.diag ? 1 : 0;
-        r.out = p.out;
-        r.j0 = p.diag ? r.i0 + 1 : (int)p.b0;
-        r.j1 = (int)(p.diag ? p.a1 : p.b1);
-        if (r.j1 <= r.j0) continue;
-        r.pairs = row_pairs(r);
-        if (L.r1 > L.r0 && L.pairs >= max_pairs) {
-          out.push_back(L);
-          L.r0 = L.r1;
-          L.pairs = 0.0;
-        }
-        rows.push_back(r);
-        L.r1++;
-        L.pairs += r.pairs;
-      }
-    }
-    if (L.r1 > L.r0) out.push_back(L);
+    const size_t r0 = rows.size();
+    for (size_t q = g; q < h; q++)
+      piece_rows(pieces[q], bi, [&](const Row &r) { rows.push_back(r); });
+    if (rows.size() > r0)
+      cut_launches(job, pieces[g].cI, pieces[g].cJ, r0, rows.size(), rows,
+                   max_pairs, out);
     g = h;
   }
 }
@@ -515,26 +576,40 @@ size_t items_bound(const Launch &L, const std::vector<Row> &rows, int jalign,
   return n;
 }
 
+/* The boundaries as marks in a bitmap of n + 1 bits, read out in order:
+ * O(n / 64 + tasks). A grid walk hands over millions of tasks, whose
+ * 4 boundaries each a sort took tens of seconds to order. */
 std::vector<long long> task_bounds(const wt_job *job, int cat)
 {
   const int64_t n = cat == 0 ? job->a.n : job->b.n;
-  std::vector<long long> v;
-  v.reserve((size_t)job->n_tasks * 4 + 2);
-  v.push_back(0);
-  v.push_back((long long)n);
+  std::vector<uint64_t> bits((size_t)(n / 64) + 1, 0);
+  auto mark = [&bits, n](int64_t v) {
+    if (v >= 0 && v <= n) bits[(size_t)(v >> 6)] |= (uint64_t)1 << (v & 63);
+  };
+  mark(0);
+  mark(n);
   for (int64_t k = 0; k < job->n_tasks; k++) {
     const wt_task &t = job->tasks[k];
     if (cat == 0 || job->is_auto) {
-      v.push_back(t.a0);
-      v.push_back(t.a1);
+      mark(t.a0);
+      mark(t.a1);
     }
     if (cat == 1 || job->is_auto) {
-      v.push_back(t.b0);
-      v.push_back(t.b1);
+      mark(t.b0);
+      mark(t.b1);
     }
   }
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
+  size_t count = 0;
+  for (uint64_t w : bits) count += (size_t)__builtin_popcountll(w);
+  std::vector<long long> v;
+  v.reserve(count);
+  for (size_t q = 0; q < bits.size(); q++) {
+    uint64_t w = bits[q];
+    while (w) {
+      v.push_back((long long)(q * 64 + (size_t)__builtin_ctzll(w)));
+      w &= w - 1;
+    }
+  }
   return v;
 }
 
@@ -622,6 +697,48 @@ extern "C" int wt_cuda_plan_work(const wt_job *job, int fast, int64_t chunk,
       }
     }
     *n_item = ni;
+    return WT_OK;
+  } catch (const std::bad_alloc &) {
+    return WT_ERR_NOMEM;
+  }
+}
+
+extern "C" int wt_cuda_host_plan(const wt_job *job, double *out)
+{
+  using namespace wt_cuda;
+  try {
+    const int fast = 1, n_blocks = 132 * WT_CUDA_MINB;
+    double t0 = wt_seconds();
+    const int threads = job->n_threads > 1 ? job->n_threads : 1;
+    Analysis an = analyse(job, threads, false);
+    (void)an;
+    double t1 = wt_seconds();
+    double total = 0.0;
+    for (int64_t k = 0; k < job->n_tasks; k++)
+      total += wt_task_pairs(job, &job->tasks[k]);
+    std::vector<Row> rows;
+    std::vector<Launch> launches;
+    plan_launches(job, CHUNK, row_points(fast), launch_pairs(fast, total, 1),
+                  rows, launches);
+    double t2 = wt_seconds();
+    std::vector<long long> ba = task_bounds(job, 0);
+    std::vector<long long> bb =
+        job->is_auto ? std::vector<long long>() : task_bounds(job, 1);
+    double t3 = wt_seconds();
+    std::vector<Item> items;
+    size_t n_items = 0;
+    for (const Launch &L : launches) {
+      (void)items_bound(L, rows, item_align(fast), n_blocks);
+      make_items(L, rows, row_points(fast), item_align(fast), n_blocks,
+                 items);
+      n_items += items.size();
+    }
+    double t4 = wt_seconds();
+    out[0] = t1 - t0;
+    out[1] = t2 - t1;
+    out[2] = t3 - t2;
+    out[3] = t4 - t3;
+    (void)n_items;
     return WT_OK;
   } catch (const std::bad_alloc &) {
     return WT_ERR_NOMEM;
