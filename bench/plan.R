@@ -72,5 +72,4 @@ for (n in ns) {
   invisible(gc(verbose = FALSE))
 }
 res <- do.call(rbind, res)
-print(res, row.names = FALSE, digits = 3)
 utils::write.csv(res, file.path("bench", "plan.csv"), row.names = FALSE)
