@@ -13,7 +13,9 @@
 #                  compiled in every build): analysis of the points, rows
 #                  and launches, the task boundaries of the device ordering,
 #                  the items of every launch (made while the GPU counts,
-#                  except the first launch's)
+#                  except the first launch's); launches and chunk_loads:
+#                  their number, and the chunks of 2^21 points the worker
+#                  copies to the device and orders for them
 # for the grid modes the GPU uses: "prune" (pruning only, the GPU's auto)
 # and TRUE (bulk counting of node pairs too); total: their sum. Writes
 # bench/plan.csv.
@@ -55,7 +57,8 @@ for (n in ns) {
       })
       options(old)
       m <- do.call(rbind, runs)
-      stage <- setdiff(colnames(m), c("tasks", "task_pairs"))
+      stage <- setdiff(colnames(m), c("tasks", "task_pairs", "cuda_launches",
+                                      "cuda_chunk_loads"))
       row <- data.frame(n = n, threads = th, grid = format(g),
                         stage = c(sub("_s$", "", stage), "total"),
                         min_s = c(apply(m[, stage], 2, min),
@@ -63,6 +66,8 @@ for (n in ns) {
                         median_s = c(apply(m[, stage], 2, stats::median),
                                      stats::median(rowSums(m[, stage]))),
                         tasks = m[1, "tasks"],
+                        launches = m[1, "cuda_launches"],
+                        chunk_loads = m[1, "cuda_chunk_loads"],
                         visited_share = m[1, "task_pairs"] / (n * (n - 1) / 2))
       print(row, row.names = FALSE, digits = 3)
       res[[length(res) + 1L]] <- row

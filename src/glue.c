@@ -490,7 +490,8 @@ SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
   static const char *names[] = {"grid_build_s", "grid_walk_s", "tasks",
                                 "task_pairs", "cuda_analyse_s",
                                 "cuda_launches_s", "cuda_bounds_s",
-                                "cuda_items_s"};
+                                "cuda_items_s", "cuda_launches",
+                                "cuda_chunk_loads"};
   SEXP out = PROTECT(allocVector(REALSXP, WT_PLAN_TIMES));
   SEXP nm = PROTECT(allocVector(STRSXP, WT_PLAN_TIMES));
   for (int k = 0; k < WT_PLAN_TIMES; k++) {
@@ -882,12 +883,13 @@ SEXP wt_r_cuda_plan_table(SEXP edges, SEXP analysis, SEXP device)
 
 /* the launches and items of `tasks` (k x 5, as for pair_counts) between
  * catalogs of sizes = c(n_a, n_b, is_auto) points; settings = c(fast,
- * chunk, max_pairs, n_devices, n_blocks) (0: the engine's chunk or
- * launch size) */
+ * chunk, max_pairs, n_devices, n_blocks[, threads]) (0: the engine's chunk
+ * or launch size; threads of the planning, 1 when not given) */
 SEXP wt_r_cuda_plan_work(SEXP sizes, SEXP tasks, SEXP settings)
 {
   if (TYPEOF(sizes) != REALSXP || XLENGTH(sizes) != 3 ||
-      TYPEOF(settings) != REALSXP || XLENGTH(settings) != 5 || isNull(tasks))
+      TYPEOF(settings) != REALSXP ||
+      (XLENGTH(settings) != 5 && XLENGTH(settings) != 6) || isNull(tasks))
     error("wtheta internal: cuda_plan_work arguments");
   wt_job job;
   memset(&job, 0, sizeof job);
@@ -896,6 +898,7 @@ SEXP wt_r_cuda_plan_work(SEXP sizes, SEXP tasks, SEXP settings)
   job.b.n = (int64_t)sz[1];
   job.is_auto = sz[2] != 0.0;
   job.tasks = tasks_of(tasks, &job.n_tasks);
+  job.n_threads = XLENGTH(settings) == 6 ? (int)st[5] : 1;
   const int fast = st[0] != 0.0, n_devices = (int)st[3], n_blocks = (int)st[4];
   const int64_t chunk = (int64_t)st[1];
   int64_t nl = 0, ni = 0;

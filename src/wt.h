@@ -226,8 +226,8 @@ int wt_count(wt_job *job);
  * (when it pays for job, as in a count) and, for the CUDA backend, the
  * engine's host planning of the walk's tasks. out[WT_PLAN_TIMES]: grid
  * build s, walk s, engine tasks, pairs in them, then wt_cuda_host_plan's
- * four times. WT_OK, WT_ERR_ARG or WT_ERR_NOMEM */
-#define WT_PLAN_TIMES 8
+ * six values. WT_OK, WT_ERR_ARG or WT_ERR_NOMEM */
+#define WT_PLAN_TIMES 10
 int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
                      double *out);
 /* core/job.c: conventions shared by the dispatcher and the engines */
@@ -305,7 +305,8 @@ int wt_cuda_plan_work(const wt_job *job, int fast, int64_t chunk,
  * the fast kernel on one device of 132 multiprocessors (benches:
  * wt_plan_catalogs): out[0] the analysis of the points, out[1] the rows
  * and launches, out[2] the task boundaries of the device ordering, out[3]
- * the items of every launch. WT_OK or WT_ERR_NOMEM */
+ * the items of every launch (seconds); out[4] the launches, out[5] the
+ * chunk copies to the device they need. WT_OK or WT_ERR_NOMEM */
 int wt_cuda_host_plan(const wt_job *job, double *out);
 
 #ifdef __cplusplus

@@ -406,9 +406,10 @@ static int64_t chunk_count(int64_t n, int64_t chunk)
   return n > 0 ? (n + chunk - 1) / chunk : 1;
 }
 
-/* every piece of every task, in task order, to f */
+/* every piece of tasks [k0, k1), in task order, to f */
 template <class F>
-static void each_piece(const wt_job *job, int64_t chunk, F &&f)
+static void each_piece(const wt_job *job, int64_t chunk, int64_t k0,
+                       int64_t k1, F &&f)
 {
   auto cut = [chunk](int64_t lo, int64_t hi, int c, int64_t &l, int64_t &h) {
     int64_t s = (int64_t)c * chunk;
@@ -416,7 +417,7 @@ static void each_piece(const wt_job *job, int64_t chunk, F &&f)
     h = std::min(hi, s + chunk) - s;
     return h > l;
   };
-  for (int64_t k = 0; k < job->n_tasks; k++) {
+  for (int64_t k = k0; k < k1; k++) {
     const wt_task &t = job->tasks[k];
     if (t.a1 <= t.a0 || t.b1 <= t.b0) continue;
     const bool diag = job->is_auto && t.a0 == t.b0 && t.a1 == t.b1;
@@ -485,7 +486,8 @@ static void cut_launches(const wt_job *job, int cI, int cJ, size_t r0,
  * where a list of pieces and a comparison sort took seconds (mostly
  * fresh memory). Only when the chunk pairs are too many for a table of
  * counts are the pieces listed and stably sorted. Both give the same rows
- * and launches. */
+ * and launches, on any number of threads (job->n_threads; the counting
+ * passes run on several for long task lists). */
 void plan_launches(const wt_job *job, int64_t chunk, int bi,
                    double max_pairs,
                    std::vector<Row> &rows, std::vector<Launch> &out)
@@ -496,26 +498,67 @@ void plan_launches(const wt_job *job, int64_t chunk, int bi,
                 n_cj = chunk_count(job->is_auto ? job->a.n : job->b.n, chunk);
   const int64_t n_keys = n_ci * n_cj;
   if (n_keys <= ((int64_t)1 << 22)) {
-    std::vector<size_t> first((size_t)n_keys + 1, 0);
-    each_piece(job, chunk, [&](const Piece &p) {
-      first[(size_t)p.cI * n_cj + p.cJ + 1] +=
-          (size_t)piece_rows(p, bi, [](const Row &) {});
+    /* threads over runs of tasks, each counting its rows per chunk pair;
+     * a run's rows of one chunk pair follow the earlier runs' (offsets
+     * chunk pair first, then run), so the rows do not depend on nt */
+    int nt = job->n_threads > 1 ? job->n_threads : 1;
+    const unsigned hw = std::thread::hardware_concurrency();
+    if (hw > 0 && nt > (int)hw) nt = (int)hw;
+    if ((int64_t)nt > job->n_tasks / 65536) nt = (int)(job->n_tasks / 65536);
+    if (nt < 1) nt = 1;
+    while (nt > 1 && n_keys * nt > ((int64_t)1 << 24)) nt--;
+    const size_t nk = (size_t)n_keys;
+    std::vector<size_t> cnt((size_t)nt * nk, 0);
+    auto runs = [&](const std::function<void(int, int64_t, int64_t)> &f) {
+      std::vector<std::thread> th;
+      th.reserve((size_t)nt);
+      for (int t = 1; t < nt; t++) {
+        const int64_t k0 = job->n_tasks * t / nt,
+                      k1 = job->n_tasks * (t + 1) / nt;
+        try {
+          th.emplace_back(f, t, k0, k1);
+        } catch (...) {
+          f(t, k0, k1);                /* no thread: here */
+        }
+      }
+      f(0, 0, job->n_tasks / nt);
+      for (std::thread &x : th) x.join();
+    };
+    runs([&](int t, int64_t k0, int64_t k1) {
+      size_t *c = cnt.data() + (size_t)t * nk;
+      each_piece(job, chunk, k0, k1, [&](const Piece &p) {
+        c[(size_t)p.cI * n_cj + p.cJ] +=
+            (size_t)piece_rows(p, bi, [](const Row &) {});
+      });
     });
-    for (size_t k = 1; k < first.size(); k++) first[k] += first[k - 1];
-    rows.resize(first.back());
-    std::vector<size_t> at(first.begin(), first.end() - 1);
-    each_piece(job, chunk, [&](const Piece &p) {
-      size_t &w = at[(size_t)p.cI * n_cj + p.cJ];
-      piece_rows(p, bi, [&](const Row &r) { rows[w++] = r; });
+    std::vector<size_t> first(nk + 1, 0);
+    size_t run = 0;
+    for (size_t k = 0; k < nk; k++) {
+      first[k] = run;
+      for (int t = 0; t < nt; t++) {
+        const size_t v = cnt[(size_t)t * nk + k];
+        cnt[(size_t)t * nk + k] = run;
+        run += v;
+      }
+    }
+    first[nk] = run;
+    rows.resize(run);
+    runs([&](int t, int64_t k0, int64_t k1) {
+      size_t *at = cnt.data() + (size_t)t * nk;
+      each_piece(job, chunk, k0, k1, [&](const Piece &p) {
+        size_t &w = at[(size_t)p.cI * n_cj + p.cJ];
+        piece_rows(p, bi, [&](const Row &r) { rows[w++] = r; });
+      });
     });
-    for (int64_t k = 0; k < n_keys; k++)
+    for (size_t k = 0; k < nk; k++)
       if (first[k + 1] > first[k])
-        cut_launches(job, (int)(k / n_cj), (int)(k % n_cj), first[k],
-                     first[k + 1], rows, max_pairs, out);
+        cut_launches(job, (int)(k / (size_t)n_cj), (int)(k % (size_t)n_cj),
+                     first[k], first[k + 1], rows, max_pairs, out);
     return;
   }
   std::vector<Piece> pieces;
-  each_piece(job, chunk, [&](const Piece &p) { pieces.push_back(p); });
+  each_piece(job, chunk, 0, job->n_tasks,
+             [&](const Piece &p) { pieces.push_back(p); });
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Piece &x, const Piece &y) {
                      return x.cI != y.cI ? x.cI < y.cI : x.cJ < y.cJ;
@@ -734,10 +777,29 @@ extern "C" int wt_cuda_host_plan(const wt_job *job, double *out)
       n_items += items.size();
     }
     double t4 = wt_seconds();
+    /* the chunk copies a worker makes (Worker::load_chunk: two resident
+     * slots, the I chunk first, then the J chunk beside it) */
+    double loads = 0.0;
+    int slot_cat[2] = {-1, -1}, slot_chunk[2] = {-1, -1};
+    auto load = [&](int cat, int c, int keep) {
+      for (int q = 0; q < 2; q++)
+        if (slot_cat[q] == cat && slot_chunk[q] == c) return q;
+      int q = keep == 0 ? 1 : 0;
+      slot_cat[q] = cat;
+      slot_chunk[q] = c;
+      loads += 1.0;
+      return q;
+    };
+    for (const Launch &L : launches) {
+      int si = load(0, L.cI, -1);
+      if (!L.same) load(job->is_auto ? 0 : 1, L.cJ, si);
+    }
     out[0] = t1 - t0;
     out[1] = t2 - t1;
     out[2] = t3 - t2;
     out[3] = t4 - t3;
+    out[4] = (double)launches.size();
+    out[5] = loads;
     (void)n_items;
     return WT_OK;
   } catch (const std::bad_alloc &) {
