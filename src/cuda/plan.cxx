@@ -504,7 +504,7 @@ void plan_launches(const wt_job *job, int64_t chunk, int bi,
     int nt = job->n_threads > 1 ? job->n_threads : 1;
     const unsigned hw = std::thread::hardware_concurrency();
     if (hw > 0 && nt > (int)hw) nt = (int)hw;
-    if ((int64_t)nt > job->n_tasks / 65536) nt = (int)(job->n_tasks / 65536);
+    if ((int64_t)nt > job->n_tasks / 16384) nt = (int)(job->n_tasks / 16384);
     if (nt < 1) nt = 1;
     while (nt > 1 && n_keys * nt > ((int64_t)1 << 24)) nt--;
     const size_t nk = (size_t)n_keys;
