@@ -1,9 +1,11 @@
 # The host stages of the survey-scale call, timed WITHOUT counting a pair, so
 # that they can be measured on any machine (no GPU needed):
-#   Rscript bench/plan.R [N ...]          # default N = 1e7; several allowed
+#   Rscript bench/plan.R [N ...] [threads=T1,T2]
+#     N: default 1e7, several allowed; threads: default 1 and
+#     wtheta_threads() (at 10^8 points one thread takes minutes)
 # For N uniform points on the whole sky (the catalog of bench/scale.R gpu),
-# auto pairs, 20 log bins 0.01-10 deg, on 1 and on all of wtheta_threads()
-# threads, each stage's seconds (minimum and median of 3 runs):
+# auto pairs, 20 log bins 0.01-10 deg, on each thread count, each stage's
+# seconds (minimum and median of 3 runs):
 #   check          check_catalog(): finite, in range (one C pass)
 #   unit_vectors   ra, dec to unit vectors (C, OpenMP)
 #   catalog        the C catalog of the unit vectors
@@ -21,14 +23,18 @@
 # bench/plan.csv.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
+th_arg <- grep("^threads=", args, value = TRUE)
+args <- setdiff(args, th_arg)
 ns <- if (length(args)) as.numeric(args) else 1e7
 bins <- theta_bins(0.01, 10, n = 20, log = TRUE)
 edges <- as.numeric(bins)
 cpu <- sub(".*: ", "", grep("^model name", readLines("/proc/cpuinfo"),
                             value = TRUE)[1])
-all_threads <- wtheta_threads()
-cat(sprintf("CPU: %s, threads 1 and %d; full-sky auto, 20 log bins 0.01-10 deg\n",
-            cpu, all_threads))
+thread_set <- if (length(th_arg)) {
+  as.integer(strsplit(sub("^threads=", "", th_arg[1]), ",")[[1]])
+} else unique(c(1L, wtheta_threads()))
+cat(sprintf("CPU: %s, threads %s; full-sky auto, 20 log bins 0.01-10 deg\n",
+            cpu, paste(thread_set, collapse = " and ")))
 ns_ <- asNamespace("wtheta")
 timed <- function(expr) {
   t0 <- proc.time()[["elapsed"]]
@@ -40,7 +46,7 @@ res <- list()
 for (n in ns) {
   X <- random_catalog(n, ra_range = c(0, 360), dec_range = c(-90, 90),
                       seed = 3)
-  for (th in unique(c(1L, all_threads))) {
+  for (th in thread_set) {
     for (g in list("prune", TRUE)) {
       old <- options(wtheta.grid = g)
       runs <- lapply(seq_len(reps), function(r) {
