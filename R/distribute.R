@@ -524,6 +524,8 @@ merge_counts <- function(parts, is_auto, self_pairs) {
   if (all(vapply(parts, function(p) is.na(p$gpu_ms), TRUE))) {
     out$gpu_ms <- NA_real_
   }
+  idle <- vapply(parts, function(p) p$gpu_idle_s %||% NA_real_, 0)
+  out$gpu_idle_s <- if (all(is.na(idle))) NA_real_ else sum(idle, na.rm = TRUE)
   out$pairs_skipped <- sum(vapply(parts, `[[`, 0, "pairs_skipped"))
   out$grid_plan_s <- sum(vapply(parts, `[[`, 0, "grid_plan_s"))
   out

@@ -151,8 +151,12 @@
 #'   `n_pairs` (all pairs counted), `n_below` and `n_above` (pairs below the
 #'   first and at or beyond the last edge), `n_outside` (their sum),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole
-#'   call, checks included) and `gpu_ms`
-#'   (kernel time on the GPU, `NA` on the CPU). With weights also
+#'   call, checks included), `gpu_ms`
+#'   (kernel time on the GPU, `NA` on the CPU) and `gpu_idle_s` (the
+#'   seconds of `elapsed` in which the GPU ran no counting kernel, the mean
+#'   over the devices: the host work it waited on, such as checks, unit
+#'   vectors, the grid plan, the hand-off of tasks and copies; `NA` on the
+#'   CPU; in a distributed count, the sum over its blocks). With weights also
 #'   `weighted` (the weighted counts per bin), `weighted_below`,
 #'   `weighted_above`, `sum_w1`, `sum_w1_sq`, `sum_w2`, `sum_w2_sq` and
 #'   `weighted_pairs` (the weighted count of all pairs, the normaliser);
@@ -231,7 +235,19 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
   pc <- count_catalogs(how, cats$x, cats$y, edges, self_pairs, threads,
                        progress)
   pc$elapsed <- proc.time()[["elapsed"]] - start
+  if (is.null(pc$distributed)) {
+    pc$gpu_idle_s <- gpu_idle(pc$elapsed, pc$gpu_ms, pc$devices)
+  }
   pc
+}
+
+# The seconds of a call of `elapsed` seconds in which the GPU ran no
+# counting kernel: the host work it waited on (checks, unit vectors, the
+# grid plan, the engine's task hand-off and chunk copies, results). With
+# several devices, the mean over them. NA off the GPU.
+gpu_idle <- function(elapsed, gpu_ms, devices) {
+  if (is.na(gpu_ms)) return(NA_real_)
+  max(0, elapsed - gpu_ms / 1000 / max(1L, length(devices)))
 }
 
 # A checked catalog as an n x 3 matrix of unit vectors, made once per
@@ -325,9 +341,11 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     threads = if (run$backend == "cpu") threads else NA_integer_,
     elapsed = elapsed,
     gpu_ms = if (run$backend == "cuda") res$gpu_ms else NA_real_,
+    gpu_idle_s = NA_real_,
     pairs_skipped = res$pairs_skipped,
     grid_plan_s = res$plan_s
   )
+  out$gpu_idle_s <- gpu_idle(elapsed, out$gpu_ms, run$devices)
   if (weighted) {
     wtot <- res$wtotal
     out$weighted <- wtot[seq_len(nb) + 1L]

@@ -45,9 +45,13 @@
 #' (always prune, never bulk count), `TRUE` (always prune and bulk count)
 #' or `FALSE` (never). Bulk counting makes many small tasks: on the CPU it
 #' pays at survey sizes (10^6 x 10^6 points, 20 log bins to 10 degrees,
-#' 2 threads: 86 s against 112 s with pruning alone), while the GPU engine
-#' pays more per task than the pairs saved (10^8 points: 168 s against 73
-#' s on an H200).
+#' 2 threads: 86 s against 112 s with pruning alone). On the GPU its
+#' kernels take a third less time (10^8 points on an H100: 19.2 s against
+#' 28.0 s), but handing its millions of tasks to the engine cost about 40 s
+#' on the host (66.4 s against 38.3 s for the whole call), so `"auto"`
+#' prunes only there. That hand-off now takes time linear in the tasks
+#' (`bench/plan.R` times it without a GPU); whether bulk counting then pays
+#' on the GPU is for `bench/scale.R` on a GPU to show.
 #'
 #' @section Threads:
 #' The CPU engine uses [wtheta_threads()] threads unless told otherwise. The

@@ -13,8 +13,10 @@
 # "0" or "0,1"). Each case runs with the grid off only where that is quick,
 # pruning only, and pruning with bulk counting; times are wall clock of the
 # whole call; on the GPU also the kernel time per device (CUDA events,
-# summed over devices and divided by their number) and the seconds spent
-# planning the grid on the host. Writes bench/scale-<mode>.csv.
+# summed over devices and divided by their number), the seconds spent
+# planning the grid on the host, and gpu_idle_s: the seconds of the call in
+# which the GPU ran no counting kernel (host work it waited on). Writes
+# bench/scale-<mode>.csv.
 # With WTHETA_CORRFUNC_DIR set, the CPU mode also writes its catalogs (ra dec
 # in degrees), the bin edges (Corrfunc's "lower upper" lines) and its
 # counts there, for bench/corrfunc.sh.
@@ -98,7 +100,8 @@ if (mode == "cpu") {
     res[[length(res) + 1]] <- data.frame(
       case = "auto", grid = format(g), devices = length(devices),
       seconds = r$s, gpu_s = p$gpu_ms / 1000 / length(devices),
-      grid_plan_s = p$grid_plan_s, pairs = p$n_pairs,
+      grid_plan_s = p$grid_plan_s, gpu_idle_s = p$gpu_idle_s,
+      pairs = p$n_pairs,
       visited = p$n_pairs - p$pairs_skipped)
     print(res[[length(res)]], row.names = FALSE, digits = 4)
     if (length(res) == 1) ref <- p$counts else stopifnot(identical(ref, p$counts))

@@ -521,6 +521,44 @@ SEXP wt_r_pair_counts_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
                          patches);
 }
 
+/* the host stages of a count between catalogs cat1 and cat2 (NULL: auto)
+ * without counting (wt_plan_catalogs): seconds and sizes, named; benches
+ * time the grid and the GPU engine's host work with it on any machine */
+SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
+                        SEXP threads, SEXP grid)
+{
+  wt_catalog *ca = catalog_of(cat1, "cat1");
+  wt_catalog *cb = isNull(cat2) ? NULL : catalog_of(cat2, "cat2");
+  wt_job job;
+  memset(&job, 0, sizeof job);
+  job.backend = asInteger(backend);
+  job.n_threads = team_of(threads, 0, 0);
+  job.grid = asInteger(grid);
+  job.n_devices = 1;
+  job.n_out = 1;
+  if (XLENGTH(edges) < 2) error("wtheta internal: fewer than two edges");
+  wt_bins bins;
+  bins_of(edges, &bins);
+  job.bins = &bins;
+  double t[WT_PLAN_TIMES];
+  int status = wt_plan_catalogs(&job, ca, cb, t);
+  if (status != WT_OK) status_error(status, &job);
+  static const char *names[] = {"grid_build_s", "grid_walk_s", "tasks",
+                                "task_pairs", "cuda_analyse_s",
+                                "cuda_launches_s", "cuda_bounds_s",
+                                "cuda_items_s", "cuda_launches",
+                                "cuda_chunk_loads"};
+  SEXP out = PROTECT(allocVector(REALSXP, WT_PLAN_TIMES));
+  SEXP nm = PROTECT(allocVector(STRSXP, WT_PLAN_TIMES));
+  for (int k = 0; k < WT_PLAN_TIMES; k++) {
+    REAL(out)[k] = t[k];
+    SET_STRING_ELT(nm, k, mkChar(names[k]));
+  }
+  setAttrib(out, R_NamesSymbol, nm);
+  UNPROTECT(2);
+  return out;
+}
+
 /* a named integer vector of n codes */
 static SEXP named_codes(int n, const char *const *names, const int *codes)
 {
@@ -901,12 +939,13 @@ SEXP wt_r_cuda_plan_table(SEXP edges, SEXP analysis, SEXP device)
 
 /* the launches and items of `tasks` (k x 5, as for pair_counts) between
  * catalogs of sizes = c(n_a, n_b, is_auto) points; settings = c(fast,
- * chunk, max_pairs, n_devices, n_blocks) (0: the engine's chunk or
- * launch size) */
+ * chunk, max_pairs, n_devices, n_blocks[, threads]) (0: the engine's chunk
+ * or launch size; threads of the planning, 1 when not given) */
 SEXP wt_r_cuda_plan_work(SEXP sizes, SEXP tasks, SEXP settings)
 {
   if (TYPEOF(sizes) != REALSXP || XLENGTH(sizes) != 3 ||
-      TYPEOF(settings) != REALSXP || XLENGTH(settings) != 5 || isNull(tasks))
+      TYPEOF(settings) != REALSXP ||
+      (XLENGTH(settings) != 5 && XLENGTH(settings) != 6) || isNull(tasks))
     error("wtheta internal: cuda_plan_work arguments");
   wt_job job;
   memset(&job, 0, sizeof job);
@@ -915,6 +954,7 @@ SEXP wt_r_cuda_plan_work(SEXP sizes, SEXP tasks, SEXP settings)
   job.b.n = (int64_t)sz[1];
   job.is_auto = sz[2] != 0.0;
   job.tasks = tasks_of(tasks, &job.n_tasks);
+  job.n_threads = XLENGTH(settings) == 6 ? (int)st[5] : 1;
   const int fast = st[0] != 0.0, n_devices = (int)st[3], n_blocks = (int)st[4];
   const int64_t chunk = (int64_t)st[1];
   int64_t nl = 0, ni = 0;

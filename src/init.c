@@ -12,6 +12,7 @@ SEXP wt_r_catalog_new(SEXP, SEXP, SEXP);
 SEXP wt_r_catalog_release(SEXP);
 SEXP wt_r_catalog_alive(SEXP);
 SEXP wt_r_grid_builds(void);
+SEXP wt_r_plan_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
 SEXP wt_r_cuda_info(void);
 SEXP wt_r_cuda_device(SEXP);
@@ -56,6 +57,7 @@ static const R_CallMethodDef call_methods[] = {
   {"catalog_release", (DL_FUNC)&wt_r_catalog_release, 1},
   {"catalog_alive", (DL_FUNC)&wt_r_catalog_alive, 1},
   {"grid_builds", (DL_FUNC)&wt_r_grid_builds, 0},
+  {"plan_catalogs", (DL_FUNC)&wt_r_plan_catalogs, 6},
   {"unit_vectors", (DL_FUNC)&wt_r_unit_vectors, 3},
   {"cuda_info", (DL_FUNC)&wt_r_cuda_info, 0},
   {"cuda_device", (DL_FUNC)&wt_r_cuda_device, 1},

@@ -231,6 +231,14 @@ int wt_count_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b);
 /* counts job->a and job->b as given, through temporary catalogs grouped by
  * the ranges of the tasks (for callers without catalogs: bench/kernel.c) */
 int wt_count(wt_job *job);
+/* the host stages of a count's plan without counting (benches): the grid
+ * (when it pays for job, as in a count) and, for the CUDA backend, the
+ * engine's host planning of the walk's tasks. out[WT_PLAN_TIMES]: grid
+ * build s, walk s, engine tasks, pairs in them, then wt_cuda_host_plan's
+ * six values. WT_OK, WT_ERR_ARG or WT_ERR_NOMEM */
+#define WT_PLAN_TIMES 10
+int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
+                     double *out);
 /* core/job.c: conventions shared by the dispatcher and the engines */
 /* pairs a task holds */
 double wt_task_pairs(const wt_job *job, const wt_task *t);
@@ -301,6 +309,14 @@ int wt_cuda_plan_work(const wt_job *job, int fast, int64_t chunk,
                       double max_pairs, int n_devices, int n_blocks,
                       double *launch, int64_t cap_launch, int *item,
                       int64_t cap_item, int64_t *n_launch, int64_t *n_item);
+
+/* the CUDA engine's host work before and around its launches, timed, for
+ * the fast kernel on one device of 132 multiprocessors (benches:
+ * wt_plan_catalogs): out[0] the analysis of the points, out[1] the rows
+ * and launches, out[2] the task boundaries of the device ordering, out[3]
+ * the items of every launch (seconds); out[4] the launches, out[5] the
+ * chunk copies to the device they need. WT_OK or WT_ERR_NOMEM */
+int wt_cuda_host_plan(const wt_job *job, double *out);
 
 #ifdef __cplusplus
 }

@@ -68,18 +68,14 @@ static int tasks_in_ranges(const wt_job *job, const wt_catalog *ca,
   return 1;
 }
 
-/* Counts through the grid when it pays, directly otherwise. The grid has
- * two stages: each catalog's (points sorted by cell, trees), built once
- * and kept in the catalog, and this pair's walk over the two, which makes
- * the engine's tasks and the pairs counted in bulk. ca, cb: the catalogs
- * of job->a and job->b (cb is ca in an auto job), or NULL: no grid. */
-static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
-                        wt_catalog *cb)
+/* The grid's plan for job between ca and cb with cells of h degrees: the
+ * catalogs' stages (built unless cached), the walk into gr, and the
+ * engine's job in sub (the catalogs' sorted points and the walk's tasks).
+ * Sets job->plan_s; build_s, walk_s (may be NULL): its two stages. */
+static int plan_grid(wt_job *job, double h, double theta_max, wt_catalog *ca,
+                     wt_catalog *cb, wt_grid *gr, wt_job *sub,
+                     double *build_s, double *walk_s)
 {
-  double theta_max = 0.0, h = grid_cell(job, pairs, &theta_max);
-  /* a task over ranges that are not its catalog's: no trees to walk */
-  if (h == 0.0 || !ca || !cb || !tasks_in_ranges(job, ca, cb))
-    return run_engine(job);
   /* Bulk counting inside bins visits fewer pairs but makes many small
    * tasks: it pays on the CPU at survey sizes, but the GPU engine pays per
    * task on the host, so there it runs only when asked (WT_GRID_ALWAYS;
@@ -95,18 +91,42 @@ static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
   if (status == WT_OK)
     status = cb == ca ? (sb = sa, WT_OK)
                       : wt_catalog_grid(cb, h, job->n_threads, &sb);
-  wt_grid gr;
-  memset(&gr, 0, sizeof gr);
+  const double t1 = wt_seconds();
+  memset(gr, 0, sizeof *gr);
   if (status == WT_OK)
-    status = wt_grid_walk(job, sa, sb, theta_max, bulk, min_split, &gr);
-  job->plan_s = wt_seconds() - t0;
+    status = wt_grid_walk(job, sa, sb, theta_max, bulk, min_split, gr);
+  const double t2 = wt_seconds();
+  job->plan_s = t2 - t0;
+  if (build_s) *build_s = t1 - t0;
+  if (walk_s) *walk_s = t2 - t1;
   if (status != WT_OK) return status;
-  /* the engine's job: the catalogs' sorted points and the walk's tasks */
-  wt_job sub = *job;
-  sub.a = sa->sorted;
-  if (!job->is_auto) sub.b = sb->sorted;
-  sub.tasks = gr.tasks;
-  sub.n_tasks = gr.n_tasks;
+  *sub = *job;
+  sub->a = sa->sorted;
+  if (!job->is_auto) sub->b = sb->sorted;
+  sub->tasks = gr->tasks;
+  sub->n_tasks = gr->n_tasks;
+  return WT_OK;
+}
+
+/* Counts through the grid when it pays, directly otherwise. The grid has
+ * two stages: each catalog's (points sorted by cell, trees), built once
+ * and kept in the catalog, and this pair's walk over the two, which makes
+ * the engine's tasks and the pairs counted in bulk. ca, cb: the catalogs
+ * of job->a and job->b (cb is ca in an auto job), or NULL: no grid. */
+static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
+                        wt_catalog *cb)
+{
+  double theta_max = 0.0, h = grid_cell(job, pairs, &theta_max);
+  /* a task over ranges that are not its catalog's: no trees to walk */
+  if (h == 0.0 || !ca || !cb || !tasks_in_ranges(job, ca, cb))
+    return run_engine(job);
+  wt_grid gr;
+  wt_job sub;
+  int status = plan_grid(job, h, theta_max, ca, cb, &gr, &sub, NULL, NULL);
+  if (status != WT_OK) {
+    wt_grid_free(&gr);
+    return status;
+  }
   status = gr.n_tasks > 0 ? run_engine(&sub) : WT_OK;
   if (status == WT_OK) {
     const int n_slots = job->bins->n_bins + 2;
@@ -120,6 +140,49 @@ static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
   job->gpu_ms = sub.gpu_ms;
   memcpy(job->message, sub.message, sizeof job->message);
   wt_grid_free(&gr);
+  return status;
+}
+
+int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
+                     double *out)
+{
+  if (!job || !a || !job->bins || !out) return WT_ERR_ARG;
+  for (int k = 0; k < WT_PLAN_TIMES; k++) out[k] = 0.0;
+  job->a = a->p;
+  job->is_auto = b == NULL;
+  if (b) job->b = b->p; else memset(&job->b, 0, sizeof job->b);
+  wt_catalog *cb = b ? b : a;
+  wt_task whole = {0, job->a.n, 0, job->is_auto ? job->a.n : job->b.n, 0};
+  if (!job->tasks) {
+    job->tasks = &whole;
+    job->n_tasks = 1;
+    job->n_out = 1;
+  }
+  int status = WT_OK;
+  double pairs = 0.0;
+  if (job->n_out < 1 || job->n_tasks < 0 || !wt_tasks_valid(job))
+    status = WT_ERR_ARG;
+  for (int64_t k = 0; status == WT_OK && k < job->n_tasks; k++)
+    pairs += wt_task_pairs(job, &job->tasks[k]);
+  double theta_max = 0.0,
+         h = status == WT_OK ? grid_cell(job, pairs, &theta_max) : 0.0;
+  wt_job sub = *job;
+  wt_grid gr;
+  memset(&gr, 0, sizeof gr);
+  if (status == WT_OK && h > 0.0 && tasks_in_ranges(job, a, cb))
+    status = plan_grid(job, h, theta_max, a, cb, &gr, &sub, &out[0], &out[1]);
+  if (status == WT_OK) {
+    out[2] = (double)sub.n_tasks;
+    for (int64_t k = 0; k < sub.n_tasks; k++)
+      out[3] += wt_task_pairs(&sub, &sub.tasks[k]);
+    if (job->backend == WT_BACKEND_CUDA)
+      status = wt_cuda_host_plan(&sub, &out[4]);
+  }
+  wt_grid_free(&gr);
+  if (job->tasks == &whole) {
+    job->tasks = NULL;
+    job->n_tasks = 0;
+  }
   return status;
 }
 

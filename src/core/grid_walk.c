@@ -43,15 +43,25 @@ static double chord(const double *a, const double *b)
   return sqrt(dx * dx + dy * dy + dz * dz);
 }
 
+/* room for at least `need` tasks */
+static int reserve(walk *wk, int64_t need)
+{
+  if (need <= wk->cap_tasks) return WT_OK;
+  int64_t cap = wk->cap_tasks ? 2 * wk->cap_tasks : 1024;
+  if (cap < need) cap = need;
+  wt_task *t = realloc(wk->t, (size_t)cap * sizeof *t);
+  if (!t) return WT_ERR_NOMEM;
+  wk->t = t;
+  wk->cap_tasks = cap;
+  return WT_OK;
+}
+
 static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
                 int32_t out)
 {
   if (wk->n_tasks == wk->cap_tasks) {
-    int64_t cap = wk->cap_tasks ? 2 * wk->cap_tasks : 1024;
-    wt_task *t = realloc(wk->t, (size_t)cap * sizeof *t);
-    if (!t) return WT_ERR_NOMEM;
-    wk->t = t;
-    wk->cap_tasks = cap;
+    int status = reserve(wk, wk->n_tasks + 1);
+    if (status != WT_OK) return status;
   }
   wt_task *t = &wk->t[wk->n_tasks++];
   t->a0 = a0;
@@ -275,12 +285,34 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
         st[c] = walk_cell(g, w, t, diagonal, ta, tb, index_b, reach, i,
                           tot_n, tot_w, before[2 * i], before[2 * i + 1]);
     }
+    /* the chunks' tasks joined in chunk order, copied in parallel to
+     * their offsets (a walk at survey sizes makes millions of tasks) */
+    int64_t total = wk->n_tasks;
     for (int64_t c = 0; c < n_chunks && status == WT_OK; c++) {
       status = st[c];
+      total += parts[c].n_tasks;
+    }
+    if (status == WT_OK) status = reserve(wk, total);
+    if (status == WT_OK) {
+      int64_t *at = malloc((size_t)(n_chunks + 1) * sizeof *at);
+      if (!at) status = WT_ERR_NOMEM;
+      if (at) {
+        at[0] = wk->n_tasks;
+        for (int64_t c = 0; c < n_chunks; c++)
+          at[c + 1] = at[c] + parts[c].n_tasks;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 16)
+#endif
+        for (int64_t c = 0; c < n_chunks; c++)
+          if (parts[c].n_tasks > 0)
+            memcpy(wk->t + at[c], parts[c].t,
+                   (size_t)parts[c].n_tasks * sizeof *wk->t);
+        wk->n_tasks = total;
+        free(at);
+      }
+    }
+    for (int64_t c = 0; c < n_chunks && status == WT_OK; c++) {
       const walk *w = &parts[c];
-      for (int64_t q = 0; q < w->n_tasks && status == WT_OK; q++)
-        status = push(wk, w->t[q].a0, w->t[q].a1, w->t[q].b0, w->t[q].b1,
-                      w->t[q].out);
       for (int k = 0; k < n_slots; k++)
         add_bulk(wk, t->out, k, w->bulk_n[k], w->bulk_w[k]);
     }

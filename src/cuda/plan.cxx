@@ -409,20 +409,23 @@ struct Piece {
   int out;
 };
 
-void plan_launches(const wt_job *job, int64_t chunk, int bi,
-                   double max_pairs,
-                   std::vector<Row> &rows, std::vector<Launch> &out)
+static int64_t chunk_count(int64_t n, int64_t chunk)
 {
-  rows.clear();
-  out.clear();
-  std::vector<Piece> pieces;
+  return n > 0 ? (n + chunk - 1) / chunk : 1;
+}
+
+/* every piece of tasks [k0, k1), in task order, to f */
+template <class F>
+static void each_piece(const wt_job *job, int64_t chunk, int64_t k0,
+                       int64_t k1, F &&f)
+{
   auto cut = [chunk](int64_t lo, int64_t hi, int c, int64_t &l, int64_t &h) {
     int64_t s = (int64_t)c * chunk;
     l = std::max(lo, s) - s;
     h = std::min(hi, s + chunk) - s;
     return h > l;
   };
-  for (int64_t k = 0; k < job->n_tasks; k++) {
+  for (int64_t k = k0; k < k1; k++) {
     const wt_task &t = job->tasks[k];
     if (t.a1 <= t.a0 || t.b1 <= t.b0) continue;
     const bool diag = job->is_auto && t.a0 == t.b0 && t.a1 == t.b1;
@@ -438,11 +441,132 @@ void plan_launches(const wt_job *job, int64_t chunk, int bi,
         if (!cut(t.a0, t.a1, ci, p.a0, p.a1) ||
             !cut(t.b0, t.b1, cj, p.b0, p.b1))
           continue;
-        pieces.push_back(p);
+        f(p);
       }
     }
   }
-  /* group by chunk pair, keeping task order inside a group */
+}
+
+/* the rows of a piece, in order, to f; their number */
+template <class F>
+static int64_t piece_rows(const Piece &p, int bi, F &&f)
+{
+  int64_t n = 0;
+  for (int64_t i0 = p.a0; i0 < p.a1; i0 += bi) {
+    Row r;
+    r.i0 = (int)i0;
+    r.i1 = (int)std::min<int64_t>(i0 + bi, p.a1);
+    r.diag = p.diag ? 1 : 0;
+    r.out = p.out;
+    r.j0 = p.diag ? r.i0 + 1 : (int)p.b0;
+    r.j1 = (int)(p.diag ? p.a1 : p.b1);
+    if (r.j1 <= r.j0) continue;
+    r.pairs = row_pairs(r);
+    f(r);
+    n++;
+  }
+  return n;
+}
+
+/* the launches of the rows [r0, r1) of chunk pair (cI, cJ), each of about
+ * max_pairs pairs */
+static void cut_launches(const wt_job *job, int cI, int cJ, size_t r0,
+                         size_t r1, const std::vector<Row> &rows,
+                         double max_pairs, std::vector<Launch> &out)
+{
+  Launch L{cI, cJ, job->is_auto && cI == cJ, r0, r0, 0.0};
+  for (size_t q = r0; q < r1; q++) {
+    if (L.r1 > L.r0 && L.pairs >= max_pairs) {
+      out.push_back(L);
+      L.r0 = L.r1;
+      L.pairs = 0.0;
+    }
+    L.r1++;
+    L.pairs += rows[q].pairs;
+  }
+  if (L.r1 > L.r0) out.push_back(L);
+}
+
+/* The rows grouped by chunk pair, in task order inside a group, and the
+ * launches cut from each group. A grid walk hands over millions of
+ * node-pair tasks, so the rows are counted per chunk pair in a first pass
+ * and written to their places in a second: one allocation and no sort,
+ * where a list of pieces and a comparison sort took seconds (mostly
+ * fresh memory). Only when the chunk pairs are too many for a table of
+ * counts are the pieces listed and stably sorted. Both give the same rows
+ * and launches, on any number of threads (job->n_threads; the counting
+ * passes run on several for long task lists). */
+void plan_launches(const wt_job *job, int64_t chunk, int bi,
+                   double max_pairs,
+                   std::vector<Row> &rows, std::vector<Launch> &out)
+{
+  rows.clear();
+  out.clear();
+  const int64_t n_ci = chunk_count(job->a.n, chunk),
+                n_cj = chunk_count(job->is_auto ? job->a.n : job->b.n, chunk);
+  const int64_t n_keys = n_ci * n_cj;
+  if (n_keys <= ((int64_t)1 << 22)) {
+    /* threads over runs of tasks, each counting its rows per chunk pair;
+     * a run's rows of one chunk pair follow the earlier runs' (offsets
+     * chunk pair first, then run), so the rows do not depend on nt */
+    int nt = job->n_threads > 1 ? job->n_threads : 1;
+    const unsigned hw = std::thread::hardware_concurrency();
+    if (hw > 0 && nt > (int)hw) nt = (int)hw;
+    if ((int64_t)nt > job->n_tasks / 16384) nt = (int)(job->n_tasks / 16384);
+    if (nt < 1) nt = 1;
+    while (nt > 1 && n_keys * nt > ((int64_t)1 << 24)) nt--;
+    const size_t nk = (size_t)n_keys;
+    std::vector<size_t> cnt((size_t)nt * nk, 0);
+    auto runs = [&](const std::function<void(int, int64_t, int64_t)> &f) {
+      std::vector<std::thread> th;
+      th.reserve((size_t)nt);
+      for (int t = 1; t < nt; t++) {
+        const int64_t k0 = job->n_tasks * t / nt,
+                      k1 = job->n_tasks * (t + 1) / nt;
+        try {
+          th.emplace_back(f, t, k0, k1);
+        } catch (...) {
+          f(t, k0, k1);                /* no thread: here */
+        }
+      }
+      f(0, 0, job->n_tasks / nt);
+      for (std::thread &x : th) x.join();
+    };
+    runs([&](int t, int64_t k0, int64_t k1) {
+      size_t *c = cnt.data() + (size_t)t * nk;
+      each_piece(job, chunk, k0, k1, [&](const Piece &p) {
+        c[(size_t)p.cI * n_cj + p.cJ] +=
+            (size_t)piece_rows(p, bi, [](const Row &) {});
+      });
+    });
+    std::vector<size_t> first(nk + 1, 0);
+    size_t run = 0;
+    for (size_t k = 0; k < nk; k++) {
+      first[k] = run;
+      for (int t = 0; t < nt; t++) {
+        const size_t v = cnt[(size_t)t * nk + k];
+        cnt[(size_t)t * nk + k] = run;
+        run += v;
+      }
+    }
+    first[nk] = run;
+    rows.resize(run);
+    runs([&](int t, int64_t k0, int64_t k1) {
+      size_t *at = cnt.data() + (size_t)t * nk;
+      each_piece(job, chunk, k0, k1, [&](const Piece &p) {
+        size_t &w = at[(size_t)p.cI * n_cj + p.cJ];
+        piece_rows(p, bi, [&](const Row &r) { rows[w++] = r; });
+      });
+    });
+    for (size_t k = 0; k < nk; k++)
+      if (first[k + 1] > first[k])
+        cut_launches(job, (int)(k / (size_t)n_cj), (int)(k % (size_t)n_cj),
+                     first[k], first[k + 1], rows, max_pairs, out);
+    return;
+  }
+  std::vector<Piece> pieces;
+  each_piece(job, chunk, 0, job->n_tasks,
+             [&](const Piece &p) { pieces.push_back(p); });
   std::stable_sort(pieces.begin(), pieces.end(),
                    [](const Piece &x, const Piece &y) {
                      return x.cI != y.cI ? x.cI < y.cI : x.cJ < y.cJ;
@@ -453,32 +577,12 @@ void plan_launches(const wt_job *job, int64_t chunk, int bi,
     while (h < pieces.size() && pieces[h].cI == pieces[g].cI &&
            pieces[h].cJ == pieces[g].cJ)
       h++;
-    Launch L{pieces[g].cI, pieces[g].cJ,
-             job->is_auto && pieces[g].cI == pieces[g].cJ, rows.size(),
-             rows.size(), 0.0};
-    for (size_t q = g; q < h; q++) {
-      const Piece &p = pieces[q];
-      for (int64_t i0 = p.a0; i0 < p.a1; i0 += bi) {
-        Row r;
-        r.i0 = (int)i0;
-        r.i1 = (int)std::min<int64_t>(i0 + bi, p.a1);
-        r.diag = p.diag ? 1 : 0;
-        r.out = p.out;
-        r.j0 = p.diag ? r.i0 + 1 : (int)p.b0;
-        r.j1 = (int)(p.diag ? p.a1 : p.b1);
-        if (r.j1 <= r.j0) continue;
-        r.pairs = row_pairs(r);
-        if (L.r1 > L.r0 && L.pairs >= max_pairs) {
-          out.push_back(L);
-          L.r0 = L.r1;
-          L.pairs = 0.0;
-        }
-        rows.push_back(r);
-        L.r1++;
-        L.pairs += r.pairs;
-      }
-    }
-    if (L.r1 > L.r0) out.push_back(L);
+    const size_t r0 = rows.size();
+    for (size_t q = g; q < h; q++)
+      piece_rows(pieces[q], bi, [&](const Row &r) { rows.push_back(r); });
+    if (rows.size() > r0)
+      cut_launches(job, pieces[g].cI, pieces[g].cJ, r0, rows.size(), rows,
+                   max_pairs, out);
     g = h;
   }
 }
@@ -523,26 +627,40 @@ size_t items_bound(const Launch &L, const std::vector<Row> &rows, int jalign,
   return n;
 }
 
+/* The boundaries as marks in a bitmap of n + 1 bits, read out in order:
+ * O(n / 64 + tasks). A grid walk hands over millions of tasks, whose
+ * 4 boundaries each a sort took tens of seconds to order. */
 std::vector<long long> task_bounds(const wt_job *job, int cat)
 {
   const int64_t n = cat == 0 ? job->a.n : job->b.n;
-  std::vector<long long> v;
-  v.reserve((size_t)job->n_tasks * 4 + 2);
-  v.push_back(0);
-  v.push_back((long long)n);
+  std::vector<uint64_t> bits((size_t)(n / 64) + 1, 0);
+  auto mark = [&bits, n](int64_t v) {
+    if (v >= 0 && v <= n) bits[(size_t)(v >> 6)] |= (uint64_t)1 << (v & 63);
+  };
+  mark(0);
+  mark(n);
   for (int64_t k = 0; k < job->n_tasks; k++) {
     const wt_task &t = job->tasks[k];
     if (cat == 0 || job->is_auto) {
-      v.push_back(t.a0);
-      v.push_back(t.a1);
+      mark(t.a0);
+      mark(t.a1);
     }
     if (cat == 1 || job->is_auto) {
-      v.push_back(t.b0);
-      v.push_back(t.b1);
+      mark(t.b0);
+      mark(t.b1);
     }
   }
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
+  size_t count = 0;
+  for (uint64_t w : bits) count += (size_t)__builtin_popcountll(w);
+  std::vector<long long> v;
+  v.reserve(count);
+  for (size_t q = 0; q < bits.size(); q++) {
+    uint64_t w = bits[q];
+    while (w) {
+      v.push_back((long long)(q * 64 + (size_t)__builtin_ctzll(w)));
+      w &= w - 1;
+    }
+  }
   return v;
 }
 
@@ -630,6 +748,67 @@ extern "C" int wt_cuda_plan_work(const wt_job *job, int fast, int64_t chunk,
       }
     }
     *n_item = ni;
+    return WT_OK;
+  } catch (const std::bad_alloc &) {
+    return WT_ERR_NOMEM;
+  }
+}
+
+extern "C" int wt_cuda_host_plan(const wt_job *job, double *out)
+{
+  using namespace wt_cuda;
+  try {
+    const int fast = 1, n_blocks = 132 * WT_CUDA_MINB;
+    double t0 = wt_seconds();
+    const int threads = job->n_threads > 1 ? job->n_threads : 1;
+    Analysis an = analyse(job, threads, false);
+    (void)an;
+    double t1 = wt_seconds();
+    double total = 0.0;
+    for (int64_t k = 0; k < job->n_tasks; k++)
+      total += wt_task_pairs(job, &job->tasks[k]);
+    std::vector<Row> rows;
+    std::vector<Launch> launches;
+    plan_launches(job, CHUNK, row_points(fast), launch_pairs(fast, total, 1),
+                  rows, launches);
+    double t2 = wt_seconds();
+    std::vector<long long> ba = task_bounds(job, 0);
+    std::vector<long long> bb =
+        job->is_auto ? std::vector<long long>() : task_bounds(job, 1);
+    double t3 = wt_seconds();
+    std::vector<Item> items;
+    size_t n_items = 0;
+    for (const Launch &L : launches) {
+      (void)items_bound(L, rows, item_align(fast), n_blocks);
+      make_items(L, rows, row_points(fast), item_align(fast), n_blocks,
+                 items);
+      n_items += items.size();
+    }
+    double t4 = wt_seconds();
+    /* the chunk copies a worker makes (Worker::load_chunk: two resident
+     * slots, the I chunk first, then the J chunk beside it) */
+    double loads = 0.0;
+    int slot_cat[2] = {-1, -1}, slot_chunk[2] = {-1, -1};
+    auto load = [&](int cat, int c, int keep) {
+      for (int q = 0; q < 2; q++)
+        if (slot_cat[q] == cat && slot_chunk[q] == c) return q;
+      int q = keep == 0 ? 1 : 0;
+      slot_cat[q] = cat;
+      slot_chunk[q] = c;
+      loads += 1.0;
+      return q;
+    };
+    for (const Launch &L : launches) {
+      int si = load(0, L.cI, -1);
+      if (!L.same) load(job->is_auto ? 0 : 1, L.cJ, si);
+    }
+    out[0] = t1 - t0;
+    out[1] = t2 - t1;
+    out[2] = t3 - t2;
+    out[3] = t4 - t3;
+    out[4] = (double)launches.size();
+    out[5] = loads;
+    (void)n_items;
     return WT_OK;
   } catch (const std::bad_alloc &) {
     return WT_ERR_NOMEM;

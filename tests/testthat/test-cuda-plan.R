@@ -11,10 +11,11 @@ plan_table <- function(edges, sane = TRUE, r2max = 1, eta = 0,
 
 # tasks: k x 5 (a0, a1, b0, b1, out), 0-based and half-open
 plan_work <- function(n_a, n_b, is_auto, tasks, fast = TRUE, chunk = 0,
-                      max_pairs = 0, n_devices = 1, n_blocks = 4) {
+                      max_pairs = 0, n_devices = 1, n_blocks = 4,
+                      threads = 1) {
   .Call(wtheta:::C_cuda_plan_work, c(n_a, n_b, is_auto),
         matrix(as.double(tasks), ncol = 5),
-        c(fast, chunk, max_pairs, n_devices, n_blocks))
+        c(fast, chunk, max_pairs, n_devices, n_blocks, threads))
 }
 
 # the table shapes of src/cuda/shape.h (kCfgs): mantissa bits, octaves
@@ -243,6 +244,28 @@ test_that("items cover every pair of the tasks exactly once", {
   # empty tasks add nothing
   w <- plan_work(10, 10, TRUE, rbind(c(3, 3, 3, 3, 0)))
   expect_identical(dim(w$items), c(0L, 7L))
+})
+
+test_that("a grid's long task list plans the same on any number of threads", {
+  # 70500 small tasks (all pairs of tiles of 8 points), shuffled, across
+  # 15 chunks: rows are grouped by chunk pair in task order, on 1 thread
+  # or by runs of tasks on several
+  n <- 3000
+  tile <- seq(0, n - 8, by = 8)
+  pq <- which(upper.tri(diag(length(tile)), diag = TRUE), arr.ind = TRUE)
+  set.seed(3)
+  pq <- pq[sample.int(nrow(pq)), ]
+  tk <- cbind(tile[pq[, 1]], tile[pq[, 1]] + 8, tile[pq[, 2]],
+              tile[pq[, 2]] + 8, pq[, 1] %% 3)
+  one <- plan_work(n, n, TRUE, tk, chunk = 200, max_pairs = 1e5,
+                   n_blocks = 5)
+  expect_identical(plan_work(n, n, TRUE, tk, chunk = 200, max_pairs = 1e5,
+                             n_blocks = 5, threads = 3), one)
+  check_items(one, n, n, TRUE, 200, TRUE, 1e5)
+  expect_identical(cover_of(one, n, n, 200), tasks_cover(tk, n, n, TRUE))
+  # launches in chunk pair order
+  key <- one$launches[, 1] * 15 + one$launches[, 2]
+  expect_false(is.unsorted(key))
 })
 
 test_that("the engine's chunks and launch sizes", {

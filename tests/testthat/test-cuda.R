@@ -8,6 +8,11 @@ gpu_vs_cpu <- function(x, y = NULL, bins, self_pairs = FALSE) {
   expect_identical(g$backend, "cuda")
   expect_identical(slots_of(g), slots_of(c))
   expect_true(is.finite(g$gpu_ms) && g$gpu_ms >= 0)
+  # the idle share: the call's seconds without a kernel running
+  expect_true(is.finite(g$gpu_idle_s) && g$gpu_idle_s >= 0)
+  expect_equal(g$gpu_idle_s, max(0, g$elapsed - g$gpu_ms / 1000 /
+                                   length(g$devices)), tolerance = 1e-12)
+  expect_identical(c$gpu_idle_s, NA_real_)
   invisible(g)
 }
 

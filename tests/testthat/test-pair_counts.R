@@ -126,6 +126,7 @@ test_that("the result records how it was made", {
   expect_identical(pc$theta_lo, c(0, 1.5))
   expect_identical(pc$theta_hi, c(1.5, 3))
   expect_true(pc$elapsed >= 0)
+  expect_identical(pc$gpu_idle_s, NA_real_)     # no GPU ran
   expect_output(print(pc), "auto: 3 points, unordered pairs i < j")
   expect_output(print(pc), "backend: cpu \\(1 thread\\)")
 })

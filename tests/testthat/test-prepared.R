@@ -17,6 +17,7 @@ strip_count <- function(pc) {
   pc$elapsed <- NULL
   pc$grid_plan_s <- NULL
   pc$gpu_ms <- NULL
+  pc$gpu_idle_s <- NULL
   pc
 }
 
