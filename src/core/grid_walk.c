@@ -44,7 +44,7 @@ static double chord(const double *a, const double *b)
 }
 
 static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
-                int32_t out)
+                int32_t out, int slo, int shi)
 {
   if (wk->n_tasks == wk->cap_tasks) {
     int64_t cap = wk->cap_tasks ? 2 * wk->cap_tasks : 1024;
@@ -59,6 +59,10 @@ static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
   t->b0 = b0;
   t->b1 = b1;
   t->out = out;
+  /* the slot range, when it fits (shi == 0: unknown) */
+  int known = slo >= 0 && shi > 0 && shi <= INT16_MAX;
+  t->slo = (int16_t)(known ? slo : 0);
+  t->shi = (int16_t)(known ? shi : 0);
   return WT_OK;
 }
 
@@ -133,8 +137,9 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
   int split = !(a_leaf && b_leaf) &&
               (hopeful || (pairs > wk->min_split && shi == above));
   if (!split) {
-    if (diag) return push(wk, a->start, a->end, a->start, a->end, out);
-    return push(wk, a->start, a->end, b->start, b->end, out);
+    if (diag)
+      return push(wk, a->start, a->end, a->start, a->end, out, slo, shi);
+    return push(wk, a->start, a->end, b->start, b->end, out, slo, shi);
   }
   int status = WT_OK;
   if (diag) {
@@ -280,7 +285,7 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
       const walk *w = &parts[c];
       for (int64_t q = 0; q < w->n_tasks && status == WT_OK; q++)
         status = push(wk, w->t[q].a0, w->t[q].a1, w->t[q].b0, w->t[q].b1,
-                      w->t[q].out);
+                      w->t[q].out, w->t[q].slo, w->t[q].shi);
       for (int k = 0; k < n_slots; k++)
         add_bulk(wk, t->out, k, w->bulk_n[k], w->bulk_w[k]);
     }
