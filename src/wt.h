@@ -108,7 +108,9 @@ enum {
   WT_FAULT_ALLOC = 1,      /* an allocation (host or GPU) fails */
   WT_FAULT_LAUNCH = 2,     /* a kernel launch fails */
   WT_FAULT_COPY = 4,       /* copying results back fails */
-  WT_FAULT_THREAD = 8      /* a worker thread fails */
+  WT_FAULT_THREAD = 8,     /* a worker thread fails */
+  WT_FAULT_NARROW = 16     /* the CPU's narrow kernel adds one false pair
+                              per call: shows that a workload reaches it */
 };
 
 /* Edges as squared chords and the bin lookup table derived from them.

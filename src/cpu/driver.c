@@ -52,10 +52,11 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
   for (int r = 0; r < nr; r += step) {
     int64_t j = j0;
 #ifdef WT_X86
-    if (narrow)
+    if (narrow) {
       j += wt_cpu_f32_narrow(c, t->h, t->tile, a, i0 + r, step, b, j0,
                              j1 - j0, slo, span);
-    else
+      t->h[slo] += (uint32_t)c->narrow_fault;
+    } else
 #endif
     if (vec)
       j += vec(c, t->h, t->wh, t->tile, a, i0 + r, step, b, j0, j1 - j0);
@@ -229,6 +230,7 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
     c->f32 = (const uint32_t *)(m + bytes);
     c->vec32 = wt_cpu_f32;
     c->narrow = narrow;
+    c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
     if (narrow) wt_cpu_narrow_edges(c, (float *)(m + bytes + f32_bytes));
   }
 #else

@@ -133,6 +133,7 @@ struct wt_ctx {
    * proves slot >= s, resp. slot <= s, and d2f inside the range where
    * those proofs hold. */
   int narrow;
+  int narrow_fault;             /* WT_FAULT_NARROW: one false pair per call */
   const float *edge_lo, *edge_hi, *lo_of, *hi_of;
 };
 
