@@ -469,6 +469,8 @@ wt_cpu_f32_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
     WT_NARROW_CASE(2)
     WT_NARROW_CASE(3)
     WT_NARROW_CASE(4)
+    WT_NARROW_CASE(5)
+    WT_NARROW_CASE(6)
   default:
     return 0;
   }

@@ -71,7 +71,7 @@ test_that("narrow tasks count exactly: auto, self pairs, cross, threads", {
 test_that("every width of the narrow kernel and every instruction set agree", {
   f <- narrow_field()
   ref <- narrow_counts(f$x, f$y, f$e, grid = FALSE)
-  for (w in 0:4)
+  for (w in 0:6)
     expect_identical(narrow_counts(f$x, f$y, f$e,
                                    env = c(WTHETA_CPU_NARROW = w)), ref)
   for (isa in machine_isas())
@@ -104,7 +104,7 @@ test_that("pairs exactly at the edges are decided in double", {
 test_that("a bad WTHETA_CPU_NARROW is refused clearly", {
   x <- random_sky(50)
   expect_error(narrow_counts(x, NULL, c(1, 2, 4), grid = FALSE,
-                             env = c(WTHETA_CPU_NARROW = "9")),
-               "WTHETA_CPU_NARROW must be a digit from 0 to 4 or empty, not \"9\"",
+                             env = c(WTHETA_CPU_NARROW = "7")),
+               "WTHETA_CPU_NARROW must be a digit from 0 to 6 or empty, not \"7\"",
                fixed = TRUE)
 })
