@@ -47,14 +47,15 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
     t->wpending += n;
   }
   wt_vec_fn vec = in_tile && c->vec32 ? c->vec32 : c->vec;
-  int narrow = in_tile && span > 0;             /* see narrow_span() */
+  /* see narrow_span(); the float one needs the tile */
+  int narrow = span > 0 && (in_tile || c->vec32 == NULL);
   int step = vec && nr != WT_ROWS ? 1 : nr;   /* rows per kernel call */
   for (int r = 0; r < nr; r += step) {
     int64_t j = j0;
 #ifdef WT_X86
     if (narrow) {
-      j += wt_cpu_f32_narrow(c, t->h, t->tile, a, i0 + r, step, b, j0,
-                             j1 - j0, slo, span);
+      j += c->narrow_fn(c, t->h, t->tile, a, i0 + r, step, b, j0, j1 - j0,
+                        slo, span);
       t->h[slo] += (uint32_t)c->narrow_fault;
     } else
 #endif
@@ -105,6 +106,7 @@ static int narrow_span(const wt_ctx *c, const wt_task *task, int weighted)
   if (c->narrow == 0 || weighted || shi <= 0 || slo < 0 || shi < slo ||
       shi >= c->n_slots || shi - slo + 1 > c->narrow)
     return 0;
+  if (c->edge_lo == NULL) return shi - slo + 1;    /* exact, in double */
   if (isnan(c->lo_of[slo]) || isnan(c->hi_of[shi])) return 0;
   for (int s = slo; s < shi; s++)
     if (isnan(c->edge_lo[s]) || isnan(c->edge_hi[s])) return 0;
@@ -229,10 +231,13 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
       wt_cpu_f32_table(c, (uint32_t *)(m + bytes))) {
     c->f32 = (const uint32_t *)(m + bytes);
     c->vec32 = wt_cpu_f32;
-    c->narrow = narrow;
-    c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
+    c->narrow_fn = wt_cpu_f32_narrow;
     if (narrow) wt_cpu_narrow_edges(c, (float *)(m + bytes + f32_bytes));
+  } else {
+    c->narrow_fn = wt_cpu_avx2_narrow;   /* AVX-512 CPUs have AVX2 */
   }
+  c->narrow = narrow;
+  c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
 #else
   (void)job;
   (void)pairs;

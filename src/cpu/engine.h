@@ -23,6 +23,16 @@
  *    redone in double.
  *  - otherwise AVX-512 or AVX2 in double (wt_cpu_avx512, wt_cpu_avx2), 8 or 4
  *    pairs per vector, with gathers from private forms of the table.
+ *  - AVX-512, narrow tasks (wt_cpu_f32_narrow): a grid task whose pairs the
+ *    walk proved to lie in at most `narrow` slots (wt_task.slo, .shi) skips
+ *    the table and the ring: the float d2 is compared with each edge inside
+ *    the range (and the range's ends) under margins (wt_cpu_narrow_edges()),
+ *    mask counts add into per-edge totals, and slot counts are their
+ *    differences; pairs too close to an edge or outside the range are
+ *    redone in double. AVX2 (and AVX-512 jobs without the float kernel)
+ *    does the same in double with exact comparisons (wt_cpu_avx2_narrow).
+ *    Unweighted jobs only (weighted ones take the other kernels); see
+ *    bench/kernel-notes.md for the measured widths.
  * The vector kernels write the histogram indices of each group of columns to
  * a small ring and increment those counters two groups later, so that the
  * vector work and the scattered increments overlap. Plain C does the rest:
@@ -133,6 +143,11 @@ struct wt_ctx {
    * proves slot >= s, resp. slot <= s, and d2f inside the range where
    * those proofs hold. */
   int narrow;
+  /* wt_cpu_f32_narrow (needs the float tile) or wt_cpu_avx2_narrow */
+  int64_t (*narrow_fn)(const wt_ctx *c, uint32_t *h, const float *tile,
+                       const wt_points *a, int64_t i0, int nr,
+                       const wt_points *b, int64_t j0, int64_t nj, int slo,
+                       int span);
   int narrow_fault;             /* WT_FAULT_NARROW: one false pair per call */
   const float *edge_lo, *edge_hi, *lo_of, *hi_of;
 };
@@ -200,6 +215,10 @@ int64_t wt_cpu_f32_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
                           const wt_points *a, int64_t i0, int nr,
                           const wt_points *b, int64_t j0, int64_t nj,
                           int slo, int span);
+int64_t wt_cpu_avx2_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
+                           const wt_points *a, int64_t i0, int nr,
+                           const wt_points *b, int64_t j0, int64_t nj,
+                           int slo, int span);
 int64_t wt_cpu_avx2(const wt_ctx *c, uint32_t *h, double *wh,
                     const float *tile, const wt_points *a, int64_t i0, int nr,
                     const wt_points *b, int64_t j0, int64_t nj);

@@ -49,6 +49,12 @@ test_that("the narrow kernel is reached by log-binned grid counts (canary)", {
                        env = c(WTHETA_TEST_FAULT = "narrow",
                                WTHETA_CPU_NARROW = "0"))
   expect_identical(off, ref)
+  # AVX2 has a narrow kernel in double
+  if ("avx2" %in% machine_isas())
+    expect_gt(sum(narrow_counts(f$x, NULL, f$e,
+                                env = c(WTHETA_TEST_FAULT = "narrow",
+                                        WTHETA_CPU_ISA = "avx2"))),
+              sum(ref))
   crossed <- narrow_counts(f$x, f$y, f$e,
                            env = c(WTHETA_TEST_FAULT = "narrow"))
   expect_gt(sum(crossed), length(f$x$ra) * length(f$y$ra))
@@ -90,9 +96,11 @@ test_that("pairs exactly at the edges are decided in double", {
   # enough pairs for the float kernels
   lat <- expand.grid(ra = seq(0, 24, by = 0.25), dec = seq(0, 24, by = 0.25))
   ref <- narrow_counts(lat, NULL, e, grid = FALSE)
-  for (w in c(2, 3, 4))
-    expect_identical(narrow_counts(lat, NULL, e, threads = test_threads(),
-                                   env = c(WTHETA_CPU_NARROW = w)), ref)
+  for (isa in intersect(c("avx512", "avx2"), machine_isas()))
+    for (w in c(2, 4, 6))
+      expect_identical(narrow_counts(lat, NULL, e, threads = test_threads(),
+                                     env = c(WTHETA_CPU_NARROW = w,
+                                             WTHETA_CPU_ISA = isa)), ref)
   # and the narrow kernel did count this workload
   bad <- narrow_counts(lat, NULL, e, env = c(WTHETA_TEST_FAULT = "narrow"))
   expect_gt(sum(bad), sum(ref))
