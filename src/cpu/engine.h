@@ -85,8 +85,8 @@
 #define WT_F32_MMAX 9             /* m <= WT_F32_MMAX */
 #define WT_F32_CELLS (WT_F32_BINADES << WT_F32_MMAX)
 #define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
-#define WT_NARROW 6               /* widest slot range of the narrow kernel */
-#define WT_NARROW_DEFAULT 3       /* ... taken by default (WTHETA_CPU_NARROW) */
+#define WT_NARROW 8               /* widest slot range of the narrow kernel */
+#define WT_NARROW_DEFAULT 8       /* ... taken by default (WTHETA_CPU_NARROW) */
 #define WT_NARROW_MIN (0x1p-19f)  /* the narrow kernel decides float d2 in */
 #define WT_NARROW_MAX 3.99f       /* [WT_NARROW_MIN, WT_NARROW_MAX) only */
 

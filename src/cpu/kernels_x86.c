@@ -429,7 +429,7 @@ narrow_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
       __mmask16 ok = _mm512_mask_cmp_ps_mask(
         _mm512_cmp_ps_mask(d2, in_lo, _CMP_GE_OQ), d2, in_hi, _CMP_LT_OQ);
       __mmask16 ge[WT_NARROW];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int k = 0; k < K - 1; k++) {
         ge[k] = _mm512_cmp_ps_mask(d2, e_hi[k], _CMP_GE_OQ);
         ok &= ge[k] | _mm512_cmp_ps_mask(d2, e_lo[k], _CMP_LT_OQ);
@@ -471,6 +471,8 @@ wt_cpu_f32_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
     WT_NARROW_CASE(4)
     WT_NARROW_CASE(5)
     WT_NARROW_CASE(6)
+    WT_NARROW_CASE(7)
+    WT_NARROW_CASE(8)
   default:
     return 0;
   }
@@ -669,7 +671,7 @@ narrow_avx2_body(const wt_ctx *c, uint32_t *h, const wt_points *a,
       __m256d ok = _mm256_and_pd(_mm256_cmp_pd(d2, in_lo, _CMP_GE_OQ),
                                  _mm256_cmp_pd(d2, in_hi, _CMP_LT_OQ));
       __m256d ge[WT_NARROW];
-#pragma GCC unroll 6
+#pragma GCC unroll 8
       for (int k = 0; k < K - 1; k++) {
         ge[k] = _mm256_cmp_pd(d2, edge[k], _CMP_GE_OQ);
         cnt[k] = _mm256_sub_epi64(cnt[k], _mm256_castpd_si256(ge[k]));
@@ -715,6 +717,8 @@ wt_cpu_avx2_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
     WT_NARROW_CASE(4)
     WT_NARROW_CASE(5)
     WT_NARROW_CASE(6)
+    WT_NARROW_CASE(7)
+    WT_NARROW_CASE(8)
   default:
     return 0;
   }

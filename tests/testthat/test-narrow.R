@@ -77,7 +77,7 @@ test_that("narrow tasks count exactly: auto, self pairs, cross, threads", {
 test_that("every width of the narrow kernel and every instruction set agree", {
   f <- narrow_field()
   ref <- narrow_counts(f$x, f$y, f$e, grid = FALSE)
-  for (w in 0:6)
+  for (w in 0:8)
     expect_identical(narrow_counts(f$x, f$y, f$e,
                                    env = c(WTHETA_CPU_NARROW = w)), ref)
   for (isa in machine_isas())
@@ -97,7 +97,7 @@ test_that("pairs exactly at the edges are decided in double", {
   lat <- expand.grid(ra = seq(0, 24, by = 0.25), dec = seq(0, 24, by = 0.25))
   ref <- narrow_counts(lat, NULL, e, grid = FALSE)
   for (isa in intersect(c("avx512", "avx2"), machine_isas()))
-    for (w in c(2, 4, 6))
+    for (w in c(2, 4, 8))
       expect_identical(narrow_counts(lat, NULL, e, threads = test_threads(),
                                      env = c(WTHETA_CPU_NARROW = w,
                                              WTHETA_CPU_ISA = isa)), ref)
@@ -112,7 +112,7 @@ test_that("pairs exactly at the edges are decided in double", {
 test_that("a bad WTHETA_CPU_NARROW is refused clearly", {
   x <- random_sky(50)
   expect_error(narrow_counts(x, NULL, c(1, 2, 4), grid = FALSE,
-                             env = c(WTHETA_CPU_NARROW = "7")),
-               "WTHETA_CPU_NARROW must be a digit from 0 to 6 or empty, not \"7\"",
+                             env = c(WTHETA_CPU_NARROW = "9")),
+               "WTHETA_CPU_NARROW must be a digit from 0 to 8 or empty, not \"9\"",
                fixed = TRUE)
 })
