@@ -203,6 +203,7 @@ static wt_task *tasks_of(SEXP tasks, int64_t *n_tasks)
     t[i].b0 = (int64_t)v[i + 2 * k];
     t[i].b1 = (int64_t)v[i + 3 * k];
     t[i].out = (int32_t)v[i + 4 * k];
+    t[i].slo = t[i].shi = 0;       /* slots unknown */
   }
   *n_tasks = (int64_t)k;
   return t;

@@ -77,6 +77,11 @@ typedef struct {
 typedef struct {
   int64_t a0, a1, b0, b1;
   int32_t out;
+  /* the slots [slo, shi] that the grid walk proved the task's pairs fall
+   * in (with margins); shi == 0: unknown, any slot (tasks made anywhere
+   * else, zero-initialised). A hint for the CPU engine's narrow kernel,
+   * which still checks every pair against slo and shi. */
+  int16_t slo, shi;
 } wt_task;
 
 /* A prepared catalog (core/catalog.c): its points, their grouping by
@@ -103,7 +108,9 @@ enum {
   WT_FAULT_ALLOC = 1,      /* an allocation (host or GPU) fails */
   WT_FAULT_LAUNCH = 2,     /* a kernel launch fails */
   WT_FAULT_COPY = 4,       /* copying results back fails */
-  WT_FAULT_THREAD = 8      /* a worker thread fails */
+  WT_FAULT_THREAD = 8,     /* a worker thread fails */
+  WT_FAULT_NARROW = 16     /* the CPU's narrow kernel adds one false pair
+                              per call: shows that a workload reaches it */
 };
 
 /* Edges as squared chords and the bin lookup table derived from them.

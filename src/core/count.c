@@ -204,6 +204,7 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
     whole.b0 = 0;
     whole.b1 = job->is_auto ? job->a.n : job->b.n;
     whole.out = 0;
+    whole.slo = whole.shi = 0;
     job->tasks = &whole;
     job->n_tasks = 1;
     job->n_out = 1;

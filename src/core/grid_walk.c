@@ -57,7 +57,7 @@ static int reserve(walk *wk, int64_t need)
 }
 
 static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
-                int32_t out)
+                int32_t out, int slo, int shi)
 {
   if (wk->n_tasks == wk->cap_tasks) {
     int status = reserve(wk, wk->n_tasks + 1);
@@ -69,6 +69,10 @@ static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
   t->b0 = b0;
   t->b1 = b1;
   t->out = out;
+  /* the slot range, when it fits (shi == 0: unknown) */
+  int known = slo >= 0 && shi > 0 && shi <= INT16_MAX;
+  t->slo = (int16_t)(known ? slo : 0);
+  t->shi = (int16_t)(known ? shi : 0);
   return WT_OK;
 }
 
@@ -143,8 +147,9 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
   int split = !(a_leaf && b_leaf) &&
               (hopeful || (pairs > wk->min_split && shi == above));
   if (!split) {
-    if (diag) return push(wk, a->start, a->end, a->start, a->end, out);
-    return push(wk, a->start, a->end, b->start, b->end, out);
+    if (diag)
+      return push(wk, a->start, a->end, a->start, a->end, out, slo, shi);
+    return push(wk, a->start, a->end, b->start, b->end, out, slo, shi);
   }
   int status = WT_OK;
   if (diag) {

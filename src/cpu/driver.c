@@ -45,7 +45,7 @@ static void flush_w(const wt_ctx *c, wt_thread *t)
  * the rest. in_tile: t->tile holds columns [j0, j1) as floats. */
 static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
                        int64_t i0, int nr, const wt_points *b, int64_t j0,
-                       int64_t j1, int in_tile)
+                       int64_t j1, int in_tile, int slo, int span)
 {
   uint64_t n = (uint64_t)nr * (uint64_t)(j1 - j0);
   if (t->pending + n >= WT_FLUSH) flush(c, t);
@@ -55,9 +55,18 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
     t->wpending += n;
   }
   wt_vec_fn vec = in_tile && c->vec32 ? c->vec32 : c->vec;
+  /* see narrow_span(); the float one needs the tile */
+  int narrow = span > 0 && (in_tile || c->vec32 == NULL);
   int step = vec && nr != WT_ROWS ? 1 : nr;   /* rows per kernel call */
   for (int r = 0; r < nr; r += step) {
     int64_t j = j0;
+#ifdef WT_X86
+    if (narrow) {
+      j += c->narrow_fn(c, t->h, t->tile, a, i0 + r, step, b, j0, j1 - j0,
+                        slo, span);
+      t->h[slo] += (uint32_t)c->narrow_fault;
+    } else
+#endif
     if (vec)
       j += vec(c, t->h, t->wh, t->tile, a, i0 + r, step, b, j0, j1 - j0);
     wt_cpu_plain(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
@@ -96,6 +105,22 @@ static int64_t item_pairs(const wt_job *job, const wt_task *t, int64_t r0,
   return nr * (t->b1 - t->b0);
 }
 
+/* The slots a task's pairs span when the narrow kernel takes it (its
+ * slot range from the grid walk spans at most c->narrow slots, every
+ * threshold of the range is usable, and the job is unweighted), else 0. */
+static int narrow_span(const wt_ctx *c, const wt_task *task, int weighted)
+{
+  const int slo = task->slo, shi = task->shi;
+  if (c->narrow == 0 || weighted || shi <= 0 || slo < 0 || shi < slo ||
+      shi >= c->n_slots || shi - slo + 1 > c->narrow)
+    return 0;
+  if (c->edge_lo == NULL) return shi - slo + 1;    /* exact, in double */
+  if (isnan(c->lo_of[slo]) || isnan(c->hi_of[shi])) return 0;
+  for (int s = slo; s < shi; s++)
+    if (isnan(c->edge_lo[s]) || isnan(c->edge_hi[s])) return 0;
+  return shi - slo + 1;
+}
+
 /* One work item: for a diagonal task of an auto job the pairs i < j with i
  * in [i0, i1), otherwise the whole rectangle of those rows against the
  * task's columns. All row groups of the item take each column tile in turn,
@@ -113,11 +138,12 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
     for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS) {
       int nr = (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS);
       for (int r = 0; r < nr - 1; r++)
-        count_tile(c, t, a, r0 + r, 1, b, r0 + r + 1, r0 + nr, 0);
-      count_tile(c, t, a, r0, nr, b, r0 + nr, i1, 0);
+        count_tile(c, t, a, r0 + r, 1, b, r0 + r + 1, r0 + nr, 0, 0, 0);
+      count_tile(c, t, a, r0, nr, b, r0 + nr, i1, 0, 0, 0);
     }
     j_start = i1;
   }
+  const int span = narrow_span(c, task, t->wh != NULL);
   for (int64_t j0 = j_start; j0 < j_end; j0 += WT_TILE) {
     int64_t j1 = j_end - j0 < WT_TILE ? j_end : j0 + WT_TILE;
     if (c->vec32)
@@ -128,7 +154,7 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
       }
     for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS)
       count_tile(c, t, a, r0, (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS), b,
-                 j0, j1, 1);
+                 j0, j1, 1, task->slo, span);
   }
 }
 
@@ -143,11 +169,27 @@ static void *cpu_calloc(const wt_job *job, size_t n, size_t size)
   return job->fault & WT_FAULT_ALLOC ? NULL : calloc(n, size);
 }
 
+/* The widest slot range the narrow kernel takes: WTHETA_CPU_NARROW (0, off,
+ * to WT_NARROW), for benchmarks and tests, or WT_NARROW_DEFAULT. */
+static int narrow_chosen(int *narrow, char *msg, size_t len)
+{
+  const char *v = getenv("WTHETA_CPU_NARROW");
+  *narrow = WT_NARROW_DEFAULT;
+  if (v == NULL || *v == '\0') return WT_OK;
+  if (v[0] >= '0' && v[0] <= '0' + WT_NARROW && v[1] == '\0') {
+    *narrow = v[0] - '0';
+    return WT_OK;
+  }
+  snprintf(msg, len, "WTHETA_CPU_NARROW must be a digit from 0 to %d or "
+           "empty, not \"%.60s\"", WT_NARROW, v);
+  return WT_ERR_ISA;
+}
+
 /* Picks the kernels of instruction set isa (one this CPU can run) and
  * builds the private tables they need, into *mem (one block for the caller
  * to free). pairs: the job's pairs, over all tasks. */
 static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
-                    void **mem)
+                    int narrow, void **mem)
 {
   const wt_bins *bins = job->bins;
   memset(c, 0, sizeof *c);
@@ -174,8 +216,9 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   size_t bytes = packed ? (size_t)n * sizeof(uint64_t)
     : n_up * sizeof(double) + (size_t)n * sizeof(int32_t);
   bytes = (bytes + 63) & ~(size_t)63;
-  char *m = cpu_malloc(job, bytes + (avx512 ? WT_F32_CELLS * sizeof(uint32_t)
-                                            : 0));
+  const size_t f32_bytes = avx512 ? WT_F32_CELLS * sizeof(uint32_t) : 0;
+  char *m = cpu_malloc(job, bytes + f32_bytes +
+                       (avx512 ? 4 * (size_t)c->n_slots * sizeof(float) : 0));
   if (m == NULL) return WT_ERR_NOMEM;
   *mem = m;
   if (packed) {
@@ -197,11 +240,18 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
       wt_cpu_f32_table(c, (uint32_t *)(m + bytes))) {
     c->f32 = (const uint32_t *)(m + bytes);
     c->vec32 = wt_cpu_f32;
+    c->narrow_fn = wt_cpu_f32_narrow;
+    if (narrow) wt_cpu_narrow_edges(c, (float *)(m + bytes + f32_bytes));
+  } else {
+    c->narrow_fn = wt_cpu_avx2_narrow;   /* AVX-512 CPUs have AVX2 */
   }
+  c->narrow = narrow;
+  c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
 #else
   (void)job;
   (void)pairs;
   (void)isa;
+  (void)narrow;
 #endif
   return WT_OK;
 }
@@ -245,14 +295,16 @@ static void run_free(wt_run *r)
 
 /* picks the kernels and allocates every buffer of a run; on failure the
  * caller still calls run_free() */
-static int run_alloc(wt_run *r, const wt_job *job, double total, int isa)
+static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
+                     int narrow)
 {
   memset(r, 0, sizeof *r);
   const int n_slots = r->n_slots = job->bins->n_bins + 2;
   const int weighted = r->weighted = job->wsum != NULL;
   const int angles = r->angles = job->thsum != NULL;
   const int n_out = r->n_out = job->n_out;
-  int status = ctx_init(&r->ctx, job, total, isa, &r->tables);
+  int status = ctx_init(&r->ctx, job, total, isa, narrow,
+                        &r->tables);
   const int nt = r->nt = job->n_threads < 1 ? 1 : job->n_threads;
   /* per thread: the copies and the sink, padded to a cache line */
   const size_t per = r->per =
@@ -476,11 +528,13 @@ int wt_count_cpu(wt_job *job)
     total += wt_task_pairs(job, &job->tasks[k]);
   if (total == 0.0) return WT_OK;
   int isa;
-  if (wt_cpu_isa_chosen(&isa, job->message, sizeof job->message) != WT_OK)
+  int narrow;
+  if (wt_cpu_isa_chosen(&isa, job->message, sizeof job->message) != WT_OK ||
+      narrow_chosen(&narrow, job->message, sizeof job->message) != WT_OK)
     return WT_ERR_ISA;
 
   wt_run run;
-  int status = run_alloc(&run, job, total, isa);
+  int status = run_alloc(&run, job, total, isa, narrow);
   const int fault_thread = (job->fault & WT_FAULT_THREAD) != 0;
   const double fault_at = total / 2;   /* the pair whose item fails */
   int64_t task = 0, row = job->n_tasks > 0 ? job->tasks[0].a0 : 0;

@@ -23,6 +23,16 @@
  *    redone in double.
  *  - otherwise AVX-512 or AVX2 in double (wt_cpu_avx512, wt_cpu_avx2), 8 or 4
  *    pairs per vector, with gathers from private forms of the table.
+ *  - AVX-512, narrow tasks (wt_cpu_f32_narrow): a grid task whose pairs the
+ *    walk proved to lie in at most `narrow` slots (wt_task.slo, .shi) skips
+ *    the table and the ring: the float d2 is compared with each edge inside
+ *    the range (and the range's ends) under margins (wt_cpu_narrow_edges()),
+ *    mask counts add into per-edge totals, and slot counts are their
+ *    differences; pairs too close to an edge or outside the range are
+ *    redone in double. AVX2 (and AVX-512 jobs without the float kernel)
+ *    does the same in double with exact comparisons (wt_cpu_avx2_narrow).
+ *    Unweighted jobs only (weighted ones take the other kernels); see
+ *    bench/kernel-notes.md for the measured widths.
  * The vector kernels write the histogram indices of each group of columns to
  * a small ring and increment those counters two groups later, so that the
  * vector work and the scattered increments overlap. Plain C does the rest:
@@ -78,6 +88,10 @@
 #define WT_F32_MMAX 9             /* m <= WT_F32_MMAX */
 #define WT_F32_CELLS (WT_F32_BINADES << WT_F32_MMAX)
 #define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
+#define WT_NARROW 8               /* widest slot range of the narrow kernel */
+#define WT_NARROW_DEFAULT 8       /* ... taken by default (WTHETA_CPU_NARROW) */
+#define WT_NARROW_MIN (0x1p-19f)  /* the narrow kernel decides float d2 in */
+#define WT_NARROW_MAX 3.99f       /* [WT_NARROW_MIN, WT_NARROW_MAX) only */
 
 /* The empty asm pins a product in a register, so the compiler cannot fuse it
  * with the following add into an FMA (GCC fuses across statements whenever
@@ -124,6 +138,21 @@ struct wt_ctx {
   int f32_shift, f32_m;         /* key = (bits(d2f) >> f32_shift) - f32_base */
   int32_t f32_base;
   uint32_t f32_window[32];      /* per binade */
+  /* the narrow kernel (wt_cpu_f32_narrow), for tasks whose slot range
+   * [slo, shi] (from the grid walk) spans at most `narrow` slots; 0: off.
+   * Thresholds on the float d2f, n_slots each, NaN where unusable (see
+   * wt_cpu_narrow_edges()): d2f < edge_lo[s] proves d2 < upper[s] and
+   * d2f >= edge_hi[s] proves d2 >= upper[s]; lo_of[s] <= d2f < hi_of[s]
+   * proves slot >= s, resp. slot <= s, and d2f inside the range where
+   * those proofs hold. */
+  int narrow;
+  /* wt_cpu_f32_narrow (needs the float tile) or wt_cpu_avx2_narrow */
+  int64_t (*narrow_fn)(const wt_ctx *c, uint32_t *h, const float *tile,
+                       const wt_points *a, int64_t i0, int nr,
+                       const wt_points *b, int64_t j0, int64_t nj, int slo,
+                       int span);
+  int narrow_fault;             /* WT_FAULT_NARROW: one false pair per call */
+  const float *edge_lo, *edge_hi, *lo_of, *hi_of;
 };
 
 /* per-thread state */
@@ -199,6 +228,14 @@ int64_t wt_cpu_avx512(const wt_ctx *c, uint32_t *h, double *wh,
 int64_t wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh,
                    const float *tile, const wt_points *a, int64_t i0, int nr,
                    const wt_points *b, int64_t j0, int64_t nj);
+int64_t wt_cpu_f32_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
+                          const wt_points *a, int64_t i0, int nr,
+                          const wt_points *b, int64_t j0, int64_t nj,
+                          int slo, int span);
+int64_t wt_cpu_avx2_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
+                           const wt_points *a, int64_t i0, int nr,
+                           const wt_points *b, int64_t j0, int64_t nj,
+                           int slo, int span);
 int64_t wt_cpu_avx2(const wt_ctx *c, uint32_t *h, double *wh,
                     const float *tile, const wt_points *a, int64_t i0, int nr,
                     const wt_points *b, int64_t j0, int64_t nj);
@@ -206,6 +243,7 @@ int64_t wt_cpu_avx2(const wt_ctx *c, uint32_t *h, double *wh,
 /* tables.c: the kernels' private forms of the bin table */
 void wt_cpu_pack_table(const wt_bins *bins, uint64_t *e);
 int wt_cpu_f32_table(wt_ctx *c, uint32_t *tab);
+void wt_cpu_narrow_edges(wt_ctx *c, float *mem);
 int wt_cpu_unit_norms(const wt_points *p);
 
 #endif

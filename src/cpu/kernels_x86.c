@@ -357,6 +357,128 @@ wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
     : vec_f32_body(c, h, NULL, tile, a, i0, 1, b, j0, nj, 0);
 }
 
+/* The narrow kernel's undecided lanes (l set in lanes): pairs (i, j + l)
+ * counted in double into copy 0 of h, and the lanes' bits of the edge masks
+ * ge[k] added to minus[k], which the caller takes off its edge totals. */
+WT_AVX512 __attribute__((noinline, cold)) static void
+redo_narrow(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i,
+            const wt_points *b, int64_t j, __mmask16 lanes,
+            const __mmask16 *ge, int n_ge, int64_t *minus)
+{
+  for (int k = 0; k < n_ge; k++)
+    minus[k] += __builtin_popcount((unsigned)(ge[k] & lanes));
+  for (int l = 0; l < 16; l++)
+    if (lanes >> l & 1)
+      h[slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i], b->x[j + l],
+                                 b->y[j + l], b->z[j + l]))]++;
+}
+
+/* The float kernel for a task whose pairs lie in the K slots
+ * [slo, slo + K - 1] (K <= WT_NARROW): no table and no per-pair increment.
+ * A pair is decided in float when d2f >= lo_of[slo] and d2f < hi_of[slo +
+ * K - 1] (inside the slot range, with the margins of wt_cpu_narrow_edges())
+ * and, for each of the K - 1 edges inside the range, d2f < edge_lo or
+ * d2f >= edge_hi of that edge; the lanes at or above each edge add into a
+ * vector of counts per edge, and the slot counts are differences of those
+ * totals. Every other pair (a float too close to an edge, or outside the
+ * range the grid walk promised) is redone in double (redo_narrow), so the
+ * counts are exact whatever the task's range says. 16 columns per vector,
+ * unweighted only. */
+WT_AVX512 WT_INLINE int64_t
+narrow_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
+                const wt_points *a, int64_t i0, int nr, const wt_points *b,
+                int64_t j0, int64_t nj, int slo, int K)
+{
+  const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
+    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
+    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
+  }
+  const __m512 in_lo = _mm512_set1_ps(c->lo_of[slo]);
+  const __m512 in_hi = _mm512_set1_ps(c->hi_of[slo + K - 1]);
+  __m512 e_lo[WT_NARROW], e_hi[WT_NARROW];
+  __m512i cnt[WT_NARROW];
+  int64_t minus[WT_NARROW] = {0};
+  for (int k = 0; k < K - 1; k++) {
+    e_lo[k] = _mm512_set1_ps(c->edge_lo[slo + k]);
+    e_hi[k] = _mm512_set1_ps(c->edge_hi[slo + k]);
+    cnt[k] = _mm512_setzero_si512();
+  }
+  const __m512i one = _mm512_set1_epi32(1);
+  int64_t redone = 0;
+  const int64_t nv = nj & ~(int64_t)15;
+  for (int64_t j = 0; j < nv; j += 16) {
+    __m512 xj = _mm512_loadu_ps(tx + j);
+    __m512 yj = _mm512_loadu_ps(ty + j);
+    __m512 zj = _mm512_loadu_ps(tz + j);
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __m512 dx = _mm512_sub_ps(xi[r], xj);
+      __m512 dy = _mm512_sub_ps(yi[r], yj);
+      __m512 dz = _mm512_sub_ps(zi[r], zj);
+      __m512 px = _mm512_mul_ps(dx, dx);
+      __m512 py = _mm512_mul_ps(dy, dy);
+      __m512 pz = _mm512_mul_ps(dz, dz);
+      WT_UNFUSED_V(px);
+      WT_UNFUSED_V(py);
+      WT_UNFUSED_V(pz);
+      __m512 d2 = _mm512_add_ps(_mm512_add_ps(px, py), pz);
+      __mmask16 ok = _mm512_mask_cmp_ps_mask(
+        _mm512_cmp_ps_mask(d2, in_lo, _CMP_GE_OQ), d2, in_hi, _CMP_LT_OQ);
+      __mmask16 ge[WT_NARROW];
+#pragma GCC unroll 8
+      for (int k = 0; k < K - 1; k++) {
+        ge[k] = _mm512_cmp_ps_mask(d2, e_hi[k], _CMP_GE_OQ);
+        ok &= ge[k] | _mm512_cmp_ps_mask(d2, e_lo[k], _CMP_LT_OQ);
+        cnt[k] = _mm512_mask_add_epi32(cnt[k], ge[k], cnt[k], one);
+      }
+      if (!_kortestc_mask16_u8(ok, ok)) {
+        redone += __builtin_popcount((unsigned)(__mmask16)~ok);
+        redo_narrow(c, h, a, i0 + r, b, j0 + j, (__mmask16)~ok, ge, K - 1,
+                    minus);
+      }
+    }
+  }
+  /* at or above each edge, decided pairs only; then the slot counts */
+  int64_t above_prev = (int64_t)nr * nv - redone;
+  for (int k = 0; k < K - 1; k++) {
+    int64_t at = (int64_t)_mm512_reduce_add_epi32(cnt[k]) - minus[k];
+    h[slo + k] += (uint32_t)(above_prev - at);
+    above_prev = at;
+  }
+  h[slo + K - 1] += (uint32_t)above_prev;
+  return nv;
+}
+
+WT_AVX512 int64_t
+wt_cpu_f32_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
+                  const wt_points *a, int64_t i0, int nr, const wt_points *b,
+                  int64_t j0, int64_t nj, int slo, int span)
+{
+  const int six = nr == WT_ROWS;
+#define WT_NARROW_CASE(K)                                                    \
+  case K:                                                                    \
+    return six ? narrow_f32_body(c, h, tile, a, i0, WT_ROWS, b, j0, nj, slo, \
+                                 K)                                          \
+               : narrow_f32_body(c, h, tile, a, i0, 1, b, j0, nj, slo, K);
+  switch (span) {
+    WT_NARROW_CASE(1)
+    WT_NARROW_CASE(2)
+    WT_NARROW_CASE(3)
+    WT_NARROW_CASE(4)
+    WT_NARROW_CASE(5)
+    WT_NARROW_CASE(6)
+    WT_NARROW_CASE(7)
+    WT_NARROW_CASE(8)
+  default:
+    return 0;
+  }
+#undef WT_NARROW_CASE
+}
+
 /* AVX2 in double, 4 columns per vector; lane l of row r counts into copy
  * l + 4 (r % 2). As vec_avx512_body otherwise; AVX2 has no unsigned or
  * 64-bit min/max comparisons, so the key range is tested with signed ones. */
@@ -486,5 +608,120 @@ wt_cpu_avx2(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
                   : vec_avx2_body(c, h, NULL, a, i0, WT_ROWS, b, j0, nj, 0, 0))
              : (p ? vec_avx2_body(c, h, NULL, a, i0, 1, b, j0, nj, 1, 0)
                   : vec_avx2_body(c, h, NULL, a, i0, 1, b, j0, nj, 0, 0));
+}
+/* The narrow kernel in double for AVX2 (and AVX-512 jobs without the float
+ * kernel): as narrow_f32_body, but d2 is the double of the contract, so the
+ * comparisons with upper[] are exact and need no margins; only pairs outside
+ * the range [upper[slo - 1], upper[slo + K - 1]) (none, if the grid walk's
+ * range holds) or non-finite are counted one by one. 4 columns per vector. */
+WT_AVX2 __attribute__((noinline, cold)) static void
+redo_narrow_avx2(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i,
+                 const wt_points *b, int64_t j, unsigned lanes,
+                 const unsigned *ge, int n_ge, int64_t *minus)
+{
+  for (int k = 0; k < n_ge; k++)
+    minus[k] += __builtin_popcount(ge[k] & lanes);
+  for (int l = 0; l < 4; l++)
+    if (lanes >> l & 1)
+      h[slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i], b->x[j + l],
+                                 b->y[j + l], b->z[j + l]))]++;
+}
+
+WT_AVX2 WT_INLINE int64_t
+narrow_avx2_body(const wt_ctx *c, uint32_t *h, const wt_points *a,
+                 int64_t i0, int nr, const wt_points *b, int64_t j0,
+                 int64_t nj, int slo, int K)
+{
+  const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
+  const double *upper = c->bins->upper;
+  __m256d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm256_set1_pd(a->x[i0 + r]);
+    yi[r] = _mm256_set1_pd(a->y[i0 + r]);
+    zi[r] = _mm256_set1_pd(a->z[i0 + r]);
+  }
+  const __m256d in_lo = _mm256_set1_pd(slo > 0 ? upper[slo - 1] : -INFINITY);
+  const __m256d in_hi = _mm256_set1_pd(upper[slo + K - 1]);
+  __m256d edge[WT_NARROW];
+  __m256i cnt[WT_NARROW];
+  int64_t minus[WT_NARROW] = {0};
+  for (int k = 0; k < K - 1; k++) {
+    edge[k] = _mm256_set1_pd(upper[slo + k]);
+    cnt[k] = _mm256_setzero_si256();
+  }
+  int64_t redone = 0;
+  const int64_t nv = nj & ~(int64_t)3;
+  for (int64_t j = 0; j < nv; j += 4) {
+    __m256d xj = _mm256_loadu_pd(bx + j);
+    __m256d yj = _mm256_loadu_pd(by + j);
+    __m256d zj = _mm256_loadu_pd(bz + j);
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __m256d dx = _mm256_sub_pd(xi[r], xj);
+      __m256d dy = _mm256_sub_pd(yi[r], yj);
+      __m256d dz = _mm256_sub_pd(zi[r], zj);
+      __m256d px = _mm256_mul_pd(dx, dx);
+      __m256d py = _mm256_mul_pd(dy, dy);
+      __m256d pz = _mm256_mul_pd(dz, dz);
+      WT_UNFUSED_V(px);
+      WT_UNFUSED_V(py);
+      WT_UNFUSED_V(pz);
+      __m256d d2 = _mm256_add_pd(_mm256_add_pd(px, py), pz);
+      __m256d ok = _mm256_and_pd(_mm256_cmp_pd(d2, in_lo, _CMP_GE_OQ),
+                                 _mm256_cmp_pd(d2, in_hi, _CMP_LT_OQ));
+      __m256d ge[WT_NARROW];
+#pragma GCC unroll 8
+      for (int k = 0; k < K - 1; k++) {
+        ge[k] = _mm256_cmp_pd(d2, edge[k], _CMP_GE_OQ);
+        cnt[k] = _mm256_sub_epi64(cnt[k], _mm256_castpd_si256(ge[k]));
+      }
+      unsigned bad = (unsigned)_mm256_movemask_pd(ok) ^ 15u;
+      if (bad) {
+        unsigned gm[WT_NARROW];
+        for (int k = 0; k < K - 1; k++)
+          gm[k] = (unsigned)_mm256_movemask_pd(ge[k]);
+        redone += __builtin_popcount(bad);
+        redo_narrow_avx2(c, h, a, i0 + r, b, j0 + j, bad, gm, K - 1, minus);
+      }
+    }
+  }
+  int64_t above_prev = (int64_t)nr * nv - redone;
+  for (int k = 0; k < K - 1; k++) {
+    int64_t v[4];
+    _mm256_storeu_si256((__m256i *)v, cnt[k]);
+    int64_t at = v[0] + v[1] + v[2] + v[3] - minus[k];
+    h[slo + k] += (uint32_t)(above_prev - at);
+    above_prev = at;
+  }
+  h[slo + K - 1] += (uint32_t)above_prev;
+  return nv;
+}
+
+WT_AVX2 int64_t
+wt_cpu_avx2_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
+                   const wt_points *a, int64_t i0, int nr,
+                   const wt_points *b, int64_t j0, int64_t nj, int slo,
+                   int span)
+{
+  (void)tile;
+  const int six = nr == WT_ROWS;
+#define WT_NARROW_CASE(K)                                                    \
+  case K:                                                                    \
+    return six ? narrow_avx2_body(c, h, a, i0, WT_ROWS, b, j0, nj, slo, K)   \
+               : narrow_avx2_body(c, h, a, i0, 1, b, j0, nj, slo, K);
+  switch (span) {
+    WT_NARROW_CASE(1)
+    WT_NARROW_CASE(2)
+    WT_NARROW_CASE(3)
+    WT_NARROW_CASE(4)
+    WT_NARROW_CASE(5)
+    WT_NARROW_CASE(6)
+    WT_NARROW_CASE(7)
+    WT_NARROW_CASE(8)
+  default:
+    return 0;
+  }
+#undef WT_NARROW_CASE
 }
 #endif /* WT_X86 */

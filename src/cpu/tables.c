@@ -143,6 +143,53 @@ int wt_cpu_f32_table(wt_ctx *c, uint32_t *tab)
   return 0;
 }
 
+/* The narrow kernel's thresholds (see wt_ctx), in mem: 4 n_slots floats.
+ * Only called once the float table exists, so that every binade of
+ * [2^-20, 4) has f32_err(top) <= top 2^-12. For an edge T = upper[s] in
+ * [WT_NARROW_MIN, WT_NARROW_MAX), 2^(e-1) <= T < 2^e, let v = 2^(e+1) and
+ * E = f32_err(v) + T 2^-50 (the latter for the rounding of T +- E here):
+ *  - a d2f below v has |d2 - d2f| <= E; so d2f < edge_lo (a float at or
+ *    below T - E) gives d2 < T, and edge_hi <= d2f < v (edge_hi a float at
+ *    or above T + E) gives d2 >= T;
+ *  - a d2f in [v, 4) lies in a binade [2^x, 2^(x+1)) of the table, so
+ *    d2 >= d2f - 2^(x+1-12) >= d2f (1 - 2^-11) > v / 2 > T.
+ * Other edges (and the +inf above the last) get NaN, which no comparison
+ * passes: such ranges are never narrow (the driver checks) and would only
+ * be redone in double if they were. The kernel decides only d2f in
+ * [WT_NARROW_MIN, WT_NARROW_MAX), so that both cases cover every decided
+ * pair. */
+void wt_cpu_narrow_edges(wt_ctx *c, float *mem)
+{
+  const int n = c->n_slots;
+  float *lo = mem, *hi = mem + n, *lo_of = mem + 2 * n, *hi_of = mem + 3 * n;
+  for (int s = 0; s < n; s++) {
+    const double t = c->bins->upper[s];
+    lo[s] = hi[s] = NAN;
+    if (!(t >= (double)WT_NARROW_MIN && t < (double)WT_NARROW_MAX)) continue;
+    int e;
+    frexp(t, &e);
+    const double v = ldexp(1.0, e + 1), err = f32_err(v) + t * 0x1p-50;
+    if (err > v * 0x1p-12) continue;
+    const double down = (t - err) * (1 - 0x1p-52);
+    const double up = (t + err) * (1 + 0x1p-52);
+    float fl = (float)down, fh = (float)up;
+    if ((double)fl > down) fl = nextafterf(fl, -INFINITY);
+    if ((double)fh < up) fh = nextafterf(fh, INFINITY);
+    lo[s] = fl;
+    hi[s] = fh;
+  }
+  for (int s = 0; s < n; s++) {
+    lo_of[s] = s == 0 ? WT_NARROW_MIN : fmaxf(hi[s - 1], WT_NARROW_MIN);
+    if (s > 0 && isnan(hi[s - 1])) lo_of[s] = NAN;
+    hi_of[s] = s == n - 1 ? WT_NARROW_MAX : fminf(lo[s], WT_NARROW_MAX);
+    if (s < n - 1 && isnan(lo[s])) hi_of[s] = NAN;
+  }
+  c->edge_lo = lo;
+  c->edge_hi = hi;
+  c->lo_of = lo_of;
+  c->hi_of = hi_of;
+}
+
 /* all points of norm at most 1 + 2^-40 (and not NaN), as f32_err()
  * assumes; the rounding of the squared norm is far below the slack */
 int wt_cpu_unit_norms(const wt_points *p)
