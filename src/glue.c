@@ -467,7 +467,7 @@ static SEXP pair_counts_run(wt_job *job_in, wt_catalog *ca, wt_catalog *cb,
   SET_VECTOR_ELT(out, 5, wtotal);
   scratch_free(slots_mem);
   scratch_free(wsum_mem);
-  UNPROTECT(9);
+  UNPROTECT(10);   /* the two scratch holders and eight results */
   return out;
 }
 
