@@ -48,10 +48,12 @@
 #' 2 threads: 86 s against 112 s with pruning alone). On the GPU its
 #' kernels take a third less time (10^8 points on an H100: 19.2 s against
 #' 28.0 s), but handing its millions of tasks to the engine cost about 40 s
-#' on the host (66.4 s against 38.3 s for the whole call), so `"auto"`
-#' prunes only there. That hand-off now takes time linear in the tasks
-#' (`bench/plan.R` times it without a GPU); whether bulk counting then pays
-#' on the GPU is for `bench/scale.R` on a GPU to show.
+#' on the host (66.4 s against 38.3 s for the whole call). That hand-off
+#' now takes time linear in the tasks (`bench/plan.R` times it without a
+#' GPU), and the whole call counting in bulk takes 32.6 s against 38.1 s
+#' pruning only (10^8 points, H100), but 1.10 s against 0.99 s at 10^7
+#' points. So on the GPU `"auto"` counts in bulk from 5 x 10^14 pairs and
+#' prunes only below.
 #'
 #' @section Threads:
 #' The CPU engine uses [wtheta_threads()] threads unless told otherwise. The

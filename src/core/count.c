@@ -26,6 +26,9 @@ static int run_engine(wt_job *job)
 #define WT_GRID_AUTO_MAX_DEG 60.0    /* largest last edge that prunes */
 #define WT_GRID_AUTO_MIN_PAIRS_CPU 1e8
 #define WT_GRID_AUTO_MIN_PAIRS_GPU 1e11
+/* bulk counting on the GPU (auto): measured to lose at 5e13 pairs and to
+ * win at 5e15; the threshold lies between */
+#define WT_GRID_BULK_MIN_PAIRS_GPU 5e14
 /* the cells: a fraction of the last edge, with a floor in degrees (the
  * shape measured in bench/kernel-notes.md, "Grid thresholds") */
 #define WT_GRID_CELLS_PER_EDGE 4.0
@@ -71,18 +74,21 @@ static int tasks_in_ranges(const wt_job *job, const wt_catalog *ca,
 /* The grid's plan for job between ca and cb with cells of h degrees: the
  * catalogs' stages (built unless cached), the walk into gr, and the
  * engine's job in sub (the catalogs' sorted points and the walk's tasks).
- * Sets job->plan_s; build_s, walk_s (may be NULL): its two stages. */
-static int plan_grid(wt_job *job, double h, double theta_max, wt_catalog *ca,
-                     wt_catalog *cb, wt_grid *gr, wt_job *sub,
+ * pairs: the job's pairs (whether bulk counting pays). Sets job->plan_s;
+ * build_s, walk_s (may be NULL): its two stages. */
+static int plan_grid(wt_job *job, double pairs, double h, double theta_max,
+                     wt_catalog *ca, wt_catalog *cb, wt_grid *gr, wt_job *sub,
                      double *build_s, double *walk_s)
 {
   /* Bulk counting inside bins visits fewer pairs but makes many small
-   * tasks: it pays on the CPU at survey sizes, but the GPU engine pays per
-   * task on the host, so there it runs only when asked (WT_GRID_ALWAYS;
-   * bench/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
+   * tasks: it pays on the CPU at survey sizes, and on the GPU, whose host
+   * plans every task, only from WT_GRID_BULK_MIN_PAIRS_GPU pairs
+   * (bench/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
    * need every pair in a bin visited: no bulk counting then. */
   const int bulk = !job->thsum && (job->grid == WT_GRID_ALWAYS ||
-    (job->grid == WT_GRID_AUTO && job->backend == WT_BACKEND_CPU));
+    (job->grid == WT_GRID_AUTO &&
+     (job->backend == WT_BACKEND_CPU ||
+      pairs >= WT_GRID_BULK_MIN_PAIRS_GPU)));
   const double min_split = job->backend == WT_BACKEND_CUDA
     ? WT_GRID_MIN_SPLIT_GPU : WT_GRID_MIN_SPLIT_CPU;
   const double t0 = wt_seconds();
@@ -122,7 +128,7 @@ static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
     return run_engine(job);
   wt_grid gr;
   wt_job sub;
-  int status = plan_grid(job, h, theta_max, ca, cb, &gr, &sub, NULL, NULL);
+  int status = plan_grid(job, pairs, h, theta_max, ca, cb, &gr, &sub, NULL, NULL);
   if (status != WT_OK) {
     wt_grid_free(&gr);
     return status;
@@ -170,7 +176,8 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
   wt_grid gr;
   memset(&gr, 0, sizeof gr);
   if (status == WT_OK && h > 0.0 && tasks_in_ranges(job, a, cb))
-    status = plan_grid(job, h, theta_max, a, cb, &gr, &sub, &out[0], &out[1]);
+    status = plan_grid(job, pairs, h, theta_max, a, cb, &gr, &sub, &out[0],
+                       &out[1]);
   if (status == WT_OK) {
     out[2] = (double)sub.n_tasks;
     for (int64_t k = 0; k < sub.n_tasks; k++)
