@@ -357,6 +357,18 @@ wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
     : vec_f32_body(c, h, NULL, tile, a, i0, 1, b, j0, nj, 0);
 }
 
+/* The narrow kernels' undecided pairs (i, j + l), l set in the `width`
+ * bits of lanes, counted one by one in double into h (copy 0). */
+static void recount_lanes(const wt_ctx *c, uint32_t *h, const wt_points *a,
+                          int64_t i, const wt_points *b, int64_t j,
+                          unsigned lanes, int width)
+{
+  for (int l = 0; l < width; l++)
+    if (lanes >> l & 1)
+      h[slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i], b->x[j + l],
+                                 b->y[j + l], b->z[j + l]))]++;
+}
+
 /* The narrow kernel's undecided lanes (l set in lanes): pairs (i, j + l)
  * counted in double into copy 0 of h, and the lanes' bits of the edge masks
  * ge[k] added to minus[k], which the caller takes off its edge totals. */
@@ -367,10 +379,7 @@ redo_narrow(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i,
 {
   for (int k = 0; k < n_ge; k++)
     minus[k] += __builtin_popcount((unsigned)(ge[k] & lanes));
-  for (int l = 0; l < 16; l++)
-    if (lanes >> l & 1)
-      h[slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i], b->x[j + l],
-                                 b->y[j + l], b->z[j + l]))]++;
+  recount_lanes(c, h, a, i, b, j, lanes, 16);
 }
 
 /* The float kernel for a task whose pairs lie in the K slots
@@ -621,10 +630,7 @@ redo_narrow_avx2(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i,
 {
   for (int k = 0; k < n_ge; k++)
     minus[k] += __builtin_popcount(ge[k] & lanes);
-  for (int l = 0; l < 4; l++)
-    if (lanes >> l & 1)
-      h[slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i], b->x[j + l],
-                                 b->y[j + l], b->z[j + l]))]++;
+  recount_lanes(c, h, a, i, b, j, lanes, 4);
 }
 
 WT_AVX2 WT_INLINE int64_t
