@@ -6,6 +6,8 @@
 #   - the whole call, with the footprint check (the default) and without;
 #   - the same with 20 jackknife patches (sky_patches(), seed 1, made once
 #     beforehand and passed in, so k-means is not timed);
+#   - both without the check, with catalogs made by prepare_catalog()
+#     beforehand (as a user reusing catalogs would);
 #   - the parts: footprint_check() (and its C cells alone), the summed
 #     kernel time (CUDA events) of the three counts, and the host time of
 #     the counts (their elapsed time less their kernel time), which the GPU
@@ -60,6 +62,18 @@ row("whole call, jackknife (20 patches)",
     ms(call(error = "jackknife", patches = P)))
 row("whole call, jackknife, check_footprint = FALSE",
     ms(call(error = "jackknife", patches = P, check_footprint = FALSE)))
+# prepared catalogs (prepare_catalog(), made once beforehand, as a user
+# reusing catalogs would): no checks, unit vectors or grouping per call
+Dp <- prepare_catalog(D)
+Rp <- prepare_catalog(R)
+Dq <- prepare_catalog(D, patches = P)
+Rq <- prepare_catalog(R, patches = P)
+pcall <- function(d, r, ...) suppressWarnings(
+  wtheta(d, r, b, self_pairs = TRUE, backend = backend, ...))
+row("whole call, prepared catalogs, check_footprint = FALSE",
+    ms(pcall(Dp, Rp, check_footprint = FALSE)))
+row("whole call, prepared, jackknife, check_footprint = FALSE",
+    ms(pcall(Dq, Rq, error = "jackknife", check_footprint = FALSE)))
 row("footprint_check(D, R)", ms(footprint_check(D, R)))
 row("  its cells in C (src/sky/cells.c)",
     ms(.Call(wtheta:::C_footprint_cells, D$ra, D$dec, R$ra, R$dec, 1,
