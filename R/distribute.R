@@ -23,9 +23,11 @@ distribute_blocks <- function(distribute) {
 # Where a call counts: `run` from choose_backend(), or NULL when block pairs
 # go to future workers, which resolve `backend` and `threads` (as the user
 # gave them) themselves. `checkpoint`, `retries` and `timeout` apply to
-# distributed counts only.
+# distributed counts only. `mean_theta` (checked by the caller) asks every
+# count of the call for its angle sums.
 plan_counting <- function(backend, devices, threads, distribute,
-                          checkpoint = NULL, retries = 1, timeout = NULL) {
+                          checkpoint = NULL, retries = 1, timeout = NULL,
+                          mean_theta = FALSE) {
   n_blocks <- distribute_blocks(distribute)
   check_block_options(checkpoint, retries, timeout)
   if (n_blocks == 0L) {
@@ -33,7 +35,8 @@ plan_counting <- function(backend, devices, threads, distribute,
       stop("`checkpoint` saves the blocks of a distributed count; it needs ",
            "`distribute` (TRUE or a number of blocks).", call. = FALSE)
     }
-    return(list(run = choose_backend(backend, devices), n_blocks = 0L))
+    return(list(run = choose_backend(backend, devices), n_blocks = 0L,
+                mean_theta = mean_theta))
   }
   if (!is.null(devices)) {
     stop("`devices` cannot be combined with `distribute`: each worker ",
@@ -42,7 +45,8 @@ plan_counting <- function(backend, devices, threads, distribute,
   match_choice(backend, c("auto", "cpu", "cuda"), "backend")
   list(run = NULL, n_blocks = n_blocks, auto_blocks = isTRUE(distribute),
        backend = backend, threads = threads, checkpoint = checkpoint,
-       retries = as.integer(retries), timeout = timeout)
+       retries = as.integer(retries), timeout = timeout,
+       mean_theta = mean_theta)
 }
 
 check_block_options <- function(checkpoint, retries, timeout) {

@@ -121,8 +121,7 @@ wtheta_multi <- function(data, random, bins,
   check_flag(check_footprint, "check_footprint")
   check_flag(mean_theta, "mean_theta")
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
-                       retries, timeout)
-  how$mean_theta <- mean_theta
+                       retries, timeout, mean_theta)
   check_call_memory(cc$cats, w, resample, patches, n_patches, error, n_boot,
                     length(edges) - 1L, n_counts = length(todo))
   threads <- threads_or_default(threads)

@@ -219,8 +219,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                  "x")
   }
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
-                       retries, timeout)
-  how$mean_theta <- mean_theta
+                       retries, timeout, mean_theta)
   check_memory(sum(vapply(cc$cats, catalog_size, 0)), !is.null(w),
                !is.null(pat), n_bins = length(edges) - 1L,
                n_patches = if (is.null(pat)) 0L else if (pat$kind ==
