@@ -153,14 +153,15 @@ save_atomic <- function(x, path) {
 # them (each worker gets blocks, not catalogs).
 count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
                           wa, wb, pa, pb, n_patches, label = "pairs",
-                          ha = NULL, hb = NULL) {
+                          ha = NULL, hb = NULL, defer = FALSE) {
   if (is.null(how$run)) {
-    return(count_pairs_future(a, b, edges, self_pairs, how, wa, wb, pa, pb,
-                              n_patches, label, progress))
+    pc <- count_pairs_future(a, b, edges, self_pairs, how, wa, wb, pa, pb,
+                             n_patches, label, progress)
+    return(if (defer) deferred(function() pc) else pc)
   }
   count_pairs(a, b, edges, self_pairs, how$run, threads, progress, wa, wb,
               pa, pb, n_patches, ha = ha, hb = hb,
-              mean_theta = isTRUE(how$mean_theta))
+              mean_theta = isTRUE(how$mean_theta), defer = defer)
 }
 
 # like count_pairs(), with the block pairs run as futures, one future per

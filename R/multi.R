@@ -127,7 +127,11 @@ wtheta_multi <- function(data, random, bins,
   threads <- threads_or_default(threads)
   # 3. footprints, each sample against its randoms, once
   fp <- lapply(seq_len(K), function(i) c(dk[i], rki[i]))
-  fchecks <- if (check_footprint) footprint_checks(cc$cats, fp)
+  # (run_counts() runs the check while the GPU counts, or first)
+  fchecks <- NULL
+  check_fp <- function() {
+    if (check_footprint) fchecks <<- footprint_checks(cc$cats, fp)
+  }
   # 4. the catalogs prepared, with one set of patches for everything
   pat <- if (resample) call_patches(patches, users, cc$cats, cc$prepared,
                                     n_patches, seed, threads, rki[1L])
@@ -143,7 +147,8 @@ wtheta_multi <- function(data, random, bins,
                               if (length(rk$keys) == 1L) "random" else
                                 paste0("random", seq_len(K))),
                             c(dk, rk$keys))
-  done <- run_counts(how, cats, todo, edges, threads, progress, labels)
+  done <- run_counts(how, cats, todo, edges, threads, progress, labels,
+                     meanwhile = check_fp)
   # 6. each correlation by the one estimation path, with one set of draws
   m <- NULL
   if (resample) {

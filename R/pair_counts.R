@@ -261,10 +261,16 @@ unit_vectors <- function(cat, threads) {
 # catalog handles (new_catalog_handle()) of a and b, whose C catalogs keep
 # their grid for the next count, or NULL: a catalog for this count only.
 # mean_theta: also the sums of the pairs' angles (theta_sum, theta_mean).
+# defer: a deferred count (deferred()) instead of the count: between
+# catalogs with handles, the count starts in a thread of its own and this
+# returns at once, so that R and the host work of the next count overlap
+# its kernels (run_counts() asks for it on the GPU only); without handles
+# it is counted now.
 count_pairs <- function(a, b, edges, self_pairs, run, threads,
                         progress = FALSE, wa = NULL, wb = NULL, pa = NULL,
                         pb = NULL, n_patches = 0L, progress_share = 1,
-                        ha = NULL, hb = NULL, mean_theta = FALSE) {
+                        ha = NULL, hb = NULL, mean_theta = FALSE,
+                        defer = FALSE) {
   start <- proc.time()[["elapsed"]]
   # a progressor (progressr) gets a sink for this count; see R/progress.R
   progress <- progress_sink(progress, progress_share)
@@ -298,6 +304,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     tasks <- patch_tasks(ra, rb, is_auto)
     n_out <- n_patches * n_patches
   }
+  # only a count between catalogs that outlive it runs in a thread
+  defer_here <- defer && !is.null(ha) && (is_auto || !is.null(hb))
   # a catalog made here serves this count only: its grid is freed on exit
   if (is.null(ha)) {
     ha <- new_catalog_handle()
@@ -309,11 +317,48 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   }
   ca <- catalog_handle(ha, a, if (weighted) wa, ra)
   cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb)
+  n_p <- if (is.null(pa)) 0L else as.integer(n_patches)
+  finish <- function(res) {
+    count_result(res, a, b, edges, self_pairs, run, threads, progress, wa,
+                 wb, pa, pb, ra, rb, n_patches, mean_theta, start)
+  }
+  if (defer_here) {
+    pending <- .Call(C_count_start, ca, cb, edges, self_pairs,
+                     wt_constant("backend", run$backend), threads,
+                     run$devices, tasks, as.integer(n_out), grid_mode(),
+                     isTRUE(mean_theta))
+    return(deferred(function() finish(.Call(C_count_wait, pending, progress,
+                                             n_p)),
+                    function() .Call(C_count_cancel, pending)))
+  }
   res <- .Call(C_pair_counts_catalogs, ca, cb, edges, self_pairs,
                wt_constant("backend", run$backend), threads, run$devices,
-               tasks, as.integer(n_out), progress, grid_mode(),
-               if (is.null(pa)) 0L else as.integer(n_patches),
+               tasks, as.integer(n_out), progress, grid_mode(), n_p,
                isTRUE(mean_theta))
+  out <- finish(res)
+  if (defer) deferred(function() out) else out
+}
+
+# A count begun but not yet collected: finish() waits for it and returns
+# its pair_counts object (once); cancel() stops it and frees it (nothing
+# once finished). run_counts() starts several so and cancels on exit.
+deferred <- function(finish, cancel = function() NULL) {
+  list(finish = finish, cancel = cancel)
+}
+
+# the deferred count d, with f applied to its result when it is collected
+deferred_then <- function(d, f) {
+  deferred(function() f(d$finish()), d$cancel)
+}
+
+# The pair_counts object of a count from the C result `res` (NULL: it was
+# interrupted) and count_pairs()'s arguments; start: when the count began
+# (its elapsed time runs to now).
+count_result <- function(res, a, b, edges, self_pairs, run, threads,
+                         progress, wa, wb, pa, pb, ra, rb, n_patches,
+                         mean_theta, start) {
+  is_auto <- is.null(b)
+  weighted <- !is.null(wa)
   if (is.null(res)) signal_interrupt()
   if (is.function(progress)) progress(1, 1)   # the rest of this count
   elapsed <- proc.time()[["elapsed"]] - start

@@ -348,13 +348,16 @@ catalog_n_patches <- function(x) {
 # with their unit vectors, weights and patch numbers. `label` names the
 # count in a checkpoint. The result carries the catalogs' patches.
 count_catalogs <- function(how, ca, cb, edges, self_pairs, threads, progress,
-                           label = "pairs") {
+                           label = "pairs", defer = FALSE) {
   pc <- count_planned(how, ca$xyz, cb$xyz, edges, self_pairs, threads,
                       progress, ca$weights, cb$weights, ca$patch, cb$patch,
                       catalog_n_patches(ca), label = label, ha = ca$handle,
-                      hb = cb$handle)
-  if (!is.null(ca$patch)) pc$patches <- ca$patches
-  pc
+                      hb = cb$handle, defer = defer)
+  with_patches <- function(pc) {
+    if (!is.null(ca$patch)) pc$patches <- ca$patches
+    pc
+  }
+  if (defer) deferred_then(pc, with_patches) else with_patches(pc)
 }
 
 # the count of cb x ca from that of ca x cb: the same pairs, with the

@@ -176,7 +176,11 @@ wtheta <- function(data, random, bins,
   fp <- list(c("data", "random"))
   if (is_cross) fp[[2L]] <- c("data2", if (!is.null(random2)) "random2" else
     "random")
-  fchecks <- if (check_footprint) footprint_checks(cc$cats, fp)
+  # (run_counts() runs the check while the GPU counts, or first)
+  fchecks <- NULL
+  check_fp <- function() {
+    if (check_footprint) fchecks <<- footprint_checks(cc$cats, fp)
+  }
   # 3. the catalogs prepared, with one set of patches when resampling
   pat <- if (resample) call_patches(patches, users, cc$cats, cc$prepared,
                                     n_patches, seed, threads, "random")
@@ -197,7 +201,7 @@ wtheta <- function(data, random, bins,
                                        is.null(random2),
                                        mean_theta = if (mean_theta) TRUE))
   done <- run_counts(how, cats, unique_counts(spec), edges, threads,
-                     progress)
+                     progress, meanwhile = check_fp)
   # 5. w, its errors and covariance from the counts
   out <- wtheta_result(spec_counts(spec, done), estimator, error, n_boot,
                        seed)
@@ -339,19 +343,50 @@ unique_counts <- function(spec) {
 
 # runs each count once; a list by key. `labels` names the catalogs in
 # checkpoints when their names in `cats` are not fit for file names.
-# how$mean_theta applies to the counts whose spec has mean.
+# how$mean_theta applies to the counts whose spec has mean. On the GPU the
+# counts overlap (overlap_counts()): all start, each in a thread of its
+# own, before the first is collected, so that the host work of each (and
+# R's) runs while the GPU counts another; any still running when this
+# exits (an error, an interrupt) is stopped first. meanwhile: NULL or a
+# function (the footprint check) called once the counts have started when
+# they overlap, before them otherwise.
 run_counts <- function(how, cats, counts, edges, threads, progress,
-                       labels = NULL) {
+                       labels = NULL, meanwhile = NULL) {
+  if (is.null(meanwhile)) meanwhile <- function() NULL
   lab <- function(k) if (is.null(labels)) k else labels[[k]]
-  out <- lapply(counts, function(s) {
+  one <- function(s, defer) {
     how$mean_theta <- isTRUE(how$mean_theta) && isTRUE(s$mean)
     count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
                    s$self_pairs, threads, progress,
                    label = paste0(lab(s$x), "-", lab(s$y %||% s$x),
                                   if (s$self_pairs && !is.null(labels))
-                                    "-self"))
-  })
+                                    "-self"),
+                   defer = defer)
+  }
+  if (overlap_counts(how, counts)) {
+    started <- list()
+    on.exit(for (d in started) d$cancel(), add = TRUE)
+    for (k in seq_along(counts)) started[[k]] <- one(counts[[k]], TRUE)
+    meanwhile()
+    out <- lapply(started, function(d) d$finish())
+  } else {
+    meanwhile()
+    out <- lapply(counts, one, defer = FALSE)
+  }
   stats::setNames(out, vapply(counts, count_key, ""))
+}
+
+# Whether run_counts() overlaps its counts: on the GPU, run here (not
+# distributed), more than one count, unless options(wtheta.overlap =
+# FALSE) (see ?wtheta-package, "Overlapped counts").
+overlap_counts <- function(how, counts) {
+  opt <- getOption("wtheta.overlap", TRUE)
+  if (!isTRUE(opt) && !isFALSE(opt)) {
+    stop("option `wtheta.overlap` must be TRUE or FALSE, not ",
+         describe(opt), ".", call. = FALSE)
+  }
+  opt && length(counts) > 1L && !is.null(how$run) &&
+    identical(how$run$backend, "cuda")
 }
 
 # the counts of one correlation from those done, named by column

@@ -3,7 +3,8 @@
 # The classic workload (the two reference catalogs, 100k x 100k, 360 bins
 # of 0.25 degree, self_pairs = TRUE), REPS warm calls each (default 7),
 # on BACKEND (default "cuda"; "cpu" works too, slowly):
-#   - the whole call, with the footprint check (the default) and without;
+#   - the whole call, with the footprint check (the default) and without,
+#     with the counts overlapped (the default on the GPU) and not;
 #   - the same with 20 jackknife patches (sky_patches(), seed 1, made once
 #     beforehand and passed in, so k-means is not timed);
 #   - both without the check, with catalogs made by prepare_catalog()
@@ -43,9 +44,9 @@ ms <- function(expr) {
   e <- parent.frame()
   eval(f, e)                                           # warm-up
   x <- vapply(seq_len(reps), function(i) {
-    t0 <- proc.time()[["elapsed"]]
+    t0 <- as.numeric(Sys.time())                       # microseconds
     suppressWarnings(eval(f, e))
-    (proc.time()[["elapsed"]] - t0) * 1000
+    (as.numeric(Sys.time()) - t0) * 1000
   }, 0)
   c(min = min(x), median = stats::median(x))
 }
@@ -55,13 +56,6 @@ row <- function(what, v) {
 call <- function(...) suppressWarnings(
   wtheta(D, R, b, self_pairs = TRUE, backend = backend, ...))
 
-cat(sprintf("%-52s %9s %9s\n", "ms", "min", "median"))
-row("whole wtheta() call", ms(call()))
-row("whole call, check_footprint = FALSE", ms(call(check_footprint = FALSE)))
-row("whole call, jackknife (20 patches)",
-    ms(call(error = "jackknife", patches = P)))
-row("whole call, jackknife, check_footprint = FALSE",
-    ms(call(error = "jackknife", patches = P, check_footprint = FALSE)))
 # prepared catalogs (prepare_catalog(), made once beforehand, as a user
 # reusing catalogs would): no checks, unit vectors or grouping per call
 Dp <- prepare_catalog(D)
@@ -70,10 +64,28 @@ Dq <- prepare_catalog(D, patches = P)
 Rq <- prepare_catalog(R, patches = P)
 pcall <- function(d, r, ...) suppressWarnings(
   wtheta(d, r, b, self_pairs = TRUE, backend = backend, ...))
-row("whole call, prepared catalogs, check_footprint = FALSE",
-    ms(pcall(Dp, Rp, check_footprint = FALSE)))
-row("whole call, prepared, jackknife, check_footprint = FALSE",
-    ms(pcall(Dq, Rq, error = "jackknife", check_footprint = FALSE)))
+# the whole calls with the counts overlapped (the default on the GPU) and
+# one after the other (options(wtheta.overlap = FALSE)), in one run
+for (ov in c(FALSE, TRUE)) {
+  options(wtheta.overlap = ov)
+  cat(sprintf("%-52s %9s %9s\n", paste0("ms, overlapped counts ",
+                                        if (ov) "on" else "off"),
+              "min", "median"))
+  row("whole wtheta() call", ms(call()))
+  row("whole call, check_footprint = FALSE",
+      ms(call(check_footprint = FALSE)))
+  row("whole call, jackknife (20 patches)",
+      ms(call(error = "jackknife", patches = P)))
+  row("whole call, jackknife, check_footprint = FALSE",
+      ms(call(error = "jackknife", patches = P, check_footprint = FALSE)))
+  row("whole call, prepared catalogs, check_footprint = FALSE",
+      ms(pcall(Dp, Rp, check_footprint = FALSE)))
+  row("whole call, prepared, jackknife, check_footprint = FALSE",
+      ms(pcall(Dq, Rq, error = "jackknife", check_footprint = FALSE)))
+}
+# the parts below: counts one after the other, so that each count's
+# kernel time (CUDA events) is its own
+options(wtheta.overlap = FALSE)
 row("footprint_check(D, R)", ms(footprint_check(D, R)))
 row("  its cells in C (src/sky/cells.c)",
     ms(.Call(wtheta:::C_footprint_cells, D$ra, D$dec, R$ra, R$dec, 1,
@@ -144,6 +156,13 @@ stages("the plain call, check_footprint = FALSE", check_footprint = FALSE)
 stages("the jackknife call", error = "jackknife", patches = P)
 stages("the jackknife call, check_footprint = FALSE", error = "jackknife",
        patches = P, check_footprint = FALSE)
+# the same with the counts overlapped (their kernel times then overlap too,
+# so their sum is more than the GPU's busy time)
+options(wtheta.overlap = TRUE)
+stages("the plain call, check_footprint = FALSE, overlapped",
+       check_footprint = FALSE)
+stages("the jackknife call, check_footprint = FALSE, overlapped",
+       error = "jackknife", patches = P, check_footprint = FALSE)
 
 prof <- tempfile()
 Rprof(prof, interval = 0.002)

@@ -8,6 +8,10 @@ SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                       SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                                SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_count_start(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                      SEXP, SEXP);
+SEXP wt_r_count_wait(SEXP, SEXP, SEXP);
+SEXP wt_r_count_cancel(SEXP);
 SEXP wt_r_catalog_new(SEXP, SEXP, SEXP);
 SEXP wt_r_catalog_release(SEXP);
 SEXP wt_r_catalog_alive(SEXP);
@@ -53,6 +57,9 @@ SEXP wt_r_healpix_on_map(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
   {"pair_counts_catalogs", (DL_FUNC)&wt_r_pair_counts_catalogs, 13},
+  {"count_start", (DL_FUNC)&wt_r_count_start, 11},
+  {"count_wait", (DL_FUNC)&wt_r_count_wait, 3},
+  {"count_cancel", (DL_FUNC)&wt_r_count_cancel, 1},
   {"catalog_new", (DL_FUNC)&wt_r_catalog_new, 3},
   {"catalog_release", (DL_FUNC)&wt_r_catalog_release, 1},
   {"catalog_alive", (DL_FUNC)&wt_r_catalog_alive, 1},

@@ -91,8 +91,10 @@ typedef struct {
  * size, so that wtheta() sorts and builds each catalog's grid once for DD,
  * DR and RR. Counts run between two catalogs (wt_count_catalogs); the
  * engines never see one: the dispatcher derives each engine's wt_job
- * (sorted points and tasks) from the two. Not thread-safe: counts that
- * share a catalog run one after the other, from one thread. */
+ * (sorted points and tasks) from the two. Counts that share a catalog
+ * may run at once from several threads (overlapped GPU counts): the grid
+ * stage is built under a lock, and a stage that a count is using is never
+ * replaced (such counts share their cell size: their edges). */
 typedef struct wt_grid_stage wt_grid_stage;   /* private to core/ */
 typedef struct {
   wt_points p;             /* in memory the caller keeps alive */
@@ -101,6 +103,7 @@ typedef struct {
                               of each patch, or one range over all */
   int64_t n_ranges;
   wt_grid_stage *grid;     /* owned: the cached grid stage, or NULL */
+  int grid_users;          /* counts using it (wt_catalog_grid_done) */
 } wt_catalog;
 
 /* fault injection for tests (WTHETA_TEST_FAULT, read by wt_count) */
@@ -218,13 +221,17 @@ int wt_catalog_init(wt_catalog *c, const wt_points *p, const int64_t *ranges,
 int wt_catalog_has_range(const wt_catalog *c, int64_t r0, int64_t r1);
 /* frees the ranges and the grid stage (not the points) */
 void wt_catalog_clear(wt_catalog *c);
-/* frees the cached grid stage only; the next count that plans a grid
- * builds it again */
+/* frees the cached grid stage only, unless a count is using it; the next
+ * count that plans a grid builds it again */
 void wt_catalog_drop_grid(wt_catalog *c);
-/* the grid stage for cells of cell_deg degrees: the cached one, or built
- * (replacing one of another cell size); WT_OK or WT_ERR_NOMEM */
+/* the grid stage for cells of cell_deg degrees, for one count, which
+ * calls wt_catalog_grid_done when it no longer reads it: the cached one,
+ * or built (replacing one of another cell size that no count is using);
+ * WT_OK, WT_ERR_NOMEM, or WT_ERR_ARG when another count uses a stage of
+ * another cell size. Safe across threads. */
 int wt_catalog_grid(wt_catalog *c, double cell_deg, int n_threads,
                     const wt_grid_stage **out);
+void wt_catalog_grid_done(wt_catalog *c);
 /* how many grid stages this process has built (tests show with it that
  * wtheta() builds each catalog's grid once) */
 double wt_grid_builds(void);

@@ -2,17 +2,28 @@
  * stage (grid_build.c). A catalog is prepared once and enters several
  * counts; the grid stage it keeps depends only on its points, its ranges
  * and the cell size, so every count with that cell size reuses it. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"
 #include "grid.h"
 
-/* grid stages built by this process. Only the dispatcher builds them,
- * from the thread that called it, before any engine runs; R calls the
- * core from its main thread only. */
+/* Guards every catalog's grid stage, its users and grid_builds: counts on
+ * the GPU may run at once from several threads (glue.c,
+ * wt_r_count_start). A stage is built under the lock: a second count that
+ * needs it waits for it instead of building its own. */
+static pthread_mutex_t grid_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* grid stages built by this process */
 static double grid_builds = 0.0;
 
-double wt_grid_builds(void) { return grid_builds; }
+double wt_grid_builds(void)
+{
+  pthread_mutex_lock(&grid_lock);
+  double n = grid_builds;
+  pthread_mutex_unlock(&grid_lock);
+  return n;
+}
 
 int wt_range_cmp(const void *x, const void *y)
 {
@@ -67,8 +78,12 @@ int wt_catalog_has_range(const wt_catalog *c, int64_t r0, int64_t r1)
 
 void wt_catalog_drop_grid(wt_catalog *c)
 {
-  wt_grid_stage_free(c->grid);
-  c->grid = NULL;
+  pthread_mutex_lock(&grid_lock);
+  if (c->grid_users == 0) {
+    wt_grid_stage_free(c->grid);
+    c->grid = NULL;
+  }
+  pthread_mutex_unlock(&grid_lock);
 }
 
 void wt_catalog_clear(wt_catalog *c)
@@ -81,17 +96,34 @@ void wt_catalog_clear(wt_catalog *c)
 int wt_catalog_grid(wt_catalog *c, double cell_deg, int n_threads,
                     const wt_grid_stage **out)
 {
-  if (c->grid && c->grid->cell_deg == cell_deg) {
-    *out = c->grid;
-    return WT_OK;
+  int status = WT_OK;
+  pthread_mutex_lock(&grid_lock);
+  if (!c->grid || c->grid->cell_deg != cell_deg) {
+    if (c->grid_users > 0) {
+      status = WT_ERR_ARG;
+    } else {
+      /* another cell size: that stage will not serve again */
+      wt_grid_stage_free(c->grid);
+      c->grid = NULL;
+      wt_grid_stage *s = NULL;
+      status = wt_grid_stage_build(c, cell_deg, n_threads, &s);
+      if (status == WT_OK) {
+        c->grid = s;
+        grid_builds += 1.0;
+      }
+    }
   }
-  /* another cell size: that stage will not serve again */
-  wt_catalog_drop_grid(c);
-  wt_grid_stage *s = NULL;
-  int status = wt_grid_stage_build(c, cell_deg, n_threads, &s);
-  if (status != WT_OK) return status;
-  c->grid = s;
-  grid_builds += 1.0;
-  *out = s;
-  return WT_OK;
+  if (status == WT_OK) {
+    c->grid_users++;
+    *out = c->grid;
+  }
+  pthread_mutex_unlock(&grid_lock);
+  return status;
+}
+
+void wt_catalog_grid_done(wt_catalog *c)
+{
+  pthread_mutex_lock(&grid_lock);
+  if (c->grid_users > 0) c->grid_users--;
+  pthread_mutex_unlock(&grid_lock);
 }

@@ -4,6 +4,7 @@
  * pays, their kept grid stages are walked here and the engine gets the
  * job derived from them: the catalogs' sorted points and the walk's
  * tasks. Engines never see a catalog (ARCHITECTURE.md says why). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
@@ -71,9 +72,18 @@ static int tasks_in_ranges(const wt_job *job, const wt_catalog *ca,
   return 1;
 }
 
+/* the catalogs' grid stages, no longer read by this count */
+static void grid_done(wt_catalog *ca, wt_catalog *cb)
+{
+  wt_catalog_grid_done(ca);
+  if (cb != ca) wt_catalog_grid_done(cb);
+}
+
 /* The grid's plan for job between ca and cb with cells of h degrees: the
- * catalogs' stages (built unless cached), the walk into gr, and the
- * engine's job in sub (the catalogs' sorted points and the walk's tasks).
+ * catalogs' stages (built unless cached; the caller calls grid_done()
+ * once it no longer reads them, unless this fails), the walk into gr, and
+ * the engine's job in sub (the catalogs' sorted points and the walk's
+ * tasks).
  * pairs: the job's pairs (whether bulk counting pays). Sets job->plan_s;
  * build_s, walk_s (may be NULL): its two stages. */
 static int plan_grid(wt_job *job, double pairs, double h, double theta_max,
@@ -93,19 +103,29 @@ static int plan_grid(wt_job *job, double pairs, double h, double theta_max,
     ? WT_GRID_MIN_SPLIT_GPU : WT_GRID_MIN_SPLIT_CPU;
   const double t0 = wt_seconds();
   const wt_grid_stage *sa = NULL, *sb = NULL;
-  int status = wt_catalog_grid(ca, h, job->n_threads, &sa);
-  if (status == WT_OK)
-    status = cb == ca ? (sb = sa, WT_OK)
-                      : wt_catalog_grid(cb, h, job->n_threads, &sb);
-  const double t1 = wt_seconds();
   memset(gr, 0, sizeof *gr);
-  if (status == WT_OK)
-    status = wt_grid_walk(job, sa, sb, theta_max, bulk, min_split, gr);
+  int status = wt_catalog_grid(ca, h, job->n_threads, &sa);
+  if (status == WT_OK && cb == ca) {
+    sb = sa;
+  } else if (status == WT_OK &&
+             (status = wt_catalog_grid(cb, h, job->n_threads, &sb)) != WT_OK) {
+    wt_catalog_grid_done(ca);
+  }
+  if (status == WT_ERR_ARG)
+    snprintf(job->message, sizeof job->message,
+             "a catalog's grid of another cell size is in use by a count "
+             "running at the same time");
+  if (status != WT_OK) return status;
+  const double t1 = wt_seconds();
+  status = wt_grid_walk(job, sa, sb, theta_max, bulk, min_split, gr);
   const double t2 = wt_seconds();
   job->plan_s = t2 - t0;
   if (build_s) *build_s = t1 - t0;
   if (walk_s) *walk_s = t2 - t1;
-  if (status != WT_OK) return status;
+  if (status != WT_OK) {
+    grid_done(ca, cb);
+    return status;
+  }
   *sub = *job;
   sub->a = sa->sorted;
   if (!job->is_auto) sub->b = sb->sorted;
@@ -146,6 +166,7 @@ static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
   job->gpu_ms = sub.gpu_ms;
   memcpy(job->message, sub.message, sizeof job->message);
   wt_grid_free(&gr);
+  grid_done(ca, cb);
   return status;
 }
 
@@ -175,9 +196,12 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
   wt_job sub = *job;
   wt_grid gr;
   memset(&gr, 0, sizeof gr);
-  if (status == WT_OK && h > 0.0 && tasks_in_ranges(job, a, cb))
+  int gridded = 0;
+  if (status == WT_OK && h > 0.0 && tasks_in_ranges(job, a, cb)) {
     status = plan_grid(job, pairs, h, theta_max, a, cb, &gr, &sub, &out[0],
                        &out[1]);
+    gridded = status == WT_OK;
+  }
   if (status == WT_OK) {
     out[2] = (double)sub.n_tasks;
     for (int64_t k = 0; k < sub.n_tasks; k++)
@@ -186,6 +210,7 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
       status = wt_cuda_host_plan(&sub, &out[4]);
   }
   wt_grid_free(&gr);
+  if (gridded) grid_done(a, cb);
   if (job->tasks == &whole) {
     job->tasks = NULL;
     job->n_tasks = 0;
