@@ -252,7 +252,14 @@ gpu_idle <- function(elapsed, gpu_ms, devices) {
 # A checked catalog as an n x 3 matrix of unit vectors, made once per
 # catalog (the exactness contract fixes how: see ?wtheta-package).
 unit_vectors <- function(cat, threads) {
-  .Call(C_unit_vectors, cat$ra, cat$dec, threads)
+  unit_vectors_of(list(cat), threads)[[1L]]
+}
+
+# the same for a list of checked catalogs: one light pass over all their
+# points (one team of threads), a list of matrices
+unit_vectors_of <- function(cats, threads) {
+  .Call(C_unit_vectors, lapply(cats, `[[`, "ra"), lapply(cats, `[[`, "dec"),
+        threads)
 }
 
 # The one place that calls the C core. a, b: unit vectors from

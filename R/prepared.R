@@ -268,6 +268,10 @@ call_patches <- function(patches, users, cats, prepared, n_patches, seed,
 # every catalog of a call as a wtheta_prepared with weights `w` (from
 # call_weights()) and, with `pat` (from call_patches()), the call's patches
 call_catalogs <- function(cats, prepared, w, pat, threads) {
+  # the unit vectors of the catalogs given as coordinates, in one pass
+  plain <- names(cats)[!unlist(prepared[names(cats)]) &
+                         (is.null(pat) || pat$kind != "centres")]
+  xyz <- stats::setNames(unit_vectors_of(cats[plain], threads), plain)
   out <- lapply(names(cats), function(nm) {
     x <- cats[[nm]]
     if (prepared[[nm]]) {
@@ -299,11 +303,11 @@ call_catalogs <- function(cats, prepared, w, pat, threads) {
       return(x)
     }
     own <- if (is.null(pat)) {
-      new_wtheta_prepared(x, unit_vectors(x, threads), w[[nm]])
+      new_wtheta_prepared(x, xyz[[nm]], w[[nm]])
     } else if (pat$kind == "centres") {
       patch_catalog(x, w[[nm]], pat$patches, threads)
     } else {
-      g <- group_patches(unit_vectors(x, threads), pat$numbers[[nm]],
+      g <- group_patches(xyz[[nm]], pat$numbers[[nm]],
                          length(pat$labels), w[[nm]])
       new_wtheta_prepared(x, g$xyz, if (!is.null(w)) g$weights, g$labels,
                           pat$labels)

@@ -131,18 +131,43 @@ static void points_of(SEXP xyz, wt_points *p)
   p->n = (int64_t)n;
 }
 
+/* The unit vectors of k catalogs (lists ra and dec of double vectors), as
+ * a list of n x 3 matrices, by one team of threads (a light pass over all
+ * their points) */
 SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
 {
-  R_xlen_t n = XLENGTH(ra);
-  if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
-  if (n > INT_MAX) error("wtheta: catalogs of more than %d points are not supported", INT_MAX);
-  const double *r = real_or_die(ra, "ra"), *d = real_or_die(dec, "dec");
-  SEXP xyz = PROTECT(allocMatrix(REALSXP, (int)n, 3));
-  double *v = REAL(xyz);
-  wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n,
-                  team_of(threads, (int64_t)n, WT_LIGHT_GRAIN));
+  if (TYPEOF(ra) != VECSXP || TYPEOF(dec) != VECSXP ||
+      XLENGTH(ra) != XLENGTH(dec) || XLENGTH(ra) > INT_MAX)
+    error("wtheta internal: ra and dec must be lists of one length");
+  const int k = (int)XLENGTH(ra);
+  SEXP out = PROTECT(allocVector(VECSXP, k));
+  const double **r = (const double **)R_alloc(k > 0 ? (size_t)k : 1,
+                                              sizeof(double *));
+  const double **d = (const double **)R_alloc(k > 0 ? (size_t)k : 1,
+                                              sizeof(double *));
+  double **v = (double **)R_alloc(k > 0 ? (size_t)k : 1, sizeof(double *));
+  int64_t *n = (int64_t *)R_alloc(k > 0 ? (size_t)k : 1, sizeof(int64_t));
+  int64_t total = 0;
+  for (int c = 0; c < k; c++) {
+    SEXP rc = VECTOR_ELT(ra, c), dc = VECTOR_ELT(dec, c);
+    R_xlen_t nc = XLENGTH(rc);
+    if (XLENGTH(dc) != nc)
+      error("wtheta internal: ra and dec lengths differ");
+    if (nc > INT_MAX)
+      error("wtheta: catalogs of more than %d points are not supported",
+            INT_MAX);
+    r[c] = real_or_die(rc, "ra");
+    d[c] = real_or_die(dc, "dec");
+    SET_VECTOR_ELT(out, c, allocMatrix(REALSXP, (int)nc, 3));
+    v[c] = REAL(VECTOR_ELT(out, c));
+    n[c] = (int64_t)nc;
+    total += n[c];
+  }
+  if (wt_unit_vectors_many(k, r, d, n, v,
+                           team_of(threads, total, WT_LIGHT_GRAIN)) != WT_OK)
+    error("wtheta: not enough memory for the unit vectors");
   UNPROTECT(1);
-  return xyz;
+  return out;
 }
 
 static void status_error(int status, const wt_job *job)
@@ -949,7 +974,7 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
   int *lab = malloc((size_t)n * sizeof(int));
   int64_t *at = malloc((size_t)c.n * sizeof(int64_t));
   if (v && lab && at) {
-    wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n, t);
+    wt_unit_vectors(r, d, (int64_t)n, v, t);
     wt_nearest_centre(v, v + n, v + 2 * n, (int64_t)n, c.x, c.y, c.z,
                       (int)c.n, lab, t);
     group_fill(out, v, v + n, v + 2 * n, lab, wv, n, (int)c.n, at, t);

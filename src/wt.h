@@ -180,8 +180,13 @@ typedef struct {
 
 /* core/bins.c */
 double wt_edge_c2(double theta_deg);
+/* unit vectors of k catalogs, each into an n x 3 block (x, y, z columns),
+ * by one team of n_threads: WT_OK, or WT_ERR_NOMEM; of one catalog */
+int wt_unit_vectors_many(int k, const double *const *ra_deg,
+                         const double *const *dec_deg, const int64_t *n,
+                         double *const *xyz, int n_threads);
 void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
-                     double *x, double *y, double *z, int n_threads);
+                     double *xyz, int n_threads);
 /* builds upper[] and the table into caller-provided storage sized by
  * wt_bins_table_size(); returns WT_OK */
 int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,

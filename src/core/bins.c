@@ -1,5 +1,6 @@
 /* Unit vectors, edges as squared chords, and the slot lookup table. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "wt.h"
 
@@ -20,22 +21,56 @@ double wt_edge_c2(double theta_deg)
   return 4.0 * s * s;
 }
 
-/* n_threads: the caller's choice for a light pass (wt_threads_for) */
-void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
-                     double *x, double *y, double *z, int n_threads)
+/* points a light-pass team hands out at a time */
+#define WT_UNIT_BLOCK 8192
+
+/* n_threads: the caller's choice for a light pass (wt_threads_for) over
+ * all k catalogs together: one team shares out blocks of every catalog,
+ * so that small catalogs need not each run on a small team. xyz[c]: an
+ * n[c] x 3 block (x, then y, then z). WT_OK, or WT_ERR_NOMEM (only for
+ * more than 64 catalogs). */
+int wt_unit_vectors_many(int k, const double *const *ra_deg,
+                         const double *const *dec_deg, const int64_t *n,
+                         double *const *xyz, int n_threads)
 {
+  /* start[c]: the first block of catalog c; start[k]: all blocks */
+  int64_t on_stack[65], *start = on_stack;
+  if (k > 64 && !(start = malloc(((size_t)k + 1) * sizeof *start)))
+    return WT_ERR_NOMEM;
+  start[0] = 0;
+  for (int c = 0; c < k; c++)
+    start[c + 1] = start[c] + (n[c] + WT_UNIT_BLOCK - 1) / WT_UNIT_BLOCK;
+  const int64_t n_blocks = start[k];
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(n_threads) schedule(static)
 #else
   (void)n_threads;
 #endif
-  for (int64_t i = 0; i < n; i++) {
-    double ra = ra_deg[i] * wt_rad, dec = dec_deg[i] * wt_rad;
-    double cd = cos(dec);
-    x[i] = cd * cos(ra);
-    y[i] = cd * sin(ra);
-    z[i] = sin(dec);
+  for (int64_t j = 0; j < n_blocks; j++) {
+    int c = 0;                       /* the catalog of block j */
+    while (start[c + 1] <= j) c++;
+    const int64_t nc = n[c], i0 = (j - start[c]) * WT_UNIT_BLOCK;
+    const int64_t i1 = i0 + WT_UNIT_BLOCK < nc ? i0 + WT_UNIT_BLOCK : nc;
+    const double *ra = ra_deg[c], *dec = dec_deg[c];
+    double *x = xyz[c], *y = x + nc, *z = y + nc;
+    for (int64_t i = i0; i < i1; i++) {
+      double r = ra[i] * wt_rad, d = dec[i] * wt_rad;
+      double cd = cos(d);
+      x[i] = cd * cos(r);
+      y[i] = cd * sin(r);
+      z[i] = sin(d);
+    }
   }
+  if (start != on_stack) free(start);
+  return WT_OK;
+}
+
+/* one catalog into an n x 3 block (x, y = x + n, z = x + 2n) */
+void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
+                     double *xyz, int n_threads)
+{
+  double *const out[1] = {xyz};
+  (void)wt_unit_vectors_many(1, &ra_deg, &dec_deg, &n, out, n_threads);
 }
 
 /* smallest slot s with d2 < upper[s] */
