@@ -1,5 +1,6 @@
 /* Unit vectors, edges as squared chords, and the slot lookup table. */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"
@@ -133,6 +134,42 @@ static int table_build(const double *upper, int m,
   return worst;
 }
 
+/* The table's precision for the edges of the last call: measuring every
+ * precision took most of a small count's set-up (12 passes over the
+ * table), and the counts of one call share their edges. Guarded: counts
+ * are set up on R's main thread, but the core does not rely on it. */
+static pthread_mutex_t best_lock = PTHREAD_MUTEX_INITIALIZER;
+static double *best_edges = NULL;
+static int best_n = 0, best_m_kept = 0, best_steps_kept = 0;
+
+static int best_cached(const double *edges, int n, int *m, int *steps)
+{
+  pthread_mutex_lock(&best_lock);
+  int hit = best_edges && best_n == n &&
+            memcmp(best_edges, edges, (size_t)n * sizeof *edges) == 0;
+  if (hit) {
+    *m = best_m_kept;
+    *steps = best_steps_kept;
+  }
+  pthread_mutex_unlock(&best_lock);
+  return hit;
+}
+
+static void best_store(const double *edges, int n, int m, int steps)
+{
+  pthread_mutex_lock(&best_lock);
+  double *e = n > best_n ? realloc(best_edges, (size_t)n * sizeof *e)
+                         : best_edges;
+  if (e) {
+    memcpy(e, edges, (size_t)n * sizeof *e);
+    best_edges = e;
+    best_n = n;
+    best_m_kept = m;
+    best_steps_kept = steps;
+  }
+  pthread_mutex_unlock(&best_lock);
+}
+
 int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
                  double *upper, uint16_t *table)
 {
@@ -147,9 +184,12 @@ int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
   if (n_slots > 65535 || table == NULL) return WT_OK;
   int best_m = 1, best_steps = n_slots, shift;
   int64_t base;
-  for (int m = 12; m >= 1; m--) {
-    int steps = table_build(upper, m, NULL, &shift, &base);
-    if (steps < best_steps) { best_steps = steps; best_m = m; }
+  if (!best_cached(edges_deg, n_edges, &best_m, &best_steps)) {
+    for (int m = 12; m >= 1; m--) {
+      int steps = table_build(upper, m, NULL, &shift, &base);
+      if (steps < best_steps) { best_steps = steps; best_m = m; }
+    }
+    best_store(edges_deg, n_edges, best_m, best_steps);
   }
   table_build(upper, best_m, table, &shift, &base);
   int64_t ktop = (int64_t)(to_bits(4.0) >> shift) + 1;

@@ -470,3 +470,26 @@ test_that("overlapped GPU counts equal GPU counts one after the other", {
     expect_true(all(vapply(pcs, `[[`, "", "backend") == "cuda"), info = k)
   }
 })
+
+test_that("a fault in one of several overlapped GPU counts stops the call cleanly", {
+  skip_if_no_cuda()
+  on.exit(Sys.unsetenv("WTHETA_TEST_FAULT"), add = TRUE)
+  set.seed(57)
+  d <- random_sky(4000)
+  r <- random_sky(5000)
+  b <- theta_bins(0, 180, width = 1)
+  want <- wtheta(d, r, bins = b, backend = "cpu", threads = test_threads(),
+                 check_footprint = FALSE)
+  for (f in c("alloc", "launch", "copy", "thread")) {
+    Sys.setenv(WTHETA_TEST_FAULT = f)
+    expect_error(wtheta(d, r, bins = b, backend = "cuda",
+                        check_footprint = FALSE),
+                 paste0("WTHETA_TEST_FAULT=", f), info = f)
+    Sys.unsetenv("WTHETA_TEST_FAULT")
+    # every count of the failed call was stopped and freed: the next call
+    # counts right
+    got <- wtheta(d, r, bins = b, backend = "cuda", check_footprint = FALSE)
+    expect_identical(got[c("DD", "DR", "RR", "w")],
+                     want[c("DD", "DR", "RR", "w")], info = f)
+  }
+})
