@@ -493,3 +493,35 @@ test_that("a fault in one of several overlapped GPU counts stops the call cleanl
                      want[c("DD", "DR", "RR", "w")], info = f)
   }
 })
+
+test_that("counts over many device chunks (loaded while the GPU counts) equal the CPU's", {
+  skip_if_no_cuda()
+  # 2^21 points make a device chunk: 5.5 and 3.2 million points are 3 and
+  # 2 chunks, 5 in all for the cross count, more than the 4 a context
+  # keeps, so that chunks are loaded again, on the copy stream, while
+  # the kernels of the launch before run
+  set.seed(61)
+  a <- random_sky(5.5e6)
+  b <- random_sky(3.2e6)
+  bins <- theta_bins(0.05, 1, n = 8, log = TRUE)
+  old <- options(wtheta.grid = "prune")
+  on.exit(options(old), add = TRUE)
+  for (y in list(NULL, b)) {
+    g <- pair_counts(a, y, bins = bins, backend = "cuda")
+    c <- pair_counts(a, y, bins = bins, backend = "cpu",
+                     threads = wtheta_threads())
+    expect_identical(c(g$n_below, g$counts, g$n_above),
+                     c(c$n_below, c$counts, c$n_above))
+    expect_gt(sum(g$counts), 1e6)
+  }
+  # weighted: the exact kernel, the same loads
+  w <- runif(nrow(b), 0.5, 2)
+  b$w <- w
+  a2 <- a[1:2.3e6, ]
+  a2$w <- runif(nrow(a2), 0.5, 2)
+  g <- pair_counts(a2, b, bins = bins, weights = "w", backend = "cuda")
+  c <- pair_counts(a2, b, bins = bins, weights = "w", backend = "cpu",
+                   threads = wtheta_threads())
+  expect_identical(g$counts, c$counts)
+  expect_equal(g$weighted, c$weighted, tolerance = 1e-12)
+})
