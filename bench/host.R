@@ -16,8 +16,12 @@
 #     the footprint check: the mean milliseconds per call in each step of
 #     wtheta() (the package's own functions, timed by wrappers put into its
 #     namespace for this script only), the counts split into kernels and
-#     host, and R's garbage collection (gc.time()), which any stage may
-#     set off.
+#     host, and R's garbage collection, which any stage may set off: its
+#     elapsed time (gc.time()[3]) and its CPU time (gc.time()[1], user
+#     CPU of the whole process while R collected: OpenMP threads still
+#     spinning after a parallel region count in it, up to once per
+#     thread, so on a 16-core host it can read many times the elapsed
+#     time; the stages above include only the elapsed).
 # Then an Rprof profile of the jackknife call, top entries by total time.
 # Minimum and median of REPS in milliseconds, with the machine named.
 library(wtheta)
@@ -121,7 +125,7 @@ for (nm in names(stage_names)) local({
 stages <- function(label, ...) {
   for (nm in names(stage_names)) spent[[nm]] <- 0
   kern <- 0
-  g0 <- gc.time()[1L]
+  g0 <- gc.time()
   t0 <- as.numeric(Sys.time())
   for (i in seq_len(reps)) {
     w <- call(...)
@@ -136,8 +140,10 @@ stages <- function(label, ...) {
   }
   cat(sprintf("  %-50s %9.2f\n", "  of the counts, kernels (CUDA events)",
               kern / reps))
-  cat(sprintf("  %-50s %9.2f\n", "garbage collection, in any stage",
-              (gc.time()[1L] - g0) * 1000 / reps))
+  g <- (gc.time() - g0) * 1000 / reps
+  cat(sprintf("  %-50s %9.2f\n", "garbage collection, in any stage (elapsed)",
+              g[3L]))
+  cat(sprintf("  %-50s %9.2f\n", "  its CPU time (user, all threads)", g[1L]))
 }
 stages("the plain call")
 stages("the plain call, check_footprint = FALSE", check_footprint = FALSE)
