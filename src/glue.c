@@ -711,9 +711,9 @@ SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
 }
 
 /* unit vectors of ra, dec (degrees), labelled by their nearest centre and
- * grouped by it, in one call: the ungrouped vectors and labels live in C
- * scratch memory, not on R's heap (less for R to collect after a jackknife
- * call). The result of group_patches. */
+ * grouped by it, in one call (see wt_patch_vectors: C scratch of one
+ * column, not the ungrouped catalog; nothing extra on R's heap). The
+ * result of group_patches. */
 SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
                         SEXP threads)
 {
@@ -724,23 +724,17 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
   if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");
   const double *r = real_or_die(ra, "ra"), *d = real_or_die(dec, "dec");
   const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
+  if (wv && XLENGTH(w) != n) error("wtheta internal: weights length");
   const int t = team_of(threads, (int64_t)n, WT_LIGHT_GRAIN);
   SEXP out = PROTECT(group_alloc(n, (int)c.n, wv != NULL));
-  /* no R call from here to free() */
-  double *v = malloc((size_t)n * 3 * sizeof(double));
-  int *lab = malloc((size_t)n * sizeof(int));
-  int64_t *at = malloc((size_t)c.n * sizeof(int64_t));
-  if (v && lab && at) {
-    wt_unit_vectors(r, d, (int64_t)n, v, v + n, v + 2 * n, t);
-    wt_nearest_centre(v, v + n, v + 2 * n, (int64_t)n, c.x, c.y, c.z,
-                      (int)c.n, lab, t);
-    group_fill(out, v, v + n, v + 2 * n, lab, wv, n, (int)c.n, at, t);
-  }
-  int ok = v && lab && at;
-  free(v);
-  free(lab);
-  free(at);
-  if (!ok) error("wtheta: out of memory grouping a catalog by patch");
+  double *ox = REAL(VECTOR_ELT(out, 0));
+  int status = wt_patch_vectors(r, d, wv, (int64_t)n, c.x, c.y, c.z,
+                                (int)c.n, INTEGER(VECTOR_ELT(out, 3)), ox,
+                                ox + n, ox + 2 * n,
+                                INTEGER(VECTOR_ELT(out, 1)),
+                                wv ? REAL(VECTOR_ELT(out, 2)) : NULL, t);
+  if (status != WT_OK)
+    error("wtheta: out of memory grouping a catalog by patch");
   UNPROTECT(1);
   return out;
 }

@@ -205,6 +205,11 @@ void wt_group_by_label(const double *x, const double *y, const double *z,
                        const int *lab, const double *wv, int64_t n, int P,
                        int *cnt, int64_t *at, double *ox, double *oy,
                        double *oz, int *ol, double *ow, int n_threads);
+int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
+                     int64_t n, const double *cx, const double *cy,
+                     const double *cz, int k, int *cnt, double *ox,
+                     double *oy, double *oz, int *ol, double *ow,
+                     int n_threads);
 
 /* core/catalog.c: prepared catalogs */
 /* a catalog over the points of p (the struct is copied, not its arrays)
