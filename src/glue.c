@@ -740,8 +740,9 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
 }
 
 /* jackknife replicate counts (see wt_jackknife_counts): an n_bins x P
- * matrix */
-SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto)
+ * matrix, each column r divided by total[r] (the replicates' normalisers,
+ * P values) when total is not NULL */
+SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto, SEXP total)
 {
   SEXP dim = getAttrib(arr, R_DimSymbol);
   if (TYPEOF(arr) != REALSXP || XLENGTH(dim) != 3)
@@ -750,9 +751,15 @@ SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto)
   if (INTEGER(dim)[1] != P) error("wtheta internal: patch array shape");
   const int autoc = asLogical(is_auto);
   const double *S = REAL(arr);
+  const double *tot = NULL;
+  if (!isNull(total)) {
+    tot = real_or_die(total, "total");
+    if (XLENGTH(total) != P) error("wtheta internal: total length");
+  }
   SEXP out = PROTECT(allocMatrix(REALSXP, nb, P));
   double *rows = (double *)R_alloc((size_t)P * 2, sizeof(double));
-  wt_jackknife_counts(S, P, nb, autoc, rows, REAL(out));
+  double *o = REAL(out);
+  wt_jackknife_counts(S, P, nb, autoc, tot, rows, o);
   UNPROTECT(1);
   return out;
 }

@@ -200,7 +200,7 @@ int wt_kmeans(const double *x, const double *y, const double *z, int64_t n,
 void wt_patch_array(const uint64_t *counts, const double *wsums,
                     int n_patches, int n_bins, int is_auto, double *o);
 void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
-                         double *rows, double *o);
+                         const double *norm, double *rows, double *o);
 void wt_group_by_label(const double *x, const double *y, const double *z,
                        const int *lab, const double *wv, int64_t n, int P,
                        int *cnt, int64_t *at, double *ox, double *oy,

@@ -33,9 +33,11 @@ void wt_patch_array(const uint64_t *counts, const double *wsums,
  * and column r of each bin, plus S[r, r] that both removed. For an auto
  * count (pairs between two patches at [a, b] and [b, a], pairs inside a
  * patch once) the diagonal is added again and the sum halved. Into o, an
- * n_bins x P matrix; rows is scratch of 2 P doubles. */
+ * n_bins x P matrix, column r divided by norm[r] when norm (P values,
+ * the replicates' normalisers) is not NULL; rows is scratch of 2 P
+ * doubles. */
 void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
-                         double *rows, double *o)
+                         const double *norm, double *rows, double *o)
 {
   double *cols = rows + P;
   for (int k = 0; k < nb; k++) {
@@ -54,7 +56,7 @@ void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
       double srr = s[r + (size_t)r * P];
       double c = total - rows[r] - cols[r] + srr;
       if (is_auto) c = (c + diag - srr) / 2.0;
-      o[k + (size_t)r * nb] = c;
+      o[k + (size_t)r * nb] = norm ? c / norm[r] : c;
     }
   }
 }
