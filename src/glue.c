@@ -719,6 +719,9 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
 {
   const R_xlen_t n = XLENGTH(ra);
   if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
+  if (n > INT_MAX)
+    error("wtheta: catalogs of more than %d points are not supported",
+          INT_MAX);
   wt_points c;
   points_of(centres, &c);
   if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");

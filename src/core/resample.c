@@ -136,11 +136,12 @@ void wt_group_by_label(const double *x, const double *y, const double *z,
 
 /* A catalog's unit vectors grouped by nearest centre with one column of
  * scratch: the unit vectors and labels go into the outputs in catalog
- * order, then each column in turn is copied aside and scattered back in
- * patch order (the order of wt_group_by_label: stable, the same on any
- * number of threads), and the labels are written from the counts. ra, dec
- * in degrees; weights wv (or NULL) into ow; k centres; cnt (k values) gets
- * the points per patch. Returns WT_OK, or WT_ERR_NOMEM with the outputs
+ * order, each label is replaced by where its point goes (the order of
+ * wt_group_by_label: stable, the same on any number of threads), each
+ * column in turn is copied aside and scattered back to those places, and
+ * the labels are written from the counts. ra, dec in degrees; weights wv
+ * (or NULL) into ow; k centres; cnt (k values) gets the points per patch;
+ * n at most INT_MAX. Returns WT_OK, or WT_ERR_NOMEM with the outputs
  * undefined. */
 int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
                      int64_t n, const double *cx, const double *cy,
@@ -149,16 +150,14 @@ int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
                      int n_threads)
 {
   const int T = n_threads > 0 ? n_threads : 1, P = k;
-  /* part[b P + j]: where block b's first point of patch j + 1 goes; run:
-   * the same, advanced while a column is scattered */
-  int64_t *part = malloc((size_t)T * (size_t)P * 2 * sizeof *part);
+  /* part[b P + j]: where block b's next point of patch j + 1 goes */
+  int64_t *part = malloc((size_t)T * (size_t)P * sizeof *part);
   double *col = malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
   if (!part || !col) {
     free(part);
     free(col);
     return WT_ERR_NOMEM;
   }
-  int64_t *run = part + (size_t)T * (size_t)P;
   wt_unit_vectors(ra, dec, n, ox, oy, oz, T);
   wt_nearest_centre(ox, oy, oz, n, cx, cy, cz, k, ol, T);
   /* block b: points [n b / T, n (b + 1) / T), as in wt_group_by_label */
@@ -182,19 +181,22 @@ int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
     cnt[j] = (int)in_j;
     total += in_j;
   }
-  double *cols[4] = {ox, oy, oz, ow};
-  for (int q = 0; q < (wv ? 4 : 3); q++) {
-    memcpy(col, q < 3 ? cols[q] : wv, (size_t)n * sizeof *col);
-    memcpy(run, part, (size_t)T * (size_t)P * sizeof *run);
-    double *dst = cols[q];
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(T) schedule(static, 1)
 #endif
-    for (int b = 0; b < T; b++) {
-      int64_t *r = run + (size_t)b * (size_t)P;
-      const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
-      for (int64_t i = i0; i < i1; i++) dst[r[ol[i] - 1]++] = col[i];
-    }
+  for (int b = 0; b < T; b++) {
+    int64_t *c = part + (size_t)b * (size_t)P;
+    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
+    for (int64_t i = i0; i < i1; i++) ol[i] = (int)c[ol[i] - 1]++;
+  }
+  double *cols[4] = {ox, oy, oz, ow};
+  for (int q = 0; q < (wv ? 4 : 3); q++) {
+    double *dst = cols[q];
+    memcpy(col, q < 3 ? dst : wv, (size_t)n * sizeof *col);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static)
+#endif
+    for (int64_t i = 0; i < n; i++) dst[ol[i]] = col[i];
   }
   /* the labels in patch order: cnt[j] times j + 1 */
   int64_t at = 0;
