@@ -98,8 +98,8 @@ void wt_nearest_centre(const double *x, const double *y, const double *z,
   vector = wt_cpu_isa_chosen(&isa, msg, sizeof msg) == WT_OK &&
     isa >= WT_ISA_AVX2;
 #endif
-  /* blocks of 1024 points, so that the threads split the points as a
-   * static schedule over points would, in whole vectors */
+  /* blocks of 1024 points (whole vectors but the last), shared among the
+   * threads; a point's label does not depend on its block */
   const int64_t n_blocks = (n + 1023) / 1024;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(n_threads) schedule(static)
