@@ -620,28 +620,30 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     is_auto <- pc$type == "auto"
     arr <- if (weighted) pc$patch_weighted else pc$patch_counts
     nb <- dim(arr)[3L]
-    if (error == "jackknife") {
-      # leaving patch r out: all pairs, less row r and column r of S, plus
-      # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C)
-      # (patch arrays are double already; storage.mode<- would copy them)
-      if (!is.double(arr)) storage.mode(arr) <- "double"
-      counts <- .Call(C_jackknife_counts, arr, is_auto)
-    } else {
-      flat <- matrix(arr, P * P, nb)
-      counts <- crossprod(flat, mm)         # bins x replicates: m^T S m
-      if (is_auto) {
-        # S holds each pair between two patches at [a, b] and [b, a], the
-        # pairs inside a patch once: add the diagonal again and halve
-        diag_s <- flat[(seq_len(P) - 1L) * (P + 1L) + 1L, , drop = FALSE]
-        counts <- (counts + crossprod(diag_s, m^2)) / 2
-      }
-    }
+    # the normaliser of each replicate, from the points (weights) per patch
     s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
     s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
     s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
     t1 <- colSums(m * s1)
     total <- if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
       t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
+    if (error == "jackknife") {
+      # leaving patch r out: all pairs, less row r and column r of S, plus
+      # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C), each
+      # replicate's counts divided there by its total: no bins x P
+      # intermediates on R's heap
+      # (patch arrays are double already; storage.mode<- would copy them)
+      if (!is.double(arr)) storage.mode(arr) <- "double"
+      return(.Call(C_jackknife_counts, arr, is_auto, as.double(total)))
+    }
+    flat <- matrix(arr, P * P, nb)
+    counts <- crossprod(flat, mm)           # bins x replicates: m^T S m
+    if (is_auto) {
+      # S holds each pair between two patches at [a, b] and [b, a], the
+      # pairs inside a patch once: add the diagonal again and halve
+      diag_s <- flat[(seq_len(P) - 1L) * (P + 1L) + 1L, , drop = FALSE]
+      counts <- (counts + crossprod(diag_s, m^2)) / 2
+    }
     counts / rep(total, each = nrow(counts))   # sweep(), without aperm()
   })
   estimate_w(norm, estimator, is_cross)

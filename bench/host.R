@@ -17,8 +17,20 @@
 #     the footprint check: the mean milliseconds per call in each step of
 #     wtheta() (the package's own functions, timed by wrappers put into its
 #     namespace for this script only), the counts split into kernels and
-#     host, and R's garbage collection (gc.time()), which any stage may
-#     set off.
+#     host, and R's garbage collection, which any stage may set off: its
+#     elapsed time (gc.time()[3]) and its CPU time (gc.time()[1], user
+#     CPU of the whole process while R collected: OpenMP threads still
+#     spinning after a parallel region count in it, up to once per
+#     thread, so on a 16-core host it can read many times the elapsed
+#     time; the stages above include only the elapsed), and the minor page
+#     faults per call (Linux): pages the call touched for the first time.
+#     R frees its large vectors at garbage collection and glibc then gives
+#     the top of the heap back to the system, so the next calls' vectors
+#     land on fresh pages again; on this project's virtual machines a
+#     fault cost 10-15 us (a 2.4 MB vector of unit vectors, 586 pages,
+#     took 6-9 ms instead of 1.6). Running the script with
+#     MALLOC_MMAP_THRESHOLD_=33554432 MALLOC_TRIM_THRESHOLD_=1073741824
+#     (glibc keeps the memory) shows the calls without them.
 # Then an Rprof profile of the jackknife call, top entries by total time.
 # Minimum and median of REPS in milliseconds, with the machine named.
 library(wtheta)
@@ -130,10 +142,19 @@ for (nm in names(stage_names)) local({
     f(...)
   }, ns = "wtheta")
 })
+# minor page faults of this process so far (Linux; NA elsewhere)
+minor_faults <- function() {
+  st <- tryCatch(readLines("/proc/self/stat", warn = FALSE),
+                 error = function(e) "")
+  # the fields after the command name, which ends with ")"
+  f <- strsplit(sub(".*\\) ", "", st), " ")[[1L]]
+  if (length(f) >= 8L) as.numeric(f[8L]) else NA_real_
+}
 stages <- function(label, ...) {
   for (nm in names(stage_names)) spent[[nm]] <- 0
   kern <- 0
-  g0 <- gc.time()[1L]
+  f0 <- minor_faults()
+  g0 <- gc.time()
   t0 <- as.numeric(Sys.time())
   for (i in seq_len(reps)) {
     w <- call(...)
@@ -148,8 +169,12 @@ stages <- function(label, ...) {
   }
   cat(sprintf("  %-50s %9.2f\n", "  of the counts, kernels (CUDA events)",
               kern / reps))
-  cat(sprintf("  %-50s %9.2f\n", "garbage collection, in any stage",
-              (gc.time()[1L] - g0) * 1000 / reps))
+  g <- (gc.time() - g0) * 1000 / reps
+  cat(sprintf("  %-50s %9.2f\n", "garbage collection, in any stage (elapsed)",
+              g[3L]))
+  cat(sprintf("  %-50s %9.2f\n", "  its CPU time (user, all threads)", g[1L]))
+  cat(sprintf("  %-50s %9.0f\n", "minor page faults per call",
+              (minor_faults() - f0) / reps))
 }
 stages("the plain call")
 stages("the plain call, check_footprint = FALSE", check_footprint = FALSE)

@@ -145,7 +145,9 @@ SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
                                               sizeof(double *));
   const double **d = (const double **)R_alloc(k > 0 ? (size_t)k : 1,
                                               sizeof(double *));
-  double **v = (double **)R_alloc(k > 0 ? (size_t)k : 1, sizeof(double *));
+  double **x = (double **)R_alloc(k > 0 ? (size_t)k : 1, sizeof(double *));
+  double **y = (double **)R_alloc(k > 0 ? (size_t)k : 1, sizeof(double *));
+  double **z = (double **)R_alloc(k > 0 ? (size_t)k : 1, sizeof(double *));
   int64_t *n = (int64_t *)R_alloc(k > 0 ? (size_t)k : 1, sizeof(int64_t));
   int64_t total = 0;
   for (int c = 0; c < k; c++) {
@@ -159,11 +161,13 @@ SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
     r[c] = real_or_die(rc, "ra");
     d[c] = real_or_die(dc, "dec");
     SET_VECTOR_ELT(out, c, allocMatrix(REALSXP, (int)nc, 3));
-    v[c] = REAL(VECTOR_ELT(out, c));
+    x[c] = REAL(VECTOR_ELT(out, c));
+    y[c] = x[c] + nc;
+    z[c] = y[c] + nc;
     n[c] = (int64_t)nc;
     total += n[c];
   }
-  if (wt_unit_vectors_many(k, r, d, n, v,
+  if (wt_unit_vectors_many(k, r, d, n, x, y, z,
                            team_of(threads, total, WT_LIGHT_GRAIN)) != WT_OK)
     error("wtheta: not enough memory for the unit vectors");
   UNPROTECT(1);
@@ -954,43 +958,41 @@ SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
 }
 
 /* unit vectors of ra, dec (degrees), labelled by their nearest centre and
- * grouped by it, in one call: the ungrouped vectors and labels live in C
- * scratch memory, not on R's heap (less for R to collect after a jackknife
- * call). The result of group_patches. */
+ * grouped by it, in one call (see wt_patch_vectors: C scratch of one
+ * column, not the ungrouped catalog; nothing extra on R's heap). The
+ * result of group_patches. */
 SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
                         SEXP threads)
 {
   const R_xlen_t n = XLENGTH(ra);
   if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
+  if (n > INT_MAX)
+    error("wtheta: catalogs of more than %d points are not supported",
+          INT_MAX);
   wt_points c;
   points_of(centres, &c);
   if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");
   const double *r = real_or_die(ra, "ra"), *d = real_or_die(dec, "dec");
   const double *wv = isNull(w) ? NULL : real_or_die(w, "weights");
+  if (wv && XLENGTH(w) != n) error("wtheta internal: weights length");
   const int t = team_of(threads, (int64_t)n, WT_LIGHT_GRAIN);
   SEXP out = PROTECT(group_alloc(n, (int)c.n, wv != NULL));
-  /* no R call from here to free() */
-  double *v = malloc((size_t)n * 3 * sizeof(double));
-  int *lab = malloc((size_t)n * sizeof(int));
-  int64_t *at = malloc((size_t)c.n * sizeof(int64_t));
-  if (v && lab && at) {
-    wt_unit_vectors(r, d, (int64_t)n, v, t);
-    wt_nearest_centre(v, v + n, v + 2 * n, (int64_t)n, c.x, c.y, c.z,
-                      (int)c.n, lab, t);
-    group_fill(out, v, v + n, v + 2 * n, lab, wv, n, (int)c.n, at, t);
-  }
-  int ok = v && lab && at;
-  free(v);
-  free(lab);
-  free(at);
-  if (!ok) error("wtheta: out of memory grouping a catalog by patch");
+  double *ox = REAL(VECTOR_ELT(out, 0));
+  int status = wt_patch_vectors(r, d, wv, (int64_t)n, c.x, c.y, c.z,
+                                (int)c.n, INTEGER(VECTOR_ELT(out, 3)), ox,
+                                ox + n, ox + 2 * n,
+                                INTEGER(VECTOR_ELT(out, 1)),
+                                wv ? REAL(VECTOR_ELT(out, 2)) : NULL, t);
+  if (status != WT_OK)
+    error("wtheta: out of memory grouping a catalog by patch");
   UNPROTECT(1);
   return out;
 }
 
 /* jackknife replicate counts (see wt_jackknife_counts): an n_bins x P
- * matrix */
-SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto)
+ * matrix, each column r divided by total[r] (the replicates' normalisers,
+ * P values) when total is not NULL */
+SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto, SEXP total)
 {
   SEXP dim = getAttrib(arr, R_DimSymbol);
   if (TYPEOF(arr) != REALSXP || XLENGTH(dim) != 3)
@@ -999,9 +1001,15 @@ SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto)
   if (INTEGER(dim)[1] != P) error("wtheta internal: patch array shape");
   const int autoc = asLogical(is_auto);
   const double *S = REAL(arr);
+  const double *tot = NULL;
+  if (!isNull(total)) {
+    tot = real_or_die(total, "total");
+    if (XLENGTH(total) != P) error("wtheta internal: total length");
+  }
   SEXP out = PROTECT(allocMatrix(REALSXP, nb, P));
   double *rows = (double *)R_alloc((size_t)P * 2, sizeof(double));
-  wt_jackknife_counts(S, P, nb, autoc, rows, REAL(out));
+  double *o = REAL(out);
+  wt_jackknife_counts(S, P, nb, autoc, tot, rows, o);
   UNPROTECT(1);
   return out;
 }

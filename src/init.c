@@ -27,7 +27,7 @@ SEXP wt_r_check_coords(SEXP, SEXP);
 SEXP wt_r_reduce_ra(SEXP);
 SEXP wt_r_footprint_cells(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_jackknife_counts(SEXP, SEXP);
+SEXP wt_r_jackknife_counts(SEXP, SEXP, SEXP);
 SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_default_threads(SEXP);
 SEXP wt_r_cpu_cores(void);
@@ -75,7 +75,7 @@ static const R_CallMethodDef call_methods[] = {
   {"reduce_ra", (DL_FUNC)&wt_r_reduce_ra, 1},
   {"footprint_cells", (DL_FUNC)&wt_r_footprint_cells, 6},
   {"group_patches", (DL_FUNC)&wt_r_group_patches, 4},
-  {"jackknife_counts", (DL_FUNC)&wt_r_jackknife_counts, 2},
+  {"jackknife_counts", (DL_FUNC)&wt_r_jackknife_counts, 3},
   {"patch_vectors", (DL_FUNC)&wt_r_patch_vectors, 5},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 1},
   {"cpu_cores", (DL_FUNC)&wt_r_cpu_cores, 0},

@@ -180,13 +180,14 @@ typedef struct {
 
 /* core/bins.c */
 double wt_edge_c2(double theta_deg);
-/* unit vectors of k catalogs, each into an n x 3 block (x, y, z columns),
- * by one team of n_threads: WT_OK, or WT_ERR_NOMEM; of one catalog */
+/* unit vectors of k catalogs (catalog c into x[c], y[c], z[c]) by one
+ * team of n_threads: WT_OK, or WT_ERR_NOMEM; and of one catalog */
 int wt_unit_vectors_many(int k, const double *const *ra_deg,
                          const double *const *dec_deg, const int64_t *n,
-                         double *const *xyz, int n_threads);
+                         double *const *x, double *const *y,
+                         double *const *z, int n_threads);
 void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
-                     double *xyz, int n_threads);
+                     double *x, double *y, double *z, int n_threads);
 /* builds upper[] and the table into caller-provided storage sized by
  * wt_bins_table_size(); returns WT_OK */
 int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
@@ -208,11 +209,16 @@ int wt_kmeans(const double *x, const double *y, const double *z, int64_t n,
 void wt_patch_array(const uint64_t *counts, const double *wsums,
                     int n_patches, int n_bins, int is_auto, double *o);
 void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
-                         double *rows, double *o);
+                         const double *norm, double *rows, double *o);
 void wt_group_by_label(const double *x, const double *y, const double *z,
                        const int *lab, const double *wv, int64_t n, int P,
                        int *cnt, int64_t *at, double *ox, double *oy,
                        double *oz, int *ol, double *ow, int n_threads);
+int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
+                     int64_t n, const double *cx, const double *cy,
+                     const double *cz, int k, int *cnt, double *ox,
+                     double *oy, double *oz, int *ol, double *ow,
+                     int n_threads);
 
 /* core/catalog.c: prepared catalogs */
 /* a catalog over the points of p (the struct is copied, not its arrays)

@@ -27,12 +27,13 @@ double wt_edge_c2(double theta_deg)
 
 /* n_threads: the caller's choice for a light pass (wt_threads_for) over
  * all k catalogs together: one team shares out blocks of every catalog,
- * so that small catalogs need not each run on a small team. xyz[c]: an
- * n[c] x 3 block (x, then y, then z). WT_OK, or WT_ERR_NOMEM (only for
- * more than 64 catalogs). */
+ * so that small catalogs need not each run on a small team. x[c], y[c],
+ * z[c]: n[c] values each. WT_OK, or WT_ERR_NOMEM (only for more than 64
+ * catalogs). */
 int wt_unit_vectors_many(int k, const double *const *ra_deg,
                          const double *const *dec_deg, const int64_t *n,
-                         double *const *xyz, int n_threads)
+                         double *const *x, double *const *y,
+                         double *const *z, int n_threads)
 {
   /* start[c]: the first block of catalog c; start[k]: all blocks */
   int64_t on_stack[65], *start = on_stack;
@@ -53,25 +54,25 @@ int wt_unit_vectors_many(int k, const double *const *ra_deg,
     const int64_t nc = n[c], i0 = (j - start[c]) * WT_UNIT_BLOCK;
     const int64_t i1 = i0 + WT_UNIT_BLOCK < nc ? i0 + WT_UNIT_BLOCK : nc;
     const double *ra = ra_deg[c], *dec = dec_deg[c];
-    double *x = xyz[c], *y = x + nc, *z = y + nc;
+    double *xc = x[c], *yc = y[c], *zc = z[c];
     for (int64_t i = i0; i < i1; i++) {
       double r = ra[i] * wt_rad, d = dec[i] * wt_rad;
       double cd = cos(d);
-      x[i] = cd * cos(r);
-      y[i] = cd * sin(r);
-      z[i] = sin(d);
+      xc[i] = cd * cos(r);
+      yc[i] = cd * sin(r);
+      zc[i] = sin(d);
     }
   }
   if (start != on_stack) free(start);
   return WT_OK;
 }
 
-/* one catalog into an n x 3 block (x, y = x + n, z = x + 2n) */
+/* one catalog */
 void wt_unit_vectors(const double *ra_deg, const double *dec_deg, int64_t n,
-                     double *xyz, int n_threads)
+                     double *x, double *y, double *z, int n_threads)
 {
-  double *const out[1] = {xyz};
-  (void)wt_unit_vectors_many(1, &ra_deg, &dec_deg, &n, out, n_threads);
+  (void)wt_unit_vectors_many(1, &ra_deg, &dec_deg, &n, &x, &y, &z,
+                             n_threads);
 }
 
 /* smallest slot s with d2 < upper[s] */

@@ -33,9 +33,11 @@ void wt_patch_array(const uint64_t *counts, const double *wsums,
  * and column r of each bin, plus S[r, r] that both removed. For an auto
  * count (pairs between two patches at [a, b] and [b, a], pairs inside a
  * patch once) the diagonal is added again and the sum halved. Into o, an
- * n_bins x P matrix; rows is scratch of 2 P doubles. */
+ * n_bins x P matrix, column r divided by norm[r] when norm (P values,
+ * the replicates' normalisers) is not NULL; rows is scratch of 2 P
+ * doubles. */
 void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
-                         double *rows, double *o)
+                         const double *norm, double *rows, double *o)
 {
   double *cols = rows + P;
   for (int k = 0; k < nb; k++) {
@@ -54,7 +56,7 @@ void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
       double srr = s[r + (size_t)r * P];
       double c = total - rows[r] - cols[r] + srr;
       if (is_auto) c = (c + diag - srr) / 2.0;
-      o[k + (size_t)r * nb] = c;
+      o[k + (size_t)r * nb] = norm ? c / norm[r] : c;
     }
   }
 }
@@ -130,4 +132,77 @@ void wt_group_by_label(const double *x, const double *y, const double *z,
     }
   }
   free(part);
+}
+
+/* A catalog's unit vectors grouped by nearest centre with one column of
+ * scratch: the unit vectors and labels go into the outputs in catalog
+ * order, each label is replaced by where its point goes (the order of
+ * wt_group_by_label: stable, the same on any number of threads), each
+ * column in turn is copied aside and scattered back to those places, and
+ * the labels are written from the counts. ra, dec in degrees; weights wv
+ * (or NULL) into ow; k centres; cnt (k values) gets the points per patch;
+ * n at most INT_MAX. Returns WT_OK, or WT_ERR_NOMEM with the outputs
+ * undefined. */
+int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
+                     int64_t n, const double *cx, const double *cy,
+                     const double *cz, int k, int *cnt, double *ox,
+                     double *oy, double *oz, int *ol, double *ow,
+                     int n_threads)
+{
+  const int T = n_threads > 0 ? n_threads : 1, P = k;
+  /* part[b P + j]: where block b's next point of patch j + 1 goes */
+  int64_t *part = malloc((size_t)T * (size_t)P * sizeof *part);
+  double *col = malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
+  if (!part || !col) {
+    free(part);
+    free(col);
+    return WT_ERR_NOMEM;
+  }
+  wt_unit_vectors(ra, dec, n, ox, oy, oz, T);
+  wt_nearest_centre(ox, oy, oz, n, cx, cy, cz, k, ol, T);
+  /* block b: points [n b / T, n (b + 1) / T), as in wt_group_by_label */
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+  for (int b = 0; b < T; b++) {
+    int64_t *c = part + (size_t)b * (size_t)P;
+    memset(c, 0, (size_t)P * sizeof *c);
+    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
+    for (int64_t i = i0; i < i1; i++) c[ol[i] - 1]++;
+  }
+  int64_t total = 0;
+  for (int j = 0; j < P; j++) {
+    int64_t in_j = 0;
+    for (int b = 0; b < T; b++) {
+      int64_t m = part[(size_t)b * (size_t)P + j];
+      part[(size_t)b * (size_t)P + j] = total + in_j;
+      in_j += m;
+    }
+    cnt[j] = (int)in_j;
+    total += in_j;
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+  for (int b = 0; b < T; b++) {
+    int64_t *c = part + (size_t)b * (size_t)P;
+    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
+    for (int64_t i = i0; i < i1; i++) ol[i] = (int)c[ol[i] - 1]++;
+  }
+  double *cols[4] = {ox, oy, oz, ow};
+  for (int q = 0; q < (wv ? 4 : 3); q++) {
+    double *dst = cols[q];
+    memcpy(col, q < 3 ? dst : wv, (size_t)n * sizeof *col);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static)
+#endif
+    for (int64_t i = 0; i < n; i++) dst[ol[i]] = col[i];
+  }
+  /* the labels in patch order: cnt[j] times j + 1 */
+  int64_t at = 0;
+  for (int j = 0; j < P; j++)
+    for (int64_t e = at + cnt[j]; at < e; at++) ol[at] = j + 1;
+  free(part);
+  free(col);
+  return WT_OK;
 }

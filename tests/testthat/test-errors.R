@@ -145,3 +145,23 @@ test_that("cross-correlation combines the four cross counts", {
   expect_error(wtheta(d1, r1, e, data2 = d2, self_pairs = TRUE),
                "applies to auto-correlations")
 })
+
+test_that("jackknife replicate counts divided in C equal R's division", {
+  set.seed(5)
+  P <- 6L
+  nb <- 7L
+  for (auto in c(TRUE, FALSE)) {
+    S <- array(as.double(rpois(P * P * nb, 50)), c(P, P, nb))
+    if (auto) S <- S + aperm(S, c(2L, 1L, 3L))
+    total <- runif(P, 1e3, 1e4)
+    raw <- .Call(wtheta:::C_jackknife_counts, S, auto, NULL)
+    # leave-one-out sums, recomputed here
+    want <- vapply(seq_len(P), function(r) vapply(seq_len(nb), function(k) {
+      s <- S[-r, -r, k]
+      if (auto) (sum(s) + sum(diag(s))) / 2 else sum(s)
+    }, 0), numeric(nb))
+    expect_equal(raw, want, tolerance = 1e-14)
+    expect_identical(.Call(wtheta:::C_jackknife_counts, S, auto, total),
+                     raw / rep(total, each = nb))
+  }
+})

@@ -140,4 +140,62 @@ test_that("grouping by patch on several threads keeps the order of R's stable so
   expect_identical(got$counts, tabulate(lab, 13))
   expect_identical(got, wtheta:::patch_vectors(cat, attr(p, "centres"), w,
                                                1L))
+  # unweighted: the same order, no weights
+  plain <- wtheta:::patch_vectors(cat, attr(p, "centres"), NULL, 4L)
+  expect_null(plain$weights)
+  expect_identical(plain[c("xyz", "labels", "counts")],
+                   got[c("xyz", "labels", "counts")])
+})
+
+test_that("grouping by patch keeps empty patches, numbered in order", {
+  ran <- random_catalog(500, ra_range = c(0, 30), dec_range = c(0, 30),
+                        seed = 4)
+  cat <- wtheta:::as_catalog(ran, "x")
+  u <- wtheta:::unit_vectors(cat, 1L)
+  # centre 2 on the far side of the sphere: no point is nearest to it;
+  # centres 3 and 4 equal: ties go to the first
+  cen <- rbind(u[1, ], -u[1, ], u[250, ], u[250, ], u[400, ])
+  got <- wtheta:::patch_vectors(cat, cen, seq_len(500) / 7, 1L)
+  dots <- vapply(1:5, function(k) (u[, 1] * cen[k, 1] + u[, 2] * cen[k, 2]) +
+                   u[, 3] * cen[k, 3], numeric(500))
+  lab <- max.col(dots, ties.method = "first")
+  expect_identical(got$counts, tabulate(lab, 5))
+  expect_identical(got$counts[c(2L, 4L)], c(0L, 0L))
+  o <- order(lab)
+  expect_identical(got$labels[seq_along(o)], lab[o])
+  expect_identical(got$xyz, u[o, ])
+  expect_identical(got$weights, (seq_len(500) / 7)[o])
+  expect_identical(unname(attr(got$labels, "ranges")[, "end"]),
+                   as.numeric(cumsum(tabulate(lab, 5))))
+})
+
+test_that("nearest centres are the same on every instruction set, ties to the first", {
+  ran <- random_catalog(5003, seed = 12)          # not a multiple of 8
+  u <- wtheta:::unit_vectors(wtheta:::as_catalog(ran, "x"), 1L)
+  p <- sky_patches(ran, n_patches = 11, seed = 5)
+  cen <- attr(p, "centres")
+  # duplicated centres (ties: the first wins) and centres at points
+  cen <- rbind(cen, cen[3, ], u[17, ], u[17, ], -u[17, ])
+  dots <- vapply(seq_len(nrow(cen)), function(k) (u[, 1] * cen[k, 1] +
+    u[, 2] * cen[k, 2]) + u[, 3] * cen[k, 3], numeric(nrow(u)))
+  want <- max.col(dots, ties.method = "first")
+  # ties go to the first: the copies 12 and 14 are never nearest
+  expect_identical(want[17], 13L)
+  expect_false(any(want %in% c(12L, 14L)))
+  expect_true(any(want == 3L))
+  for (isa in machine_isas()) {
+    with_cpu_isa(isa, {
+      expect_identical(wtheta:::nearest_centre(u, cen, 1L), want,
+                       info = isa)
+      expect_identical(wtheta:::nearest_centre(u, cen, 2L), want,
+                       info = isa)
+      expect_identical(patch_labels(p, ran, threads = 2L),
+                       max.col(dots[, 1:11], ties.method = "first"),
+                       info = isa)
+    })
+  }
+  # k-means runs the same labels: the same patches on every instruction set
+  fits <- lapply(machine_isas(), function(isa)
+    with_cpu_isa(isa, sky_patches(ran, n_patches = 9, seed = 2)))
+  for (f in fits[-1L]) expect_identical(f, fits[[1L]])
 })
