@@ -16,9 +16,8 @@ std::string cuda_msg(const char *what, int device, cudaError_t e)
 }
 
 /* ---- per-device resources kept between calls ----
- * A context holds a stream for the kernels and one for chunk loads, their
- * events and grow-only device buffers (plus pinned host buffers for the
- * work items). Contexts live in a
+ * A context holds one stream, its events and grow-only device buffers
+ * (plus pinned host buffers for the work items). Contexts live in a
  * process-wide pool guarded by a mutex; a worker takes an idle one of its
  * device (or makes one) and gives it back when done. A context that saw
  * any error is destroyed, together with the idle contexts of its device,
@@ -31,21 +30,14 @@ struct Buf {
   size_t bytes = 0;
 };
 
-/* resident chunks a context holds at most: two for the launch being
- * queued, two for the launch still running, so that a chunk loads (on the
- * copy stream) while the GPU counts */
-constexpr int NSLOT = 4;
-
 struct Ctx {
   int dev = -1;
   bool busy = false;
-  bool ready = false;          /* streams and events exist */
+  bool ready = false;          /* stream and events exist */
   cudaStream_t stream = nullptr;
-  cudaStream_t copy = nullptr;   /* chunk loads: copies, ordering, packing */
   cudaEvent_t ev0[2] = {nullptr, nullptr}, ev1[2] = {nullptr, nullptr};
-  cudaEvent_t slot_ready[NSLOT] = {};  /* a slot's last load, done */
   int sm_count = 0;
-  Buf f[NSLOT], d[NSLOT];      /* resident chunks: float and double copies */
+  Buf f[2], d[2];              /* resident chunks: float and double copies */
   Buf raw, key[2], idx[2], sort_tmp;   /* chunk upload and ordering */
   Buf bnd[2];                  /* task boundaries of each catalog */
   Buf ghist, gw, gt, counter, items, upper, thr, cmap, btab;  /* gt: angles */
@@ -68,17 +60,12 @@ void buf_free(Buf &b, bool host)
 void ctx_destroy(Ctx *c)
 {
   if (c->stream) cudaStreamSynchronize(c->stream);
-  if (c->copy) cudaStreamSynchronize(c->copy);
-  Buf *dev_bufs[] = {&c->raw, &c->key[0], &c->key[1], &c->idx[0],
-                     &c->idx[1], &c->sort_tmp, &c->bnd[0], &c->bnd[1],
-                     &c->ghist, &c->gw, &c->gt, &c->counter, &c->items,
+  Buf *dev_bufs[] = {&c->f[0], &c->f[1], &c->d[0], &c->d[1], &c->raw,
+                     &c->key[0], &c->key[1], &c->idx[0], &c->idx[1],
+                     &c->sort_tmp, &c->bnd[0], &c->bnd[1], &c->ghist,
+                     &c->gw, &c->gt, &c->counter, &c->items,
                      &c->upper, &c->thr, &c->cmap, &c->btab};
   for (Buf *b : dev_bufs) buf_free(*b, false);
-  for (int s = 0; s < NSLOT; s++) {
-    buf_free(c->f[s], false);
-    buf_free(c->d[s], false);
-    if (c->slot_ready[s]) cudaEventDestroy(c->slot_ready[s]);
-  }
   buf_free(c->hitems[0], true);
   buf_free(c->hitems[1], true);
   for (int k = 0; k < 2; k++) {
@@ -86,7 +73,6 @@ void ctx_destroy(Ctx *c)
     if (c->ev1[k]) cudaEventDestroy(c->ev1[k]);
   }
   if (c->stream) cudaStreamDestroy(c->stream);
-  if (c->copy) cudaStreamDestroy(c->copy);
   cudaGetLastError();
   delete c;
 }
@@ -172,15 +158,10 @@ cudaError_t ctx_setup(Ctx &c)
       &c.sm_count, cudaDevAttrMultiProcessorCount, c.dev);
   if (e == cudaSuccess && !c.stream)
     e = cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking);
-  if (e == cudaSuccess && !c.copy)
-    e = cudaStreamCreateWithFlags(&c.copy, cudaStreamNonBlocking);
   for (int k = 0; k < 2 && e == cudaSuccess; k++) {
     if (!c.ev0[k]) e = cudaEventCreate(&c.ev0[k]);
     if (e == cudaSuccess && !c.ev1[k]) e = cudaEventCreate(&c.ev1[k]);
   }
-  for (int s = 0; s < NSLOT && e == cudaSuccess; s++)
-    if (!c.slot_ready[s])
-      e = cudaEventCreateWithFlags(&c.slot_ready[s], cudaEventDisableTiming);
   if (e == cudaSuccess) c.ready = true;
   return e;
 }

@@ -89,9 +89,6 @@ class Worker {
   int64_t cap_ = 0;            /* points per resident chunk buffer */
   bool inflight_[2] = {false, false};
   double inflight_pairs_[2] = {0.0, 0.0};
-  int inflight_slots_[2][2] = {{-1, -1}, {-1, -1}};  /* chunks they read */
-  int n_slots_ = 2;            /* resident chunk slots this job uses */
-  unsigned long long uses_ = 0;  /* launches queued: the slots' clock */
   const void *kfn_ = nullptr;  /* the plan's kernel */
   int max_blocks_ = 0;         /* its blocks resident at once */
   size_t launched_ = 0;        /* launches queued (two event pairs) */
@@ -99,8 +96,7 @@ class Worker {
   struct Slot {
     int cat = -1, chunk = -1;
     int64_t n = 0;
-    unsigned long long used = 0;   /* uses_ when a launch last read it */
-  } slot_[NSLOT];
+  } slot_[2];
 
   bool ck(cudaError_t e, const char *what)
   {
@@ -127,8 +123,7 @@ class Worker {
     ctx_->loaded.reset();        /* contents of a regrown buffer are gone */
     if (b.p) {
       /* queued work may still use the old buffer */
-      if (!ck(cudaStreamSynchronize(ctx_->stream), "cudaStreamSynchronize") ||
-          !ck(cudaStreamSynchronize(ctx_->copy), "cudaStreamSynchronize"))
+      if (!ck(cudaStreamSynchronize(ctx_->stream), "cudaStreamSynchronize"))
         return false;
       buf_free(b, host);
     }
@@ -160,8 +155,6 @@ class Worker {
     bool healthy = !failed_;
     if (ctx_->stream && cudaStreamSynchronize(ctx_->stream) != cudaSuccess)
       healthy = false;
-    if (ctx_->copy && cudaStreamSynchronize(ctx_->copy) != cudaSuccess)
-      healthy = false;
     if (!healthy) cudaGetLastError();
     Ctx *c = ctx_;
     ctx_ = nullptr;
@@ -185,49 +178,19 @@ class Worker {
     return true;
   }
 
-  /* a slot for a new chunk of the launch with event pair b: not `keep`
-   * (its other chunk), not one the launch still running reads (event
-   * pair 1 - b; the launch before it has retired), the least recently
-   * read of the others; -1 when none is free */
-  int free_slot(int b, int keep) const
+  /* make chunk (cat, c) resident in a slot other than `keep`: its raw
+   * coordinates (and weights) are copied to the device, which orders and
+   * packs them. All of it is queued on the stream, behind any kernel still
+   * running. */
+  bool load_chunk(int cat, int c, int keep, int &which, bool fast)
   {
-    int best = -1;
-    for (int s = 0; s < n_slots_; s++) {
-      if (s == keep) continue;
-      if (inflight_[1 - b] && (inflight_slots_[1 - b][0] == s ||
-                               inflight_slots_[1 - b][1] == s))
-        continue;
-      if (best < 0 || slot_[s].used < slot_[best].used) best = s;
-    }
-    return best;
-  }
-
-  /* make chunk (cat, c) resident for the launch with event pair b, in a
-   * slot other than `keep`: its raw coordinates (and weights) are copied
-   * to the device, which orders and packs them, all on the copy stream,
-   * while the kernel of the launch before runs; the slot's `slot_ready` event
-   * marks the end (the kernels wait for it). When the only other slot is
-   * one the running launch reads (fewer than NSLOT slots), that launch
-   * ends first. */
-  bool load_chunk(int cat, int c, int keep, int b, int &which, bool fast)
-  {
-    for (int s = 0; s < n_slots_; s++)
+    for (int s = 0; s < 2; s++)
       if (slot_[s].cat == cat && slot_[s].chunk == c) {
         which = s;
         return true;
       }
     Ctx &C = *ctx_;
-    int s = free_slot(b, keep);
-    if (s < 0) {
-      /* every other slot is read by the running launch: it must end */
-      if (!retire(1 - b)) return false;
-      s = free_slot(b, keep);
-      if (s < 0) {
-        failed_ = true;
-        sh_.fail(WT_ERR_CUDA, "no free chunk slot (internal)");
-        return false;
-      }
-    }
+    int s = keep == 0 ? 1 : 0;
     const wt_points &p = cat == 0 ? sh_.job->a : sh_.job->b;
     const int64_t start = (int64_t)c * CHUNK, n = chunk_len(p.n, c, CHUNK);
     double *rx = static_cast<double *>(C.raw.p);
@@ -236,14 +199,14 @@ class Worker {
     const size_t nb = (size_t)n * sizeof(double);
     slot_[s].cat = -1;
     if (!ck(cudaMemcpyAsync(rx, p.x + start, nb, cudaMemcpyHostToDevice,
-                            C.copy), "cudaMemcpyAsync of coordinates") ||
+                            C.stream), "cudaMemcpyAsync of coordinates") ||
         !ck(cudaMemcpyAsync(ry, p.y + start, nb, cudaMemcpyHostToDevice,
-                            C.copy), "cudaMemcpyAsync of coordinates") ||
+                            C.stream), "cudaMemcpyAsync of coordinates") ||
         !ck(cudaMemcpyAsync(rz, p.z + start, nb, cudaMemcpyHostToDevice,
-                            C.copy), "cudaMemcpyAsync of coordinates"))
+                            C.stream), "cudaMemcpyAsync of coordinates"))
       return false;
     if (rw && !ck(cudaMemcpyAsync(rw, p.w + start, nb, cudaMemcpyHostToDevice,
-                                  C.copy), "cudaMemcpyAsync of weights"))
+                                  C.stream), "cudaMemcpyAsync of weights"))
       return false;
     const int threads = 256;
     const int blocks = (int)((n + threads - 1) / threads);
@@ -255,7 +218,7 @@ class Worker {
       uint32_t *i0 = static_cast<uint32_t *>(C.idx[0].p);
       uint32_t *i1 = static_cast<uint32_t *>(C.idx[1].p);
       const int nbnd = (int)sh_.bounds[cat]->size();
-      wt_key_kernel<<<blocks, threads, 0, C.copy>>>(
+      wt_key_kernel<<<blocks, threads, 0, C.stream>>>(
           rx, ry, rz, (int)n, (long long)start,
           static_cast<const long long *>(C.bnd[cat].p), nbnd, k0, i0);
       if (!ck(cudaGetLastError(), "launch of the ordering kernel"))
@@ -267,25 +230,23 @@ class Worker {
       cub::DoubleBuffer<uint32_t> dv(i0, i1);
       size_t tb = 0;
       if (!ck(cub::DeviceRadixSort::SortPairs(nullptr, tb, dk, dv, (int)n, 0,
-                                              end_bit, C.copy),
+                                              end_bit, C.stream),
               "cub::DeviceRadixSort (size query)") ||
           !need(C.sort_tmp, tb))
         return false;
       tb = C.sort_tmp.bytes;
       if (!ck(cub::DeviceRadixSort::SortPairs(C.sort_tmp.p, tb, dk, dv,
-                                              (int)n, 0, end_bit, C.copy),
+                                              (int)n, 0, end_bit, C.stream),
               "cub::DeviceRadixSort"))
         return false;
       order = dv.Current();
     }
 #endif
-    wt_pack_kernel<<<blocks, threads, 0, C.copy>>>(
+    wt_pack_kernel<<<blocks, threads, 0, C.stream>>>(
         rx, ry, rz, rw, order, (int)n,
         fast ? static_cast<float4 *>(C.f[s].p) : nullptr,
         static_cast<DPt *>(C.d[s].p));
-    if (!ck(cudaGetLastError(), "launch of the packing kernel") ||
-        !ck(cudaEventRecord(C.slot_ready[s], C.copy), "cudaEventRecord"))
-      return false;
+    if (!ck(cudaGetLastError(), "launch of the packing kernel")) return false;
     slot_[s].cat = cat;
     slot_[s].chunk = c;
     slot_[s].n = n;
@@ -367,12 +328,7 @@ class Worker {
       if (n > item_cap) item_cap = n;
     }
     const size_t cap = (size_t)cap_;
-    /* a slot per chunk, up to NSLOT: more chunks are loaded while the GPU
-     * counts (load_chunk) */
-    const int64_t n_chunks = (nA + CHUNK - 1) / CHUNK +
-                             (job->is_auto ? 0 : (nB + CHUNK - 1) / CHUNK);
-    n_slots_ = n_chunks < NSLOT ? (int)n_chunks : NSLOT;
-    for (int s = 0; s < n_slots_; s++) {
+    for (int s = 0; s < (job->is_auto && nA <= CHUNK ? 1 : 2); s++) {
       if (!need(C.d[s], cap * sizeof(DPt))) return false;
       if (plan.fast && !need(C.f[s], cap * sizeof(float4))) return false;
     }
@@ -409,7 +365,7 @@ class Worker {
       if (!need(C.bnd[cat], (bv.size() + 1) * sizeof(long long)) ||
           !ck(cudaMemcpyAsync(C.bnd[cat].p, bv.data(),
                               bv.size() * sizeof(long long),
-                              cudaMemcpyHostToDevice, C.copy),
+                              cudaMemcpyHostToDevice, C.stream),
               "cudaMemcpyAsync of task boundaries"))
         return false;
     }
@@ -499,10 +455,10 @@ class Worker {
     const int b = (int)(launched_ & 1);
     if (!retire(b)) return false;
     int si = 0, sj = 0;
-    if (!load_chunk(0, L.cI, -1, b, si, plan.fast)) return false;
+    if (!load_chunk(0, L.cI, -1, si, plan.fast)) return false;
     if (L.same) {
       sj = si;
-    } else if (!load_chunk(sh_.job->is_auto ? 0 : 1, L.cJ, si, b, sj,
+    } else if (!load_chunk(sh_.job->is_auto ? 0 : 1, L.cJ, si, sj,
                            plan.fast)) {
       return false;
     }
@@ -519,12 +475,7 @@ class Worker {
     memcpy(C.hitems[b].p, items.data(), ib);
     const int nblocks = (int)(items.size() < (size_t)max_blocks_
                                   ? items.size() : max_blocks_);
-    /* the kernel waits for its chunks' loads (on the copy stream) */
-    if (!ck(cudaStreamWaitEvent(C.stream, C.slot_ready[si], 0),
-            "cudaStreamWaitEvent") ||
-        (sj != si && !ck(cudaStreamWaitEvent(C.stream, C.slot_ready[sj], 0),
-                         "cudaStreamWaitEvent")) ||
-        !ck(cudaMemcpyAsync(C.items.p, C.hitems[b].p, ib,
+    if (!ck(cudaMemcpyAsync(C.items.p, C.hitems[b].p, ib,
                             cudaMemcpyHostToDevice, C.stream),
             "cudaMemcpyAsync of work items") ||
         !ck(cudaMemsetAsync(C.counter.p, 0, sizeof(int), C.stream),
@@ -539,9 +490,6 @@ class Worker {
       return false;
     inflight_[b] = true;
     inflight_pairs_[b] = L.pairs;
-    inflight_slots_[b][0] = si;
-    inflight_slots_[b][1] = sj;
-    slot_[si].used = slot_[sj].used = ++uses_;
     launched_++;
     return !(launched_ == 1 &&
              inject(WT_FAULT_LAUNCH, cudaErrorLaunchFailure, "kernel launch"));
