@@ -494,12 +494,11 @@ test_that("a fault in one of several overlapped GPU counts stops the call cleanl
   }
 })
 
-test_that("counts over many device chunks (loaded while the GPU counts) equal the CPU's", {
+test_that("counts over many device chunks equal the CPU's", {
   skip_if_no_cuda()
   # 2^21 points make a device chunk: 5.5 and 3.2 million points are 3 and
-  # 2 chunks, 5 in all for the cross count, more than the 4 a context
-  # keeps, so that chunks are loaded again, on the copy stream, while
-  # the kernels of the launch before run
+  # 2 chunks, 5 in all for the cross count, more than the 2 a context
+  # keeps resident, so that chunks are loaded again between launches
   set.seed(61)
   a <- random_sky(5.5e6)
   b <- random_sky(3.2e6)
