@@ -63,9 +63,10 @@
 #' while the GPU counts another. The counts are the same as one after the
 #' other, bit for bit (weighted sums and `theta_mean` to the last bits,
 #' which the GPU's atomic additions leave in no fixed order either way). A
-#' warm classic call on an H100 (100,000 points each, 360 bins, catalogs
-#' from [prepare_catalog()]) takes 13.3 / 14.2 ms (min / median) with the
-#' counts overlapped against 16.0 / 17.8 ms without (`bench/host.R`). The
+#' warm classic call on an H100 (100,000 points each, 360 bins) takes
+#' 16.5 / 18.3 ms (min / median) with the counts overlapped against
+#' 23.3 / 27.3 ms without, and 13.2 / 13.8 against 15.8 / 17.0 ms with
+#' catalogs from [prepare_catalog()] (`bench/host.R`). The
 #' kernel times of overlapped counts (`gpu_ms`) overlap too, and each
 #' count's `elapsed` runs from its start to its collection.
 #' `options(wtheta.overlap = FALSE)` counts one after the other. CPU counts
