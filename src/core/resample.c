@@ -61,6 +61,36 @@ void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
   }
 }
 
+/* The first pass of a stable counting sort by label (1..P) on T threads:
+ * block b holds points [n b / T, n (b + 1) / T); part[b P + k] becomes
+ * where its first point of patch k + 1 goes (after those of the blocks
+ * before it, so the order is the serial one), cnt[k] the points of patch
+ * k + 1 */
+static void block_starts(const int *lab, int64_t n, int P, int T,
+                         int64_t *part, int *cnt)
+{
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static, 1)
+#endif
+  for (int b = 0; b < T; b++) {
+    int64_t *c = part + (size_t)b * (size_t)P;
+    memset(c, 0, (size_t)P * sizeof *c);
+    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
+    for (int64_t i = i0; i < i1; i++) c[lab[i] - 1]++;
+  }
+  int64_t run = 0;
+  for (int k = 0; k < P; k++) {
+    int64_t in_k = 0;
+    for (int b = 0; b < T; b++) {
+      int64_t m = part[(size_t)b * (size_t)P + k];
+      part[(size_t)b * (size_t)P + k] = run + in_k;
+      in_k += m;
+    }
+    cnt[k] = (int)in_k;
+    run += in_k;
+  }
+}
+
 /* A stable counting sort of n points by label (1..P, already checked):
  * cnt (P values) gets the points per patch, and ox, oy, oz, ol (and ow
  * when wv is given) the points in patch order; at is scratch of P values.
@@ -94,28 +124,7 @@ void wt_group_by_label(const double *x, const double *y, const double *z,
     }
     return;
   }
-  /* block b: points [n b / T, n (b + 1) / T); part[b P + k]: its points of
-   * patch k + 1, then where the first of them goes */
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-  for (int b = 0; b < T; b++) {
-    int64_t *c = part + (size_t)b * (size_t)P;
-    memset(c, 0, (size_t)P * sizeof *c);
-    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
-    for (int64_t i = i0; i < i1; i++) c[lab[i] - 1]++;
-  }
-  int64_t run = 0;
-  for (int k = 0; k < P; k++) {
-    int64_t in_k = 0;
-    for (int b = 0; b < T; b++) {
-      int64_t m = part[(size_t)b * (size_t)P + k];
-      part[(size_t)b * (size_t)P + k] = run + in_k;
-      in_k += m;
-    }
-    cnt[k] = (int)in_k;
-    run += in_k;
-  }
+  block_starts(lab, n, P, T, part, cnt);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(T) schedule(static, 1)
 #endif
@@ -160,27 +169,7 @@ int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
   }
   wt_unit_vectors(ra, dec, n, ox, oy, oz, T);
   wt_nearest_centre(ox, oy, oz, n, cx, cy, cz, k, ol, T);
-  /* block b: points [n b / T, n (b + 1) / T), as in wt_group_by_label */
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-  for (int b = 0; b < T; b++) {
-    int64_t *c = part + (size_t)b * (size_t)P;
-    memset(c, 0, (size_t)P * sizeof *c);
-    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
-    for (int64_t i = i0; i < i1; i++) c[ol[i] - 1]++;
-  }
-  int64_t total = 0;
-  for (int j = 0; j < P; j++) {
-    int64_t in_j = 0;
-    for (int b = 0; b < T; b++) {
-      int64_t m = part[(size_t)b * (size_t)P + j];
-      part[(size_t)b * (size_t)P + j] = total + in_j;
-      in_j += m;
-    }
-    cnt[j] = (int)in_j;
-    total += in_j;
-  }
+  block_starts(ol, n, P, T, part, cnt);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(T) schedule(static, 1)
 #endif
