@@ -72,6 +72,39 @@ static int tasks_in_ranges(const wt_job *job, const wt_catalog *ca,
   return 1;
 }
 
+/* The job's tasks, or `whole` (one task over all pairs into histogram 0)
+ * when it has none, checked; *pairs: their pairs. WT_ERR_ARG when they do
+ * not fit the job. The caller calls tasks_done() in any case. */
+static int job_tasks(wt_job *job, wt_task *whole, double *pairs)
+{
+  *pairs = 0.0;
+  if (!job->tasks) {
+    whole->a0 = 0;
+    whole->a1 = job->a.n;
+    whole->b0 = 0;
+    whole->b1 = job->is_auto ? job->a.n : job->b.n;
+    whole->out = 0;
+    whole->slo = whole->shi = 0;
+    job->tasks = whole;
+    job->n_tasks = 1;
+    job->n_out = 1;
+  }
+  if (job->n_out < 1 || job->n_tasks < 0 || !wt_tasks_valid(job))
+    return WT_ERR_ARG;
+  for (int64_t k = 0; k < job->n_tasks; k++)
+    *pairs += wt_task_pairs(job, &job->tasks[k]);
+  return WT_OK;
+}
+
+/* the job without `whole` again, as the caller gave it */
+static void tasks_done(wt_job *job, const wt_task *whole)
+{
+  if (job->tasks == whole) {
+    job->tasks = NULL;
+    job->n_tasks = 0;
+  }
+}
+
 /* the catalogs' grid stages, no longer read by this count */
 static void grid_done(wt_catalog *ca, wt_catalog *cb)
 {
@@ -179,18 +212,9 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
   job->is_auto = b == NULL;
   if (b) job->b = b->p; else memset(&job->b, 0, sizeof job->b);
   wt_catalog *cb = b ? b : a;
-  wt_task whole = {0, job->a.n, 0, job->is_auto ? job->a.n : job->b.n, 0};
-  if (!job->tasks) {
-    job->tasks = &whole;
-    job->n_tasks = 1;
-    job->n_out = 1;
-  }
-  int status = WT_OK;
-  double pairs = 0.0;
-  if (job->n_out < 1 || job->n_tasks < 0 || !wt_tasks_valid(job))
-    status = WT_ERR_ARG;
-  for (int64_t k = 0; status == WT_OK && k < job->n_tasks; k++)
-    pairs += wt_task_pairs(job, &job->tasks[k]);
+  wt_task whole;
+  double pairs;
+  int status = job_tasks(job, &whole, &pairs);
   double theta_max = 0.0,
          h = status == WT_OK ? grid_cell(job, pairs, &theta_max) : 0.0;
   wt_job sub = *job;
@@ -211,10 +235,7 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
   }
   wt_grid_free(&gr);
   if (gridded) grid_done(a, cb);
-  if (job->tasks == &whole) {
-    job->tasks = NULL;
-    job->n_tasks = 0;
-  }
+  tasks_done(job, &whole);
   return status;
 }
 
@@ -230,19 +251,9 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
          (job->b.w == NULL) != (job->wsum == NULL)))
     return WT_ERR_ARG;
   wt_task whole;
-  if (!job->tasks) {
-    whole.a0 = 0;
-    whole.a1 = job->a.n;
-    whole.b0 = 0;
-    whole.b1 = job->is_auto ? job->a.n : job->b.n;
-    whole.out = 0;
-    whole.slo = whole.shi = 0;
-    job->tasks = &whole;
-    job->n_tasks = 1;
-    job->n_out = 1;
-  }
-  if (job->n_out < 1 || job->n_tasks < 0 || !wt_tasks_valid(job)) {
-    if (job->tasks == &whole) job->tasks = NULL;
+  double pairs;
+  if (job_tasks(job, &whole, &pairs) != WT_OK) {
+    tasks_done(job, &whole);
     return WT_ERR_ARG;
   }
   const int n_slots = job->bins->n_bins + 2;
@@ -254,10 +265,6 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
   job->plan_s = 0.0;
   job->message[0] = '\0';
   job->fault = wt_fault_from_env();
-
-  double pairs = 0.0;
-  for (int64_t k = 0; k < job->n_tasks; k++)
-    pairs += wt_task_pairs(job, &job->tasks[k]);
   job->pairs_skipped = 0.0;
   int status, isa;
   if (pairs == 0.0) {
@@ -298,10 +305,7 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
       }
     }
   }
-  if (job->tasks == &whole) {
-    job->tasks = NULL;
-    job->n_tasks = 0;
-  }
+  tasks_done(job, &whole);
   return status;
 }
 
