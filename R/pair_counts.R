@@ -369,6 +369,7 @@ count_result <- function(res, a, b, edges, self_pairs, run, threads,
   if (is.null(res)) signal_interrupt()
   if (is.function(progress)) progress(1, 1)   # the rest of this count
   elapsed <- proc.time()[["elapsed"]] - start
+  gpu_ms <- if (run$backend == "cuda") res$gpu_ms else NA_real_
   nb <- length(edges) - 1L
   total <- res$total
   n1 <- as.double(nrow(a))          # double: n1 * n2 overflows integers
@@ -391,12 +392,11 @@ count_result <- function(res, a, b, edges, self_pairs, run, threads,
     devices = run$devices,
     threads = if (run$backend == "cpu") threads else NA_integer_,
     elapsed = elapsed,
-    gpu_ms = if (run$backend == "cuda") res$gpu_ms else NA_real_,
-    gpu_idle_s = NA_real_,
+    gpu_ms = gpu_ms,
+    gpu_idle_s = gpu_idle(elapsed, gpu_ms, run$devices),
     pairs_skipped = res$pairs_skipped,
     grid_plan_s = res$plan_s
   )
-  out$gpu_idle_s <- gpu_idle(elapsed, out$gpu_ms, run$devices)
   if (weighted) {
     wtot <- res$wtotal
     out$weighted <- wtot[seq_len(nb) + 1L]

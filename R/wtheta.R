@@ -347,12 +347,11 @@ unique_counts <- function(spec) {
 # counts overlap (overlap_counts()): all start, each in a thread of its
 # own, before the first is collected, so that the host work of each (and
 # R's) runs while the GPU counts another; any still running when this
-# exits (an error, an interrupt) is stopped first. meanwhile: NULL or a
-# function (the footprint check) called once the counts have started when
-# they overlap, before them otherwise.
+# exits (an error, an interrupt) is stopped first. meanwhile: a function
+# (the footprint check) called once the counts have started when they
+# overlap, before them otherwise.
 run_counts <- function(how, cats, counts, edges, threads, progress,
-                       labels = NULL, meanwhile = NULL) {
-  if (is.null(meanwhile)) meanwhile <- function() NULL
+                       labels = NULL, meanwhile = function() NULL) {
   lab <- function(k) if (is.null(labels)) k else labels[[k]]
   one <- function(s, defer) {
     how$mean_theta <- isTRUE(how$mean_theta) && isTRUE(s$mean)

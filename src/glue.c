@@ -204,9 +204,8 @@ static const double *weights_of(SEXP w, const wt_points *p, const char *what)
   return REAL(w);
 }
 
-/* tasks: NULL or a k x 5 double matrix (a0, a1, b0, b1, out), zero based */
-/* the bins of edges (degrees, at least two), in memory that R frees when
- * the .Call returns */
+/* the bins of edges (degrees, at least two) into upper (n_edges + 1
+ * values) and table (wt_bins_table_capacity() values) */
 static void bins_into(SEXP edges, wt_bins *bins, double *upper,
                       uint16_t *table)
 {
@@ -215,6 +214,7 @@ static void bins_into(SEXP edges, wt_bins *bins, double *upper,
     error("wtheta internal: bad edges");
 }
 
+/* the same in memory that R frees when the .Call returns */
 static void bins_of(SEXP edges, wt_bins *bins)
 {
   const int n_edges = (int)XLENGTH(edges);
@@ -224,7 +224,8 @@ static void bins_of(SEXP edges, wt_bins *bins)
                                 sizeof(uint16_t)));
 }
 
-/* the number of tasks in `tasks` (NULL or a k x 5 double matrix) */
+/* the number of tasks in `tasks`: NULL or a k x 5 double matrix (a0, a1,
+ * b0, b1, out), zero based */
 static R_xlen_t tasks_count(SEXP tasks)
 {
   if (isNull(tasks)) return 0;
