@@ -161,9 +161,7 @@ int count_impl(wt_job *job)
       get_plan(bins, an, smem_sm, smem_block, weighted, angles);
   const Plan &plan = *plan_ref;
 
-  double total = 0.0;
-  for (int64_t k = 0; k < job->n_tasks; k++)
-    total += wt_task_pairs(job, &job->tasks[k]);
+  double total = wt_tasks_pairs(job);
   std::vector<Row> rows;
   std::vector<Launch> launches;
   plan_launches(job, CHUNK, row_points(plan.fast),
