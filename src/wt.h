@@ -248,7 +248,8 @@ void wt_catalog_grid_done(wt_catalog *c);
  * wtheta() builds each catalog's grid once) */
 double wt_grid_builds(void);
 
-/* core/count.c: dispatch (the grid when it pays, then one engine) */
+/* core/count.c: dispatch (the grid when it pays, core/grid_policy.c; then
+ * one engine) */
 /* counts between catalogs a and b, or the auto pairs of a when b is NULL:
  * sets job->a, job->b and job->is_auto from them; job->tasks index the
  * catalogs' points and, for the grid, must use the catalogs' ranges (a
@@ -306,9 +307,9 @@ int wt_count_cuda(wt_job *job);
  * of counts still running stay); returns how many contexts it freed */
 int wt_cuda_release(void);
 
-/* cuda/plan.cxx, built in every build (with or without nvcc): the CUDA
- * engine's host planning, shown to tests (glue.c) so that it is
- * checked without a GPU */
+/* cuda/plan_tests.cxx (with the other plan_*.cxx, built in every build,
+ * with or without nvcc): the CUDA engine's host planning, shown to tests
+ * (glue.c) so that it is checked without a GPU */
 typedef struct {
   /* in: the analysis of the points (plan.h's Analysis) and the device */
   int sane;                /* finite unit vectors, non-decreasing edges */

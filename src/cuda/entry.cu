@@ -84,7 +84,7 @@
 
 #include "wt.h"
 
-/* host-only planning, compiled apart by the C++ compiler (plan.cxx) */
+/* host-only planning, compiled apart by the C++ compiler (plan_*.cxx) */
 #include "shape.h"
 #include "plan.h"
 using namespace wt_cuda;
@@ -126,7 +126,7 @@ int count_impl(wt_job *job)
   }
   if (!same_shape(kShape)) {
     set_msg(job->message, sizeof job->message,
-            "the CUDA engine's plan.cxx and entry.cu were built with "
+            "the CUDA engine's plan_*.cxx and entry.cu were built with "
             "different shapes (WT_CUDA_* flags)");
     return WT_ERR_CUDA;
   }
