@@ -7,9 +7,10 @@
 # A VARIANT is NAME=SOURCE or NAME=SOURCE:NVCC_FLAGS, for example
 #   base=src/cuda/entry.cu  ni8=src/cuda/entry.cu:-DWT_CUDA_NI=8
 # (an older tree's single src/count_cuda.cu builds against the same C core,
-# so one run can time the engine before and after a change). A plan.cxx
-# beside SOURCE (the host planning) is built with the C++ compiler and the
-# variant's -D flags, and linked in.
+# so one run can time the engine before and after a change). The
+# plan_*.cxx (or an older tree's plan.cxx) beside SOURCE (the host
+# planning) are built with the C++ compiler and the variant's -D flags, and
+# linked in.
 # Builds run in parallel; each run prints kernel.c's table (writes
 # $OUT/NAME.txt and the build log with ptxas's resource report there too,
 # when OUT is set). Environment: NVCC (default nvcc), WTHETA_CUDA_ARCH
@@ -30,9 +31,10 @@ cudalib=$(dirname "$(dirname "$(command -v "$nvcc")")")/lib64
 b=$(mktemp -d)
 trap 'rm -rf "$b"' EXIT
 cobj=""
-for f in core/bins core/count core/job core/catalog core/grid_build \
-         core/grid_walk core/patches core/resample core/threads cpu/driver \
-         cpu/isa cpu/kernels_plain cpu/kernels_x86 cpu/tables; do
+for f in floor/bins floor/job core/count core/grid_policy core/catalog \
+         core/grid_build core/grid_walk core/patches core/resample \
+         core/threads cpu/driver cpu/isa cpu/kernels_plain cpu/kernels_avx512 \
+         cpu/kernels_avx2 cpu/tables; do
   o="$b/$(echo "$f" | tr / _).o"
   gcc -O2 -fopenmp -ffp-contract=off -fPIC -Isrc -c "src/$f.c" -o "$o" &
   cobj="$cobj $o"
@@ -48,21 +50,25 @@ for v in "$@"; do
   flags=""
   case "$spec" in *:*) flags=${spec#*:} ;; esac
   names="$names $name"
-  # the host planning beside the source (cuda/plan.cxx since issue 18; an
-  # older single-file engine has none), with the variant's -D knobs, which
-  # it must share with the kernels
-  plan=$(dirname "$src")/plan.cxx
+  # the host planning beside the source (cuda/plan_*.cxx, split by job;
+  # one cuda/plan.cxx from issue 18 until then; an older single-file
+  # engine has none), with the variant's -D knobs, which it must share
+  # with the kernels
+  dir=$(dirname "$src")
   dflags=""
   for f in $flags; do case "$f" in -D*) dflags="$dflags $f" ;; esac; done
   (
     pobj=""
-    if [ -f "$plan" ]; then
-      pobj="$b/$name.plan.o"
+    : > "$out/$name.build.log"
+    for plan in "$dir"/plan.cxx "$dir"/plan_*.cxx; do
+      [ -f "$plan" ] || continue
+      o="$b/$name.$(basename "$plan" .cxx).o"
       # shellcheck disable=SC2086
       g++ -O2 -std=c++17 -ffp-contract=off -fPIC $dflags -Isrc -c "$plan" \
-        -o "$pobj" > "$out/$name.build.log" 2>&1 ||
-        echo "build of $name's plan.cxx failed: $out/$name.build.log"
-    fi
+        -o "$o" >> "$out/$name.build.log" 2>&1 ||
+        echo "build of $name's $plan failed: $out/$name.build.log"
+      pobj="$pobj $o"
+    done
     # shellcheck disable=SC2086
     "$nvcc" -O3 -std=c++17 -gencode "arch=compute_$arch,code=sm_$arch" \
       -Xcompiler -fPIC -Xcompiler -O2 -Xptxas -v $flags -Isrc \

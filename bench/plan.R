@@ -11,13 +11,14 @@
 #   catalog        the C catalog of the unit vectors
 #   grid_build     sorting the points by cell and building the trees
 #   grid_walk      the walk over node pairs: the engine's tasks, bulk sums
-#   cuda_*         the CUDA engine's host work on the walk's tasks (plan.cxx,
-#                  compiled in every build): analysis of the points, rows
-#                  and launches, the task boundaries of the device ordering,
-#                  the items of every launch (made while the GPU counts,
-#                  except the first launch's); launches and chunk_loads:
-#                  their number, and the chunks of 2^21 points the worker
-#                  copies to the device and orders for them
+#   cuda_*         the CUDA engine's host work on the walk's tasks
+#                  (plan_*.cxx, compiled in every build): analysis of the
+#                  points, rows and launches, the task boundaries of the
+#                  device ordering, the items of every launch (made while
+#                  the GPU counts, except the first launch's); launches
+#                  and chunk_loads: their number, and the chunks of 2^21
+#                  points the worker copies to the device and orders for
+#                  them
 # for the grid modes the GPU uses: "prune" (pruning only, the GPU's auto)
 # and TRUE (bulk counting of node pairs too); total: their sum. Writes
 # bench/plan.csv.

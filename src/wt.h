@@ -44,11 +44,11 @@ enum {
 /* which engine counts */
 typedef enum { WT_BACKEND_CPU = 1, WT_BACKEND_CUDA = 2 } wt_backend;
 
-/* pruning by the last edge and bulk counting of cell pairs (core/grid.c) */
+/* pruning by the last edge and bulk counting of cell pairs (core/grid.h) */
 typedef enum {
   WT_GRID_NEVER = 0,       /* count every pair */
   WT_GRID_AUTO = 1,        /* prune (and, on the CPU, count in bulk) when it
-                              pays: see core/count.c */
+                              pays: see core/grid_policy.c */
   WT_GRID_ALWAYS = 2,      /* prune and count in bulk whenever the last edge
                               is below 180 degrees */
   WT_GRID_PRUNE = 3        /* always, but pruning only, no bulk counting */
@@ -178,7 +178,8 @@ typedef struct {
   char message[256];       /* out: detail for WT_ERR_CUDA and friends */
 } wt_job;
 
-/* core/bins.c */
+/* floor/bins.c (the floor: shared by the dispatcher and the engines):
+ * edges as squared chords, the slot lookup table, unit vectors */
 double wt_edge_c2(double theta_deg);
 /* unit vectors of k catalogs (catalog c into x[c], y[c], z[c]) by one
  * team of n_threads: WT_OK, or WT_ERR_NOMEM; and of one catalog */
@@ -247,7 +248,8 @@ void wt_catalog_grid_done(wt_catalog *c);
  * wtheta() builds each catalog's grid once) */
 double wt_grid_builds(void);
 
-/* core/count.c: dispatch (the grid when it pays, then one engine) */
+/* core/count.c: dispatch (the grid when it pays, core/grid_policy.c; then
+ * one engine) */
 /* counts between catalogs a and b, or the auto pairs of a when b is NULL:
  * sets job->a, job->b and job->is_auto from them; job->tasks index the
  * catalogs' points and, for the grid, must use the catalogs' ranges (a
@@ -264,9 +266,12 @@ int wt_count(wt_job *job);
 #define WT_PLAN_TIMES 10
 int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
                      double *out);
-/* core/job.c: conventions shared by the dispatcher and the engines */
+/* floor/job.c (the floor): conventions shared by the dispatcher and the
+ * engines */
 /* pairs a task holds */
 double wt_task_pairs(const wt_job *job, const wt_task *t);
+/* pairs the job's tasks hold, summed in task order */
+double wt_tasks_pairs(const wt_job *job);
 /* 1 when every task lies inside its catalogs and histograms */
 int wt_tasks_valid(const wt_job *job);
 /* WT_FAULT_* bits from the environment variable WTHETA_TEST_FAULT, a comma
@@ -302,9 +307,9 @@ int wt_count_cuda(wt_job *job);
  * of counts still running stay); returns how many contexts it freed */
 int wt_cuda_release(void);
 
-/* cuda/plan.cxx, built in every build (with or without nvcc): the CUDA
- * engine's host planning, shown to tests (glue.c) so that it is
- * checked without a GPU */
+/* cuda/plan_tests.cxx (with the other plan_*.cxx, built in every build,
+ * with or without nvcc): the CUDA engine's host planning, shown to tests
+ * (glue.c) so that it is checked without a GPU */
 typedef struct {
   /* in: the analysis of the points (plan.h's Analysis) and the device */
   int sane;                /* finite unit vectors, non-decreasing edges */

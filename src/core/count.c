@@ -1,14 +1,11 @@
 /* Dispatch: the one place that picks the engine and applies conventions
  * shared by all engines (tasks, self pairs, fault injection for tests).
  * A count runs between two prepared catalogs (catalog.c); when the grid
- * pays, their kept grid stages are walked here and the engine gets the
- * job derived from them: the catalogs' sorted points and the walk's
- * tasks. Engines never see a catalog (ARCHITECTURE.md says why). */
-#include <stdio.h>
+ * pays (grid_policy.c decides and plans it), the engine gets the job
+ * derived from them: the catalogs' sorted points and the walk's tasks.
+ * Engines never see a catalog (ARCHITECTURE.md says why). */
 #include <stdlib.h>
 #include <string.h>
-#include <math.h>
-#include <time.h>
 #include "wt.h"
 #include "grid.h"
 
@@ -16,60 +13,6 @@ static int run_engine(wt_job *job)
 {
   return job->backend == WT_BACKEND_CUDA ? wt_count_cuda(job)
                                          : wt_count_cpu(job);
-}
-
-/* When the grid pays (WT_GRID_AUTO), and its shape. Pruning pays when the
- * last edge leaves out most pairs, and when there are enough pairs that
- * planning is cheap beside counting; the GPU counts so much faster than
- * the CPU that it needs far more pairs before planning on the host pays.
- * The measurements behind these numbers are in bench/kernel-notes.md
- * ("Grid thresholds"). */
-#define WT_GRID_AUTO_MAX_DEG 60.0    /* largest last edge that prunes */
-#define WT_GRID_AUTO_MIN_PAIRS_CPU 1e8
-#define WT_GRID_AUTO_MIN_PAIRS_GPU 1e11
-/* bulk counting on the GPU (auto): measured to lose at 5e13 pairs and to
- * win at 5e15; the threshold lies between */
-#define WT_GRID_BULK_MIN_PAIRS_GPU 5e14
-/* the cells: a fraction of the last edge, with a floor in degrees (the
- * shape measured in bench/kernel-notes.md, "Grid thresholds") */
-#define WT_GRID_CELLS_PER_EDGE 4.0
-#define WT_GRID_MIN_CELL_DEG 0.02
-/* Node pairs that may be pruned are split down to this many pairs. The
- * GPU engine pays a host-side cost per task, so its tasks stay large; the
- * CPU engine hands tasks out in small work items anyway. */
-#define WT_GRID_MIN_SPLIT_CPU ((double)(1 << 20))
-#define WT_GRID_MIN_SPLIT_GPU ((double)(1 << 27))
-
-/* The largest angle and the cell size of the grid, or 0 when the job is
- * better counted without one. */
-static double grid_cell(const wt_job *job, double pairs, double *theta_max)
-{
-  const wt_bins *b = job->bins;
-  double c2 = b->upper[b->n_bins];
-  if (job->grid == WT_GRID_NEVER || !(c2 < 4.0)) return 0.0;
-  *theta_max = 2.0 * asin(sqrt(c2) / 2.0) * (180.0 / M_PI);
-  const double min_pairs = job->backend == WT_BACKEND_CUDA
-    ? WT_GRID_AUTO_MIN_PAIRS_GPU : WT_GRID_AUTO_MIN_PAIRS_CPU;
-  if (job->grid == WT_GRID_AUTO &&
-      (*theta_max > WT_GRID_AUTO_MAX_DEG || pairs < min_pairs)) return 0.0;
-  /* WT_GRID_ALWAYS: with bulk counting; WT_GRID_PRUNE: pruning only */
-  double h = *theta_max / WT_GRID_CELLS_PER_EDGE;
-  return h < WT_GRID_MIN_CELL_DEG ? WT_GRID_MIN_CELL_DEG : h;
-}
-
-/* the catalog ranges of every non-empty task range (the grid's trees are
- * per range), b's being a's in an auto job */
-static int tasks_in_ranges(const wt_job *job, const wt_catalog *ca,
-                           const wt_catalog *cb)
-{
-  for (int64_t k = 0; k < job->n_tasks; k++) {
-    const wt_task *t = &job->tasks[k];
-    if (t->a0 == t->a1 || t->b0 == t->b1) continue;
-    if (!wt_catalog_has_range(ca, t->a0, t->a1) ||
-        !wt_catalog_has_range(cb, t->b0, t->b1))
-      return 0;
-  }
-  return 1;
 }
 
 /* The job's tasks, or `whole` (one task over all pairs into histogram 0)
@@ -91,8 +34,7 @@ static int job_tasks(wt_job *job, wt_task *whole, double *pairs)
   }
   if (job->n_out < 1 || job->n_tasks < 0 || !wt_tasks_valid(job))
     return WT_ERR_ARG;
-  for (int64_t k = 0; k < job->n_tasks; k++)
-    *pairs += wt_task_pairs(job, &job->tasks[k]);
+  *pairs = wt_tasks_pairs(job);
   return WT_OK;
 }
 
@@ -105,101 +47,23 @@ static void tasks_done(wt_job *job, const wt_task *whole)
   }
 }
 
-/* the catalogs' grid stages, no longer read by this count */
-static void grid_done(wt_catalog *ca, wt_catalog *cb)
-{
-  wt_catalog_grid_done(ca);
-  if (cb != ca) wt_catalog_grid_done(cb);
-}
-
-/* The grid's plan for job between ca and cb with cells of h degrees: the
- * catalogs' stages (built unless cached; the caller calls grid_done()
- * once it no longer reads them, unless this fails), the walk into gr, and
- * the engine's job in sub (the catalogs' sorted points and the walk's
- * tasks).
- * pairs: the job's pairs (whether bulk counting pays). Sets job->plan_s;
- * build_s, walk_s (may be NULL): its two stages. */
-static int plan_grid(wt_job *job, double pairs, double h, double theta_max,
-                     wt_catalog *ca, wt_catalog *cb, wt_grid *gr, wt_job *sub,
-                     double *build_s, double *walk_s)
-{
-  /* Bulk counting inside bins visits fewer pairs but makes many small
-   * tasks: it pays on the CPU at survey sizes, and on the GPU, whose host
-   * plans every task, only from WT_GRID_BULK_MIN_PAIRS_GPU pairs
-   * (bench/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
-   * need every pair in a bin visited: no bulk counting then. */
-  const int bulk = !job->thsum && (job->grid == WT_GRID_ALWAYS ||
-    (job->grid == WT_GRID_AUTO &&
-     (job->backend == WT_BACKEND_CPU ||
-      pairs >= WT_GRID_BULK_MIN_PAIRS_GPU)));
-  const double min_split = job->backend == WT_BACKEND_CUDA
-    ? WT_GRID_MIN_SPLIT_GPU : WT_GRID_MIN_SPLIT_CPU;
-  const double t0 = wt_seconds();
-  const wt_grid_stage *sa = NULL, *sb = NULL;
-  memset(gr, 0, sizeof *gr);
-  int status = wt_catalog_grid(ca, h, job->n_threads, &sa);
-  if (status == WT_OK && cb == ca) {
-    sb = sa;
-  } else if (status == WT_OK &&
-             (status = wt_catalog_grid(cb, h, job->n_threads, &sb)) != WT_OK) {
-    wt_catalog_grid_done(ca);
-  }
-  if (status == WT_ERR_ARG)
-    snprintf(job->message, sizeof job->message,
-             "a catalog's grid of another cell size is in use by a count "
-             "running at the same time");
-  if (status != WT_OK) return status;
-  const double t1 = wt_seconds();
-  status = wt_grid_walk(job, sa, sb, theta_max, bulk, min_split, gr);
-  const double t2 = wt_seconds();
-  job->plan_s = t2 - t0;
-  if (build_s) *build_s = t1 - t0;
-  if (walk_s) *walk_s = t2 - t1;
-  if (status != WT_OK) {
-    grid_done(ca, cb);
-    return status;
-  }
-  *sub = *job;
-  sub->a = sa->sorted;
-  if (!job->is_auto) sub->b = sb->sorted;
-  sub->tasks = gr->tasks;
-  sub->n_tasks = gr->n_tasks;
-  return WT_OK;
-}
-
-/* Counts through the grid when it pays, directly otherwise. The grid has
- * two stages: each catalog's (points sorted by cell, trees), built once
- * and kept in the catalog, and this pair's walk over the two, which makes
- * the engine's tasks and the pairs counted in bulk. ca, cb: the catalogs
- * of job->a and job->b (cb is ca in an auto job), or NULL: no grid. */
+/* Counts through the grid when it pays (grid_policy.c), directly
+ * otherwise. ca, cb: the catalogs of job->a and job->b (cb is ca in an
+ * auto job), or NULL: no grid. */
 static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
                         wt_catalog *cb)
 {
-  double theta_max = 0.0, h = grid_cell(job, pairs, &theta_max);
-  /* a task over ranges that are not its catalog's: no trees to walk */
-  if (h == 0.0 || !ca || !cb || !tasks_in_ranges(job, ca, cb))
-    return run_engine(job);
-  wt_grid gr;
-  wt_job sub;
-  int status = plan_grid(job, pairs, h, theta_max, ca, cb, &gr, &sub, NULL, NULL);
-  if (status != WT_OK) {
-    wt_grid_free(&gr);
-    return status;
+  wt_grid_plan gp;
+  int status = wt_grid_plan_make(job, pairs, ca, cb, &gp, NULL, NULL);
+  if (status != WT_OK || !gp.gridded) {
+    wt_grid_plan_free(&gp);
+    return status == WT_OK ? run_engine(job) : status;
   }
-  status = gr.n_tasks > 0 ? run_engine(&sub) : WT_OK;
-  if (status == WT_OK) {
-    const int n_slots = job->bins->n_bins + 2;
-    const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
-    for (size_t s = 0; s < n_all; s++) {
-      job->slots[s] += (uint64_t)gr.bulk_n[s];
-      if (job->wsum) job->wsum[s] += gr.bulk_w[s];
-      job->pairs_skipped += gr.bulk_n[s];
-    }
-  }
-  job->gpu_ms = sub.gpu_ms;
-  memcpy(job->message, sub.message, sizeof job->message);
-  wt_grid_free(&gr);
-  grid_done(ca, cb);
+  status = gp.walk.n_tasks > 0 ? run_engine(&gp.sub) : WT_OK;
+  if (status == WT_OK) wt_grid_plan_add_bulk(&gp, job);
+  job->gpu_ms = gp.sub.gpu_ms;
+  memcpy(job->message, gp.sub.message, sizeof job->message);
+  wt_grid_plan_free(&gp);
   return status;
 }
 
@@ -211,30 +75,22 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
   job->a = a->p;
   job->is_auto = b == NULL;
   if (b) job->b = b->p; else memset(&job->b, 0, sizeof job->b);
-  wt_catalog *cb = b ? b : a;
   wt_task whole;
   double pairs;
+  wt_grid_plan gp;
   int status = job_tasks(job, &whole, &pairs);
-  double theta_max = 0.0,
-         h = status == WT_OK ? grid_cell(job, pairs, &theta_max) : 0.0;
-  wt_job sub = *job;
-  wt_grid gr;
-  memset(&gr, 0, sizeof gr);
-  int gridded = 0;
-  if (status == WT_OK && h > 0.0 && tasks_in_ranges(job, a, cb)) {
-    status = plan_grid(job, pairs, h, theta_max, a, cb, &gr, &sub, &out[0],
-                       &out[1]);
-    gridded = status == WT_OK;
-  }
+  if (status == WT_OK)
+    status = wt_grid_plan_make(job, pairs, a, b ? b : a, &gp, &out[0],
+                               &out[1]);
+  else
+    memset(&gp, 0, sizeof gp);
   if (status == WT_OK) {
-    out[2] = (double)sub.n_tasks;
-    for (int64_t k = 0; k < sub.n_tasks; k++)
-      out[3] += wt_task_pairs(&sub, &sub.tasks[k]);
+    out[2] = (double)gp.sub.n_tasks;
+    out[3] = wt_tasks_pairs(&gp.sub);
     if (job->backend == WT_BACKEND_CUDA)
-      status = wt_cuda_host_plan(&sub, &out[4]);
+      status = wt_cuda_host_plan(&gp.sub, &out[4]);
   }
-  wt_grid_free(&gr);
-  if (gridded) grid_done(a, cb);
+  wt_grid_plan_free(&gp);
   tasks_done(job, &whole);
   return status;
 }

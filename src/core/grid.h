@@ -8,8 +8,11 @@
  *     trees that turns a job's tasks into tasks of node pairs for the
  *     engine and pair counts added in bulk.
  *
- * Private to core/: the dispatcher (count.c) and the catalog (catalog.c)
- * use it; no engine does. */
+ * The policy (grid_policy.c) decides when the grid pays and with which
+ * cells, and plans one count through both stages.
+ *
+ * Private to core/: the dispatcher (count.c), the policy and the catalog
+ * (catalog.c) use it; no engine does. */
 #ifndef WT_GRID_H
 #define WT_GRID_H
 #include "wt.h"
@@ -87,6 +90,32 @@ int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
                  const wt_grid_stage *b, double theta_max_deg, int bulk,
                  double min_split, wt_grid *gr);
 void wt_grid_free(wt_grid *gr);
+
+/* grid_policy.c: the grid's plan of one count */
+typedef struct {
+  int gridded;             /* 0: the job is counted as given, without a
+                              grid (walk and stages empty) */
+  wt_grid walk;            /* the walk's tasks and bulk sums */
+  wt_job sub;              /* the engine's job: the catalogs' sorted
+                              points and the walk's tasks (the job itself
+                              when not gridded) */
+  wt_catalog *ca, *cb;     /* the catalogs whose stages it holds */
+} wt_grid_plan;
+/* The plan of job between ca and cb (NULL: no grid), whose tasks hold
+ * `pairs` pairs: gridded when the grid pays (the thresholds, the cells,
+ * bulk counting and the split size are decided here); then the catalogs'
+ * stages are held (built unless cached) and walked, job->plan_s set and
+ * build_s, walk_s (may be NULL) get the two stages' seconds. WT_OK (also
+ * when not gridded), WT_ERR_ARG (a catalog's stage of another cell size
+ * in use, with job->message; or a walk refused), WT_ERR_NOMEM. The
+ * caller calls wt_grid_plan_free() in any case. */
+int wt_grid_plan_make(wt_job *job, double pairs, wt_catalog *ca,
+                      wt_catalog *cb, wt_grid_plan *gp, double *build_s,
+                      double *walk_s);
+/* adds the pairs counted in bulk into job's histograms */
+void wt_grid_plan_add_bulk(const wt_grid_plan *gp, wt_job *job);
+/* frees the walk and lets go of the catalogs' stages */
+void wt_grid_plan_free(wt_grid_plan *gp);
 
 /* catalog.c: orders (start, end) pairs of int64_t by start, then end
  * (qsort; the dispatcher sorts the ranges of tasks with it too) */

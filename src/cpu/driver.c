@@ -523,9 +523,7 @@ static void add_records(wt_job *job, wt_run *r, int64_t n_items)
  * the other threads skip their remaining items and nothing is added. */
 int wt_count_cpu(wt_job *job)
 {
-  double total = 0.0;
-  for (int64_t k = 0; k < job->n_tasks; k++)
-    total += wt_task_pairs(job, &job->tasks[k]);
+  double total = wt_tasks_pairs(job);
   if (total == 0.0) return WT_OK;
   int isa;
   int narrow;

@@ -220,8 +220,10 @@ void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
                   const wt_points *a, int64_t i0, int nr,
                   const wt_points *b, int64_t j0, int64_t j1);
 #ifdef WT_X86
-/* kernels_x86.c: vector kernels of the signature wt_vec_fn, compiled for
- * their instruction set by target attributes and chosen at run time */
+/* kernels_avx512.c (wt_cpu_avx512, wt_cpu_f32, wt_cpu_f32_narrow) and
+ * kernels_avx2.c (wt_cpu_avx2, wt_cpu_avx2_narrow), with what they share
+ * in kernels_x86.h: vector kernels of the signature wt_vec_fn, compiled
+ * for their instruction set by target attributes and chosen at run time */
 int64_t wt_cpu_avx512(const wt_ctx *c, uint32_t *h, double *wh,
                       const float *tile, const wt_points *a, int64_t i0,
                       int nr, const wt_points *b, int64_t j0, int64_t nj);

@@ -84,7 +84,7 @@
 
 #include "wt.h"
 
-/* host-only planning, compiled apart by the C++ compiler (plan.cxx) */
+/* host-only planning, compiled apart by the C++ compiler (plan_*.cxx) */
 #include "shape.h"
 #include "plan.h"
 using namespace wt_cuda;
@@ -126,7 +126,7 @@ int count_impl(wt_job *job)
   }
   if (!same_shape(kShape)) {
     set_msg(job->message, sizeof job->message,
-            "the CUDA engine's plan.cxx and entry.cu were built with "
+            "the CUDA engine's plan_*.cxx and entry.cu were built with "
             "different shapes (WT_CUDA_* flags)");
     return WT_ERR_CUDA;
   }
@@ -161,9 +161,7 @@ int count_impl(wt_job *job)
       get_plan(bins, an, smem_sm, smem_block, weighted, angles);
   const Plan &plan = *plan_ref;
 
-  double total = 0.0;
-  for (int64_t k = 0; k < job->n_tasks; k++)
-    total += wt_task_pairs(job, &job->tasks[k]);
+  double total = wt_tasks_pairs(job);
   std::vector<Row> rows;
   std::vector<Launch> launches;
   plan_launches(job, CHUNK, row_points(plan.fast),

@@ -1,9 +1,11 @@
-/* Host-only planning of the CUDA engine: catalog analysis, the fast table
- * and its plan cache, and the cutting of tasks into launches, rows and
- * items. Plain C++ with no CUDA types: plan.cxx is built by the C++
- * compiler in every build, with or without nvcc, so that tests can check
- * the planning on a machine without a GPU (glue.c). Private to
- * cuda/: entry.cu and plan.cxx include it. */
+/* Host-only planning of the CUDA engine: catalog analysis
+ * (plan_scan.cxx), the fast table and its plan cache (plan_choice.cxx),
+ * and the cutting of tasks into launches, rows and items
+ * (plan_launch.cxx); plan_tests.cxx shows them outside (wt.h). Plain C++
+ * with no CUDA types: the plan_*.cxx are built by the C++ compiler in
+ * every build, with or without nvcc, so that tests can check the planning
+ * on a machine without a GPU (glue.c). Private to cuda/: entry.cu and the
+ * plan_*.cxx include it. */
 #ifndef WT_CUDA_PLAN_H
 #define WT_CUDA_PLAN_H
 
@@ -26,7 +28,7 @@ struct Item { int i0, i1, j0, j1, diag, out; };
 /* s, cut to fit, into dst (len bytes) */
 void set_msg(char *dst, size_t len, const std::string &s);
 
-/* true when plan.cxx was compiled with the shape entry.cu sees */
+/* true when plan_*.cxx were compiled with the shape entry.cu sees */
 bool same_shape(const ShapeKey &k);
 
 /* what the inputs allow */
@@ -63,7 +65,7 @@ struct FastTable {
   double multi;       /* q width of cells sent to the exact path */
 };
 
-/* the margin M of the fast path (see plan.cxx) */
+/* the margin M of the fast path (see plan_scan.cxx) */
 float fast_margin(const Analysis &an, double max_thr_err);
 /* the fast table of shape kCfgs[cfg]; false when the inputs do not allow
  * that shape */

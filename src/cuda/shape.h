@@ -1,8 +1,8 @@
 /* Compile-time shape of the kernels: tuning knobs (overridable with -D at
  * build time), the sizes derived from them, and the table shapes.
- * Plain C++ (no CUDA types): included by entry.cu (nvcc) and by plan.cxx
- * (the C++ compiler), which must see the same values: shape_key() lets
- * the engine check that they did (see ARCHITECTURE.md). */
+ * Plain C++ (no CUDA types): included by entry.cu (nvcc) and by
+ * plan_*.cxx (the C++ compiler), which must see the same values:
+ * shape_key() lets the engine check that they did (see ARCHITECTURE.md). */
 #ifndef WT_CUDA_SHAPE_H
 #define WT_CUDA_SHAPE_H
 
@@ -68,7 +68,7 @@ constexpr int kNumCfgs = 5;
 }  // namespace
 
 namespace wt_cuda {
-/* the values plan.cxx and entry.cu must agree on: they are compiled
+/* the values plan_*.cxx and entry.cu must agree on: they are compiled
  * apart, and a benchmark may pass -D knobs to one compiler only */
 struct ShapeKey {
   int ni, nj, block, g, unroll, qcap, bj, eblock, ebj;

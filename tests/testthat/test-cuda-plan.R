@@ -1,4 +1,4 @@
-# The CUDA engine's host planning (src/cuda/plan.cxx) is built by the C++
+# The CUDA engine's host planning (src/cuda/plan_*.cxx) is built by the C++
 # compiler in every build, with or without nvcc, so these tests run on
 # machines without a GPU. They check its plans against computations
 # written here independently of the C++.
@@ -28,8 +28,9 @@ chunk_points <- 2^21
 as_float <- function(x) readBin(writeBin(x, raw(), size = 4), "double",
                                 n = length(x), size = 4)
 
-# the fast table of shape cfg (0-based), recomputed from the proof in
-# plan.cxx's comments: edges are thresholds upper / 2 + c in float; a cell
+# the fast table of shape cfg (0-based), recomputed from the proof in the
+# comments of plan_scan.cxx (the margin) and plan_choice.cxx (the table):
+# edges are thresholds upper / 2 + c in float; a cell
 # [A, B) of q holds +Inf when no threshold lies within 2M of it, the one
 # threshold when one does, NaN when several do (and near q = 2, NaN
 # unless none lies within 2M + 6u)

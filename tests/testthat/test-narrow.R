@@ -1,4 +1,4 @@
-# The CPU engine's narrow kernel (src/cpu/kernels_x86.c, wt_cpu_f32_narrow):
+# The CPU engine's narrow kernel (src/cpu/kernels_avx512.c, wt_cpu_f32_narrow):
 # grid tasks whose pairs span at most WTHETA_CPU_NARROW slots are counted by
 # float comparisons with the edges inside their range, with margins, and the
 # undecided pairs are redone in double. Every count must stay that of the

@@ -1,6 +1,7 @@
-/* Conventions of a job that the dispatcher and every engine share: the
- * pairs a task holds, the validity of a task list, fault bits for tests
- * and a clock. Engines call these; nothing here calls an engine, so data
+/* The floor: conventions of a job that the dispatcher and every engine
+ * share: the pairs a task holds and a task list holds, the validity of a
+ * task list, fault bits for tests and a clock. The dispatcher (core/) and
+ * the engines (cpu/, cuda/) call these; nothing here calls either, so data
  * flows one way (glue, dispatch, engine). */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,15 @@ double wt_task_pairs(const wt_job *job, const wt_task *t)
   double na = (double)(t->a1 - t->a0), nb = (double)(t->b1 - t->b0);
   if (job->is_auto && t->a0 == t->b0) return na * (na - 1.0) / 2.0;
   return na * nb;
+}
+
+/* summed in task order, so every caller gets the same double */
+double wt_tasks_pairs(const wt_job *job)
+{
+  double total = 0.0;
+  for (int64_t k = 0; k < job->n_tasks; k++)
+    total += wt_task_pairs(job, &job->tasks[k]);
+  return total;
 }
 
 int wt_fault_from_env(void)

@@ -1,0 +1,176 @@
+/* Grid policy: whether the grid pays for a count (WT_GRID_AUTO), the
+ * size of its cells, whether it counts in bulk and how far it splits node
+ * pairs; and the plan of one count that follows from them: the catalogs'
+ * grid stages (kept in the catalogs, catalog.c; built by grid_build.c),
+ * the walk over them (grid_walk.c) and the engine's job derived from it.
+ * The dispatcher (count.c) asks here and runs the engine on the result. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "wt.h"
+#include "grid.h"
+
+/* When the grid pays (WT_GRID_AUTO), and its shape. Pruning pays when the
+ * last edge leaves out most pairs, and when there are enough pairs that
+ * planning is cheap beside counting; the GPU counts so much faster than
+ * the CPU that it needs far more pairs before planning on the host pays.
+ * The measurements behind these numbers are in bench/kernel-notes.md
+ * ("Grid thresholds"). */
+#define WT_GRID_AUTO_MAX_DEG 60.0    /* largest last edge that prunes */
+#define WT_GRID_AUTO_MIN_PAIRS_CPU 1e8
+#define WT_GRID_AUTO_MIN_PAIRS_GPU 1e11
+/* bulk counting on the GPU (auto): measured to lose at 5e13 pairs and to
+ * win at 5e15; the threshold lies between */
+#define WT_GRID_BULK_MIN_PAIRS_GPU 5e14
+/* the cells: a fraction of the last edge, with a floor in degrees (the
+ * shape measured in bench/kernel-notes.md, "Grid thresholds") */
+#define WT_GRID_CELLS_PER_EDGE 4.0
+#define WT_GRID_MIN_CELL_DEG 0.02
+/* Node pairs that may be pruned are split down to this many pairs. The
+ * GPU engine pays a host-side cost per task, so its tasks stay large; the
+ * CPU engine hands tasks out in small work items anyway. */
+#define WT_GRID_MIN_SPLIT_CPU ((double)(1 << 20))
+#define WT_GRID_MIN_SPLIT_GPU ((double)(1 << 27))
+
+/* The largest angle and the cell size of the grid, or 0 when the job is
+ * better counted without one. */
+static double grid_cell(const wt_job *job, double pairs, double *theta_max)
+{
+  const wt_bins *b = job->bins;
+  double c2 = b->upper[b->n_bins];
+  if (job->grid == WT_GRID_NEVER || !(c2 < 4.0)) return 0.0;
+  *theta_max = 2.0 * asin(sqrt(c2) / 2.0) * (180.0 / M_PI);
+  const double min_pairs = job->backend == WT_BACKEND_CUDA
+    ? WT_GRID_AUTO_MIN_PAIRS_GPU : WT_GRID_AUTO_MIN_PAIRS_CPU;
+  if (job->grid == WT_GRID_AUTO &&
+      (*theta_max > WT_GRID_AUTO_MAX_DEG || pairs < min_pairs)) return 0.0;
+  /* WT_GRID_ALWAYS: with bulk counting; WT_GRID_PRUNE: pruning only */
+  double h = *theta_max / WT_GRID_CELLS_PER_EDGE;
+  return h < WT_GRID_MIN_CELL_DEG ? WT_GRID_MIN_CELL_DEG : h;
+}
+
+/* Bulk counting inside bins visits fewer pairs but makes many small
+ * tasks: it pays on the CPU at survey sizes, and on the GPU, whose host
+ * plans every task, only from WT_GRID_BULK_MIN_PAIRS_GPU pairs
+ * (bench/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
+ * need every pair in a bin visited: no bulk counting then. */
+static int grid_bulk(const wt_job *job, double pairs)
+{
+  return !job->thsum && (job->grid == WT_GRID_ALWAYS ||
+    (job->grid == WT_GRID_AUTO &&
+     (job->backend == WT_BACKEND_CPU ||
+      pairs >= WT_GRID_BULK_MIN_PAIRS_GPU)));
+}
+
+/* how far the walk splits node pairs that may be pruned */
+static double grid_min_split(const wt_job *job)
+{
+  return job->backend == WT_BACKEND_CUDA ? WT_GRID_MIN_SPLIT_GPU
+                                         : WT_GRID_MIN_SPLIT_CPU;
+}
+
+/* the catalog ranges of every non-empty task range (the grid's trees are
+ * per range), b's being a's in an auto job */
+static int tasks_in_ranges(const wt_job *job, const wt_catalog *ca,
+                           const wt_catalog *cb)
+{
+  for (int64_t k = 0; k < job->n_tasks; k++) {
+    const wt_task *t = &job->tasks[k];
+    if (t->a0 == t->a1 || t->b0 == t->b1) continue;
+    if (!wt_catalog_has_range(ca, t->a0, t->a1) ||
+        !wt_catalog_has_range(cb, t->b0, t->b1))
+      return 0;
+  }
+  return 1;
+}
+
+/* the catalogs' grid stages, no longer read by the count */
+static void grid_done(wt_catalog *ca, wt_catalog *cb)
+{
+  wt_catalog_grid_done(ca);
+  if (cb != ca) wt_catalog_grid_done(cb);
+}
+
+/* The grid's plan for job between ca and cb with cells of h degrees: the
+ * catalogs' stages (built unless cached; the caller calls grid_done()
+ * once it no longer reads them, unless this fails), the walk into gr, and
+ * the engine's job in sub (the catalogs' sorted points and the walk's
+ * tasks).
+ * pairs: the job's pairs (whether bulk counting pays). Sets job->plan_s;
+ * build_s, walk_s (may be NULL): its two stages. */
+static int plan_grid(wt_job *job, double pairs, double h, double theta_max,
+                     wt_catalog *ca, wt_catalog *cb, wt_grid *gr, wt_job *sub,
+                     double *build_s, double *walk_s)
+{
+  const int bulk = grid_bulk(job, pairs);
+  const double min_split = grid_min_split(job);
+  const double t0 = wt_seconds();
+  const wt_grid_stage *sa = NULL, *sb = NULL;
+  memset(gr, 0, sizeof *gr);
+  int status = wt_catalog_grid(ca, h, job->n_threads, &sa);
+  if (status == WT_OK && cb == ca) {
+    sb = sa;
+  } else if (status == WT_OK &&
+             (status = wt_catalog_grid(cb, h, job->n_threads, &sb)) != WT_OK) {
+    wt_catalog_grid_done(ca);
+  }
+  if (status == WT_ERR_ARG)
+    snprintf(job->message, sizeof job->message,
+             "a catalog's grid of another cell size is in use by a count "
+             "running at the same time");
+  if (status != WT_OK) return status;
+  const double t1 = wt_seconds();
+  status = wt_grid_walk(job, sa, sb, theta_max, bulk, min_split, gr);
+  const double t2 = wt_seconds();
+  job->plan_s = t2 - t0;
+  if (build_s) *build_s = t1 - t0;
+  if (walk_s) *walk_s = t2 - t1;
+  if (status != WT_OK) {
+    grid_done(ca, cb);
+    return status;
+  }
+  *sub = *job;
+  sub->a = sa->sorted;
+  if (!job->is_auto) sub->b = sb->sorted;
+  sub->tasks = gr->tasks;
+  sub->n_tasks = gr->n_tasks;
+  return WT_OK;
+}
+
+int wt_grid_plan_make(wt_job *job, double pairs, wt_catalog *ca,
+                      wt_catalog *cb, wt_grid_plan *gp, double *build_s,
+                      double *walk_s)
+{
+  memset(gp, 0, sizeof *gp);
+  gp->sub = *job;
+  double theta_max = 0.0, h = grid_cell(job, pairs, &theta_max);
+  /* a task over ranges that are not its catalog's: no trees to walk */
+  if (h == 0.0 || !ca || !cb || !tasks_in_ranges(job, ca, cb)) return WT_OK;
+  int status = plan_grid(job, pairs, h, theta_max, ca, cb, &gp->walk,
+                         &gp->sub, build_s, walk_s);
+  if (status == WT_OK) {
+    gp->gridded = 1;
+    gp->ca = ca;
+    gp->cb = cb;
+  }
+  return status;
+}
+
+void wt_grid_plan_add_bulk(const wt_grid_plan *gp, wt_job *job)
+{
+  const wt_grid *gr = &gp->walk;
+  const int n_slots = job->bins->n_bins + 2;
+  const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
+  for (size_t s = 0; s < n_all; s++) {
+    job->slots[s] += (uint64_t)gr->bulk_n[s];
+    if (job->wsum) job->wsum[s] += gr->bulk_w[s];
+    job->pairs_skipped += gr->bulk_n[s];
+  }
+}
+
+void wt_grid_plan_free(wt_grid_plan *gp)
+{
+  wt_grid_free(&gp->walk);
+  if (gp->gridded) grid_done(gp->ca, gp->cb);
+  gp->gridded = 0;
+}

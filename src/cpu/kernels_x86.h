@@ -1,0 +1,100 @@
+/* What the x86-64 vector kernels (kernels_avx512.c, kernels_avx2.c)
+ * share, private to them: the target attributes, the rings that count a
+ * column group's indices a few groups later, and the double-precision
+ * recounts of lanes a kernel could not decide. Static: each kernel file
+ * keeps its own copy, as the single kernels_x86.c did. */
+#ifndef WT_CPU_KERNELS_X86_H
+#define WT_CPU_KERNELS_X86_H
+#include "engine.h"
+
+#ifdef WT_X86
+
+#define WT_INLINE static inline __attribute__((always_inline))
+#define WT_AVX512 \
+  __attribute__((target("avx512f,avx512bw,avx512cd,avx512vl,avx512dq")))
+#define WT_AVX2 __attribute__((target("avx2")))
+#define WT_UNFUSED_V(v) __asm__("" : "+v"(v))
+
+/* The exact histogram indices of the pairs (i, j + l) for the lanes l set in
+ * lanes, into out[l]: for d2 above the double table (non-finite, or points
+ * far off the unit sphere). */
+__attribute__((noinline, cold))
+static void patch_pairs(const wt_ctx *c, const wt_points *a, int64_t i,
+                        const wt_points *b, int64_t j, unsigned lanes,
+                        const int32_t *lane_off, uint32_t *out)
+{
+  for (int l = 0; lanes; l++, lanes >>= 1)
+    if (lanes & 1)
+      out[l] = (uint32_t)(lane_off[l] +
+                          slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i],
+                                                   b->x[j + l], b->y[j + l],
+                                                   b->z[j + l])));
+}
+
+/* Increments the n counters named in idx (n even), two per load. */
+static inline void count_ring(uint32_t *h, const uint32_t *idx, int n)
+{
+#pragma GCC unroll 16
+  for (int k = 0; k < n; k += 2) {
+    uint64_t v;
+    memcpy(&v, idx + k, sizeof v);
+    h[(uint32_t)v]++;
+    h[v >> 32]++;
+  }
+}
+
+/* As count_ring, and adds the weights wv[k] to the sums wh[idx[k]]. */
+static inline void count_ring_w(uint32_t *h, double *wh, const uint32_t *idx,
+                                const double *wv, int n)
+{
+#pragma GCC unroll 16
+  for (int k = 0; k < n; k += 2) {
+    uint64_t v;
+    memcpy(&v, idx + k, sizeof v);
+    uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+    h[lo]++;
+    wh[lo] += wv[k];
+    h[hi]++;
+    wh[hi] += wv[k + 1];
+  }
+}
+
+/* The ring of a vector kernel: column group g writes ring[g % WT_RING] and
+ * counts ring[(g + WT_LAG) % WT_RING], the indices of group g - WT_LAG; the
+ * first groups count the sink, and the last ones are counted at the end.
+ * A weighted kernel keeps the pairs' weights in wring, alongside (those of
+ * the first groups are 0, so the sink of wh only ever adds zeros). */
+#define WT_RING_DECL(ring, wring, width)                                     \
+  uint32_t ring[WT_RING][WT_ROWS * (width)] __attribute__((aligned(64)));    \
+  double wring[WT_RING][WT_ROWS * (width)] __attribute__((aligned(64)));     \
+  for (int g_ = WT_LAG; g_ < WT_RING; g_++)                                  \
+    for (int k_ = 0; k_ < WT_ROWS * (width); k_++) {                         \
+      ring[g_][k_] = c->sink;                                                \
+      if (weighted) wring[g_][k_] = 0.0;                                     \
+    }
+#define WT_RING_DRAIN(ring, wring, width, groups)                            \
+  for (int64_t g_ = (groups) + WT_LAG; g_ < (groups) + WT_RING; g_++) {      \
+    if (weighted)                                                            \
+      count_ring_w(h, wh, ring[g_ % WT_RING], wring[g_ % WT_RING],           \
+                   nr * (width));                                            \
+    else                                                                     \
+      count_ring(h, ring[g_ % WT_RING], nr * (width));                       \
+  }
+
+/* The narrow kernels' undecided pairs (i, j + l), l set in the `width`
+ * bits of lanes, counted one by one in double into h (copy 0). Out of
+ * line and not specialised, as when one file held both of its callers
+ * (redo_narrow, redo_narrow_avx2: their code stays the same). */
+__attribute__((noinline, noclone))
+static void recount_lanes(const wt_ctx *c, uint32_t *h, const wt_points *a,
+                          int64_t i, const wt_points *b, int64_t j,
+                          unsigned lanes, int width)
+{
+  for (int l = 0; l < width; l++)
+    if (lanes >> l & 1)
+      h[slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i], b->x[j + l],
+                                 b->y[j + l], b->z[j + l]))]++;
+}
+
+#endif /* WT_X86 */
+#endif
