@@ -1,3 +1,103 @@
+# One call of pair_counts(), wtheta() or wtheta_multi(), from the user's
+# arguments to its counts: new_call() checks and prepares everything the
+# counts need, in one order for all three, and holds it in a call object;
+# run_counts() (through call_counts()) and count_catalogs() count.
+
+# The call object: the user's catalogs `users` (named by argument)
+# checked and prepared, the edges, weights, patches, the plan `how`,
+# threads and progress, or the first error in this order:
+#   progress; catalogs; bins; check_catalogs(cats); weights (their
+#   products, then check_weights(w)); the error options (unless `error`
+#   is NULL); the plan; memory; threads; the patches; the catalogs
+#   prepared; randoms in every patch; the checkpoint.
+# `error` NULL (pair_counts()): nothing resamples, and patches (given or
+# carried by prepared catalogs, never fitted) are read before the plan and
+# counted by the memory check. Otherwise patches are made or read only
+# when resampling, after the memory check (k-means fits on `fit_on`).
+# `counts`: the distinct counts (unique_counts()), for progress and the
+# memory estimate (NULL: one count). `footprints`: the pairs of names
+# c(data, random) that call_counts() checks when `check_footprint`.
+# `key`: what besides catalogs, edges, self pairs and mean_theta the
+# checkpoint depends on. The catalogs the call made for itself are
+# released when the frame `envir` (the entry point's) exits; its progress
+# finishes then.
+new_call <- function(what, users, bins, columns, progress, self_pairs,
+                     mean_theta, weights, patches, backend, threads,
+                     devices, distribute, checkpoint, retries, timeout,
+                     error = NULL, n_patches = NULL, n_boot = 0, seed = NULL,
+                     fit_on = NULL, randoms = NULL, counts = NULL,
+                     check_footprint = FALSE, footprints = list(),
+                     check_catalogs = function(cats) NULL,
+                     check_weights = function(w) NULL, key = list(),
+                     envir = parent.frame()) {
+  start <- proc.time()[["elapsed"]]
+  progress <- progress_or_default(progress)
+  cc <- checked_catalogs(users, columns)
+  edges <- bins_edges(bins)
+  check_catalogs(cc$cats)
+  w <- call_weights(weights, users, cc$prepared)
+  check_weight_products(w)
+  check_weights(w)
+  pat <- NULL
+  resample <- FALSE
+  if (is.null(error)) {
+    carried <- any(vapply(cc$cats[cc$prepared], function(x)
+      !is.null(x$patch), TRUE))
+    if (!is.null(patches) || carried) {
+      pat <- call_patches(patches, users, cc$cats, cc$prepared, NULL, NULL,
+                          NULL, fit_on)
+    }
+  } else {
+    resample <- check_error_args(error, patches, n_patches, n_boot, seed)
+    check_flag(check_footprint, "check_footprint")
+    check_flag(mean_theta, "mean_theta")
+  }
+  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
+                       retries, timeout, mean_theta)
+  n_counts <- if (is.null(counts)) 1L else length(counts)
+  check_call_memory(cc$cats, w, length(edges) - 1L, n_counts, pat, resample,
+                    patches, n_patches, error, n_boot)
+  threads <- threads_or_default(threads)
+  if (resample) {
+    pat <- call_patches(patches, users, cc$cats, cc$prepared, n_patches,
+                        seed, threads, fit_on)
+  }
+  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
+  on_exit_of(envir, function() release_catalogs(cats))
+  if (resample) check_random_patches(cats[randoms], pat)
+  progress <- progress_start(progress, n_counts, envir)
+  how <- checkpoint_open(how, what,
+                         do.call(checkpoint_key,
+                                 c(list(cats, edges, self_pairs), key,
+                                   list(mean_theta = if (mean_theta) TRUE))))
+  list(start = start, cats = cats, checked = cc$cats, edges = edges,
+       weights = w, patches = pat, resample = resample, how = how,
+       threads = threads, progress = progress, counts = counts,
+       check_footprint = check_footprint, footprints = footprints)
+}
+
+# runs f() when the frame `envir` exits, as on.exit(f(), add = TRUE)
+# written there would
+on_exit_of <- function(envir, f) {
+  do.call(base::on.exit, list(as.call(list(f)), add = TRUE), envir = envir)
+}
+
+# The counts of a call object: each of call$counts once (run_counts()),
+# with the footprint checks of call$footprints run meanwhile (or first).
+# list(done: the counts by key, footprint: the checks, or NULL)
+call_counts <- function(call, labels = NULL) {
+  fchecks <- NULL
+  check_fp <- function() {
+    if (call$check_footprint) {
+      fchecks <<- footprint_checks(call$checked, call$footprints)
+    }
+  }
+  done <- run_counts(call$how, call$cats, call$counts, call$edges,
+                     call$threads, call$progress, labels,
+                     meanwhile = check_fp)
+  list(done = done, footprint = fchecks)
+}
+
 # The one place where the functions that take catalogs count: prepared
 # catalogs `ca` and `cb` (NULL for auto pairs) through count_planned(),
 # with their unit vectors, weights and patch numbers. `label` names the
@@ -15,16 +115,23 @@ count_catalogs <- function(how, ca, cb, edges, self_pairs, threads, progress,
   if (defer) deferred_then(pc, with_patches) else with_patches(pc)
 }
 
-# refuses a call whose memory cannot fit (see R/memory.R)
-check_call_memory <- function(cats, w, resample, patches, n_patches, error,
-                              n_boot, n_bins, n_counts) {
-  # patches given as labels are counted once read; made or given as
-  # centres, they are known now
-  n_p <- if (!resample) 0 else if (is.null(patches)) n_patches else
+# refuses a call whose memory cannot fit (see R/memory.R): its points,
+# weighted or not, and, when `pat` (patches read already: pair_counts())
+# or `resample` (patches resampled: wtheta(), wtheta_multi()) says so,
+# the patch arrays of its counts and their replicates
+check_call_memory <- function(cats, w, n_bins, n_counts, pat = NULL,
+                              resample = FALSE, patches = NULL,
+                              n_patches = 0, error = "none", n_boot = 0) {
+  n_p <- if (!is.null(pat)) {
+    if (pat$kind == "labels") length(pat$labels) else nrow(pat$patches)
+  } else if (!resample) 0 else if (is.null(patches)) n_patches else
+    # patches given as labels are counted once read; made or given as
+    # centres, they are known now
     if (inherits(patches, "wtheta_patches")) nrow(patches) else 0
-  check_memory(sum(vapply(cats, catalog_size, 0)), !is.null(w), resample,
-               n_bins = n_bins, n_patches = n_p,
-               n_replicates = if (error == "bootstrap") n_boot else n_p,
+  check_memory(sum(vapply(cats, catalog_size, 0)), !is.null(w),
+               !is.null(pat) || resample, n_bins = n_bins, n_patches = n_p,
+               n_replicates = if (!resample) 0 else if (error == "bootstrap")
+                 n_boot else n_p,
                n_counts = n_counts)
 }
 

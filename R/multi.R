@@ -71,8 +71,6 @@ wtheta_multi <- function(data, random, bins,
                          seed = NULL, distribute = FALSE, checkpoint = NULL,
                          retries = 1, timeout = NULL, check_footprint = TRUE,
                          mean_theta = FALSE) {
-  start <- proc.time()[["elapsed"]]
-  progress <- progress_or_default(progress)
   estimator <- match_estimator(estimator)
   error <- match_error(error)
   check_flag(self_pairs, "self_pairs")
@@ -95,13 +93,6 @@ wtheta_multi <- function(data, random, bins,
          describe(patches), "; give labels to prepare_catalog().",
          call. = FALSE)
   }
-  cc <- checked_catalogs(users, columns)
-  edges <- bins_edges(bins)
-  for (nm in unique(c(dk, rki))) {
-    check_enough_points(cc$cats[[nm]], nm, FALSE, self_pairs)
-  }
-  w <- call_weights(weights, users, cc$prepared)
-  check_weight_products(w)
   # 2. which correlations, and the counts each needs
   K <- length(samples)
   ij <- which(upper.tri(diag(K), diag = TRUE), arr.ind = TRUE)
@@ -112,47 +103,42 @@ wtheta_multi <- function(data, random, bins,
     if (i == j) correlation_spec(dk[i], rki[i], self_pairs = self_pairs) else
       correlation_spec(dk[i], rki[i], dk[j], rki[j])
   })
-  for (r in seq_len(nrow(ij))) {
-    check_weight_totals(spec_weights(w, specs[[r]]), ij[r, 1L] != ij[r, 2L],
-                        self_pairs)
-  }
-  todo <- unique_counts(do.call(c, specs))
-  resample <- check_error_args(error, patches, n_patches, n_boot, seed)
-  check_flag(check_footprint, "check_footprint")
-  check_flag(mean_theta, "mean_theta")
-  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
-                       retries, timeout, mean_theta)
-  check_call_memory(cc$cats, w, resample, patches, n_patches, error, n_boot,
-                    length(edges) - 1L, n_counts = length(todo))
-  threads <- threads_or_default(threads)
-  # 3. footprints, each sample against its randoms, once
-  fp <- lapply(seq_len(K), function(i) c(dk[i], rki[i]))
-  # (run_counts() runs the check while the GPU counts, or first)
-  fchecks <- NULL
-  check_fp <- function() {
-    if (check_footprint) fchecks <<- footprint_checks(cc$cats, fp)
-  }
-  # 4. the catalogs prepared, with one set of patches for everything
-  pat <- if (resample) call_patches(patches, users, cc$cats, cc$prepared,
-                                    n_patches, seed, threads, rki[1L])
-  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
-  on.exit(release_catalogs(cats), add = TRUE)
-  if (resample) check_random_patches(cats[unique(rki)], pat)
-  # 5. every count once
-  progress <- progress_start(progress, length(todo), environment())
-  how <- checkpoint_open(how, "wtheta_multi",
-                         checkpoint_key(cats, edges, self_pairs, names(cats),
-                                        mean_theta = if (mean_theta) TRUE))
+  # 3. checks, footprints (each sample against its randoms, once) and the
+  # catalogs prepared, with one set of patches for everything
+  call <- new_call("wtheta_multi", users, bins, columns, progress,
+                   self_pairs, mean_theta, weights, patches, backend,
+                   threads, devices, distribute, checkpoint, retries,
+                   timeout, error = error, n_patches = n_patches,
+                   n_boot = n_boot, seed = seed, fit_on = rki[1L],
+                   randoms = unique(rki),
+                   counts = unique_counts(do.call(c, specs)),
+                   check_footprint = check_footprint,
+                   footprints = lapply(seq_len(K), function(i)
+                     c(dk[i], rki[i])),
+                   check_catalogs = function(cats) {
+                     for (nm in unique(c(dk, rki))) {
+                       check_enough_points(cats[[nm]], nm, FALSE, self_pairs)
+                     }
+                   },
+                   check_weights = function(w) {
+                     for (r in seq_len(nrow(ij))) {
+                       check_weight_totals(spec_weights(w, specs[[r]]),
+                                           ij[r, 1L] != ij[r, 2L], self_pairs)
+                     }
+                   },
+                   key = list(names(users)))
+  # 4. every count once
   labels <- stats::setNames(c(paste0("data", seq_len(K)),
                               if (length(rk$keys) == 1L) "random" else
                                 paste0("random", seq_len(K))),
                             c(dk, rk$keys))
-  done <- run_counts(how, cats, todo, edges, threads, progress, labels,
-                     meanwhile = check_fp)
-  # 6. each correlation by the one estimation path, with one set of draws
+  counted <- call_counts(call, labels)
+  done <- counted$done
+  fchecks <- counted$footprint
+  # 5. each correlation by the one estimation path, with one set of draws
   m <- NULL
-  if (resample) {
-    P <- catalog_n_patches(cats[[1L]])
+  if (call$resample) {
+    P <- catalog_n_patches(call$cats[[1L]])
     m <- patch_multiplicities(error, P, n_boot, seed)
   }
   entries <- lapply(seq_len(nrow(ij)), function(r) {
@@ -160,7 +146,7 @@ wtheta_multi <- function(data, random, bins,
                   seed, m)
   })
   names(entries) <- paste0(samples[ij[, 1L]], "-", samples[ij[, 2L]])
-  elapsed <- proc.time()[["elapsed"]] - start
+  elapsed <- proc.time()[["elapsed"]] - call$start
   for (r in seq_len(nrow(ij))) {
     i <- ij[r, 1L]
     j <- ij[r, 2L]
@@ -173,7 +159,7 @@ wtheta_multi <- function(data, random, bins,
     attr(entries[[r]], "elapsed") <- elapsed
     attr(entries[[r]], "footprint_check") <- fc
   }
-  multi_result(entries, ij, samples, error, done, fchecks, start)
+  multi_result(entries, ij, samples, error, done, fchecks, call$start)
 }
 
 # `data` of wtheta_multi(): a named list of catalogs; its names

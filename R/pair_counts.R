@@ -199,41 +199,22 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         progress = NULL, weights = NULL, patches = NULL,
                         distribute = FALSE, checkpoint = NULL, retries = 1,
                         timeout = NULL, mean_theta = FALSE) {
-  start <- proc.time()[["elapsed"]]
-  progress <- progress_or_default(progress)
   users <- if (is.null(y)) list(x = x) else list(x = x, y = y)
-  cc <- checked_catalogs(users, columns)
-  edges <- bins_edges(bins)
-  check_flag(self_pairs, "self_pairs")
-  check_flag(mean_theta, "mean_theta")
-  if (self_pairs && !is.null(y)) {
-    stop("`self_pairs = TRUE` applies to auto pairs only (y = NULL); cross ",
-         "pairs are all n1 * n2 pairs already.", call. = FALSE)
-  }
-  w <- call_weights(weights, users, cc$prepared)
-  check_weight_products(w)
-  carried <- any(vapply(cc$cats[cc$prepared], function(x)
-    !is.null(x$patch), TRUE))
-  pat <- if (!is.null(patches) || carried) {
-    call_patches(patches, users, cc$cats, cc$prepared, NULL, NULL, NULL,
-                 "x")
-  }
-  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
-                       retries, timeout, mean_theta)
-  check_memory(sum(vapply(cc$cats, catalog_size, 0)), !is.null(w),
-               !is.null(pat), n_bins = length(edges) - 1L,
-               n_patches = if (is.null(pat)) 0L else if (pat$kind ==
-                 "labels") length(pat$labels) else nrow(pat$patches))
-  threads <- threads_or_default(threads)
-  progress <- progress_start(progress, 1L, environment())
-  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
-  on.exit(release_catalogs(cats), add = TRUE)
-  how <- checkpoint_open(how, "pair_counts",
-                        checkpoint_key(cats, edges, self_pairs,
-                                       mean_theta = if (mean_theta) TRUE))
-  pc <- count_catalogs(how, cats$x, cats$y, edges, self_pairs, threads,
-                       progress)
-  pc$elapsed <- proc.time()[["elapsed"]] - start
+  call <- new_call("pair_counts", users, bins, columns, progress, self_pairs,
+                   mean_theta, weights, patches, backend, threads, devices,
+                   distribute, checkpoint, retries, timeout, fit_on = "x",
+                   check_catalogs = function(cats) {
+                     check_flag(self_pairs, "self_pairs")
+                     check_flag(mean_theta, "mean_theta")
+                     if (self_pairs && !is.null(y)) {
+                       stop("`self_pairs = TRUE` applies to auto pairs only ",
+                            "(y = NULL); cross pairs are all n1 * n2 pairs ",
+                            "already.", call. = FALSE)
+                     }
+                   })
+  pc <- count_catalogs(call$how, call$cats$x, call$cats$y, call$edges,
+                       self_pairs, call$threads, call$progress)
+  pc$elapsed <- proc.time()[["elapsed"]] - call$start
   if (is.null(pc$distributed)) {
     pc$gpu_idle_s <- gpu_idle(pc$elapsed, pc$gpu_ms, pc$devices)
   }

@@ -2,99 +2,49 @@
 # (axes, points, errors) comes from plot_data() and multi_plot_data(),
 # which both plot() and autoplot() use.
 
-# TRUE when the theta axis of a result with these edges is best on a log
-# scale
-multi_log <- function(edges, log) {
-  if (!is.null(log)) {
-    if (!identical(log, "x") && !identical(log, "")) {
-      stop("`log` must be \"x\", \"\" or NULL, not ", describe(log), ".",
-           call. = FALSE)
-    }
-    return(identical(log, "x"))
-  }
-  bins_are_log(edges)
+# The points plot() and autoplot() draw, for wtheta and wtheta_multi
+# alike: a data frame of theta, w, err (w_err, NA where missing or not
+# finite, or all NA for `w_err` NULL), lo and hi (w -+ err; lo NA where
+# not positive on a log w axis) and ok (the points that can be drawn: w
+# finite, theta > 0 on a log theta axis, w > 0 on a log w axis).
+plot_points <- function(theta, w, w_err, log_x, log_y) {
+  ok <- is.finite(w) & (!log_x | theta > 0) & (!log_y | w > 0)
+  err <- if (is.null(w_err)) rep(NA_real_, length(w)) else w_err
+  err[!is.finite(err)] <- NA_real_
+  lo <- w - err
+  hi <- w + err
+  if (log_y) lo[!is.na(lo) & lo <= 0] <- NA_real_
+  data.frame(theta = theta, w = w, err = err, lo = lo, hi = hi, ok = ok)
 }
 
-#' @rdname wtheta_multi-methods
-#' @export
-plot.wtheta_multi <- function(x, log = NULL, errors = TRUE, ...) {
+# What plot() and autoplot() of a wtheta result draw, the arguments
+# checked in this order: model, errors, legend, log, band. A list: lay
+# (plot_layout()), ty (its y transform), log_x, log_y, has_err, fun (the
+# model's function or NULL), d (theta, w, lo, hi of the points drawn) and
+# grid and model_w (the model's curve, NULL without a model or points).
+plot_data <- function(x, model, log, errors, band, legend = TRUE) {
+  fun <- model_function(model)
   check_flag(errors, "errors")
-  s <- attr(x, "samples")
-  K <- length(s)
-  log_x <- multi_log(attr(x, "edges"), log)
-  d <- as.data.frame(x)
-  old <- graphics::par(no.readonly = TRUE)
-  on.exit(graphics::par(old))
-  graphics::par(mfrow = c(K, K), mar = c(3.5, 3.5, 1.8, 0.5),
-                mgp = c(2, 0.6, 0), oma = c(0, 0, 2, 0))
-  for (i in seq_len(K)) {
-    for (j in seq_len(K)) {
-      if (j < i) {
-        graphics::plot.new()
-        next
-      }
-      e <- d[d$i == s[i] & d$j == s[j], , drop = FALSE]
-      ok <- is.finite(e$w) & (!log_x | e$theta > 0)
-      err <- if (errors && !is.null(e$w_err)) e$w_err else
-        rep(NA_real_, nrow(e))
-      lo <- e$w - err
-      hi <- e$w + err
-      yr <- range(c(e$w[ok], lo[ok & is.finite(lo)], hi[ok & is.finite(hi)]),
-                  finite = TRUE)
-      if (!all(is.finite(yr))) yr <- c(-1, 1)
-      graphics::plot(e$theta[ok], e$w[ok], log = if (log_x) "x" else "",
-                     ylim = yr, pch = 19, cex = 0.6,
-                     xlab = expression(theta ~ "(degrees)"),
-                     ylab = "w", main = paste(s[i], "x", s[j]),
-                     cex.main = 0.9, ...)
-      graphics::abline(h = 0, col = "grey70", lty = 2)
-      eb <- ok & is.finite(err) & err > 0
-      if (any(eb)) {
-        graphics::arrows(e$theta[eb], lo[eb], e$theta[eb], hi[eb],
-                         angle = 90, code = 3, length = 0.02)
-      }
-    }
+  check_flag(legend, "legend")
+  lay <- plot_layout(x, log, band)
+  log_x <- lay$x == "log"
+  log_y <- lay$y == "log"
+  has_err <- errors && "w_err" %in% names(x)
+  p <- plot_points(x$theta, x$w, if (has_err) x$w_err, log_x, log_y)
+  d <- p[p$ok, c("theta", "w", "lo", "hi"), drop = FALSE]
+  rownames(d) <- NULL
+  grid <- NULL
+  mw <- NULL
+  if (!is.null(fun) && nrow(d)) {
+    grid <- model_grid(x, log_x)
+    mw <- fun(grid)
+    keep <- is.finite(mw)
+    if (log_y) keep <- keep & mw > min(c(d$w, d$lo), na.rm = TRUE) / 10
+    grid <- grid[keep]
+    mw <- mw[keep]
   }
-  graphics::title(paste0("w(theta) of ", K, " samples (",
-                         estimator_name(attr(x, "estimator")), ", ",
-                         attr(x, "error"), " errors)"), outer = TRUE)
-  invisible(x)
-}
-
-#' @rdname wtheta_multi-methods
-#' @exportS3Method ggplot2::autoplot
-autoplot.wtheta_multi <- function(object, log = NULL, errors = TRUE, ...) {
-  if (!requireNamespace("ggplot2", quietly = TRUE)) {
-    stop("autoplot() needs the ggplot2 package; plot() works without it.",
-         call. = FALSE)
-  }
-  check_flag(errors, "errors")
-  log_x <- multi_log(attr(object, "edges"), log)
-  d <- as.data.frame(object)
-  d <- d[is.finite(d$w) & (!log_x | d$theta > 0), , drop = FALSE]
-  has_err <- errors && !is.null(d$w_err)
-  d$lo <- if (has_err) d$w - d$w_err else NA_real_
-  d$hi <- if (has_err) d$w + d$w_err else NA_real_
-  .data <- ggplot2::.data
-  p <- ggplot2::ggplot(d, ggplot2::aes(x = .data$theta, y = .data$w)) +
-    ggplot2::geom_hline(yintercept = 0, colour = "grey70",
-                        linetype = "dashed") +
-    ggplot2::geom_point(size = 1) +
-    ggplot2::facet_grid(rows = ggplot2::vars(.data$i),
-                        cols = ggplot2::vars(.data$j), drop = FALSE) +
-    ggplot2::labs(x = expression(theta ~ "(degrees)"), y = "w",
-                  title = paste0("w(theta) of ",
-                                 length(attr(object, "samples")),
-                                 " samples (",
-                                 estimator_name(attr(object, "estimator")),
-                                 ", ", attr(object, "error"), " errors)"))
-  if (has_err) {
-    p <- p + ggplot2::geom_errorbar(
-      ggplot2::aes(ymin = .data$lo, ymax = .data$hi), width = 0,
-      na.rm = TRUE)
-  }
-  if (log_x) p <- p + ggplot2::scale_x_log10()
-  p
+  list(lay = lay, ty = y_transform(lay), log_x = log_x, log_y = log_y,
+       has_err = has_err, fun = fun, d = d, grid = grid, model_w = mw)
 }
 
 # a function of theta from `model`: a function, or a simulated catalog
@@ -236,22 +186,16 @@ plot_subtitle <- function(x) {
 #' @export
 plot.wtheta <- function(x, model = NULL, log = NULL, errors = TRUE,
                         legend = TRUE, band = NULL, ...) {
-  fun <- model_function(model)
-  check_flag(errors, "errors")
-  check_flag(legend, "legend")
-  lay <- plot_layout(x, log, band)
-  ty <- y_transform(lay)
-  log_x <- lay$x == "log"
-  log_y <- lay$y == "log"
-  has_err <- errors && "w_err" %in% names(x)
-  ok <- is.finite(x$w) & (!log_x | x$theta > 0) & (!log_y | x$w > 0)
-  th <- x$theta[ok]
-  w <- x$w[ok]
-  err <- if (has_err) x$w_err[ok] else rep(NA_real_, length(w))
-  err[!is.finite(err)] <- NA_real_
-  lo <- w - err
-  hi <- w + err
-  if (log_y) lo[!is.na(lo) & lo <= 0] <- NA_real_
+  pd <- plot_data(x, model, log, errors, band, legend)
+  lay <- pd$lay
+  ty <- pd$ty
+  log_x <- pd$log_x
+  log_y <- pd$log_y
+  has_err <- pd$has_err
+  th <- pd$d$theta
+  w <- pd$d$w
+  lo <- pd$d$lo
+  hi <- pd$d$hi
   args <- list(...)
   col <- if (is.null(args$col)) "black" else args$col
   args$col <- NULL
@@ -272,15 +216,8 @@ plot.wtheta <- function(x, model = NULL, log = NULL, errors = TRUE,
     graphics::mtext(plot_subtitle(x), side = 3, line = 0.4, cex = 0.8)
     return(invisible(x))
   }
-  grid <- NULL
-  if (!is.null(fun)) {
-    grid <- model_grid(x, log_x)
-    mw <- fun(grid)
-    keep <- is.finite(mw)
-    if (log_y) keep <- keep & mw > min(c(w, lo), na.rm = TRUE) / 10
-    grid <- grid[keep]
-    mw <- mw[keep]
-  }
+  grid <- pd$grid
+  mw <- pd$model_w
   if (is.null(args$ylim)) {
     r <- range(c(w, lo, hi, if (!is.null(grid)) mw), finite = TRUE)
     if (!log_y) r <- range(r, 0)
@@ -365,19 +302,13 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
          call. = FALSE)
   }
   x <- object
-  fun <- model_function(model)
-  check_flag(errors, "errors")
-  lay <- plot_layout(x, log, band)
-  ty <- y_transform(lay)
-  log_x <- lay$x == "log"
-  log_y <- lay$y == "log"
-  has_err <- errors && "w_err" %in% names(x)
-  ok <- is.finite(x$w) & (!log_x | x$theta > 0) & (!log_y | x$w > 0)
-  err <- if (has_err) x$w_err[ok] else rep(NA_real_, sum(ok))
-  err[!is.finite(err)] <- NA_real_
-  d <- data.frame(theta = x$theta[ok], w = x$w[ok], lo = x$w[ok] - err,
-                  hi = x$w[ok] + err)
-  if (log_y) d$lo[!is.na(d$lo) & d$lo <= 0] <- NA_real_
+  pd <- plot_data(x, model, log, errors, band)
+  lay <- pd$lay
+  ty <- pd$ty
+  log_x <- pd$log_x
+  log_y <- pd$log_y
+  has_err <- pd$has_err
+  d <- pd$d
   d$w_t <- ty(d$w)
   d$lo_t <- ty(d$lo)
   d$hi_t <- ty(d$hi)
@@ -398,12 +329,8 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
         na.rm = TRUE)
     }
   }
-  if (!is.null(fun) && nrow(d)) {
-    g <- model_grid(x, log_x)
-    m <- data.frame(theta = g, w = fun(g))
-    m <- m[is.finite(m$w), , drop = FALSE]
-    if (log_y) m <- m[m$w > min(c(d$w, d$lo), na.rm = TRUE) / 10, ,
-                      drop = FALSE]
+  if (!is.null(pd$grid)) {
+    m <- data.frame(theta = pd$grid, w = pd$model_w)
     m$w_t <- ty(m$w)
     p <- p + ggplot2::geom_line(data = m, colour = "firebrick",
                                 linetype = "dashed", linewidth = 0.8)
@@ -422,7 +349,110 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
   p + ggplot2::labs(
     x = expression(theta ~ "(degrees)"), y = ylab, title = plot_title(x),
     subtitle = paste0(plot_subtitle(x),
-                      if (!is.null(fun)) "\nline: measured; dashed: model"),
+                      if (!is.null(pd$fun))
+                        "\nline: measured; dashed: model"),
     caption = if (!nrow(d)) "w is NA in every bin") +
     ggplot2::theme_bw()
+}
+
+# What plot() and autoplot() of a wtheta_multi result draw: list(log_x,
+# d: the long data frame with plot_points()'s err, lo, hi and ok)
+multi_plot_data <- function(x, log, errors) {
+  check_flag(errors, "errors")
+  log_x <- multi_log(attr(x, "edges"), log)
+  d <- as.data.frame(x)
+  p <- plot_points(d$theta, d$w, if (errors) d$w_err, log_x, FALSE)
+  d[c("err", "lo", "hi", "ok")] <- p[c("err", "lo", "hi", "ok")]
+  list(log_x = log_x, d = d)
+}
+
+# TRUE when the theta axis of a result with these edges is best on a log
+# scale
+multi_log <- function(edges, log) {
+  if (!is.null(log)) {
+    if (!identical(log, "x") && !identical(log, "")) {
+      stop("`log` must be \"x\", \"\" or NULL, not ", describe(log), ".",
+           call. = FALSE)
+    }
+    return(identical(log, "x"))
+  }
+  bins_are_log(edges)
+}
+
+#' @rdname wtheta_multi-methods
+#' @export
+plot.wtheta_multi <- function(x, log = NULL, errors = TRUE, ...) {
+  pd <- multi_plot_data(x, log, errors)
+  log_x <- pd$log_x
+  d <- pd$d
+  s <- attr(x, "samples")
+  K <- length(s)
+  old <- graphics::par(no.readonly = TRUE)
+  on.exit(graphics::par(old))
+  graphics::par(mfrow = c(K, K), mar = c(3.5, 3.5, 1.8, 0.5),
+                mgp = c(2, 0.6, 0), oma = c(0, 0, 2, 0))
+  for (i in seq_len(K)) {
+    for (j in seq_len(K)) {
+      if (j < i) {
+        graphics::plot.new()
+        next
+      }
+      e <- d[d$i == s[i] & d$j == s[j], , drop = FALSE]
+      ok <- e$ok
+      err <- e$err
+      lo <- e$lo
+      hi <- e$hi
+      yr <- range(c(e$w[ok], lo[ok & is.finite(lo)], hi[ok & is.finite(hi)]),
+                  finite = TRUE)
+      if (!all(is.finite(yr))) yr <- c(-1, 1)
+      graphics::plot(e$theta[ok], e$w[ok], log = if (log_x) "x" else "",
+                     ylim = yr, pch = 19, cex = 0.6,
+                     xlab = expression(theta ~ "(degrees)"),
+                     ylab = "w", main = paste(s[i], "x", s[j]),
+                     cex.main = 0.9, ...)
+      graphics::abline(h = 0, col = "grey70", lty = 2)
+      eb <- ok & is.finite(err) & err > 0
+      if (any(eb)) {
+        graphics::arrows(e$theta[eb], lo[eb], e$theta[eb], hi[eb],
+                         angle = 90, code = 3, length = 0.02)
+      }
+    }
+  }
+  graphics::title(paste0("w(theta) of ", K, " samples (",
+                         estimator_name(attr(x, "estimator")), ", ",
+                         attr(x, "error"), " errors)"), outer = TRUE)
+  invisible(x)
+}
+
+#' @rdname wtheta_multi-methods
+#' @exportS3Method ggplot2::autoplot
+autoplot.wtheta_multi <- function(object, log = NULL, errors = TRUE, ...) {
+  if (!requireNamespace("ggplot2", quietly = TRUE)) {
+    stop("autoplot() needs the ggplot2 package; plot() works without it.",
+         call. = FALSE)
+  }
+  pd <- multi_plot_data(object, log, errors)
+  log_x <- pd$log_x
+  d <- pd$d[pd$d$ok, , drop = FALSE]
+  has_err <- errors && !is.null(d$w_err)
+  .data <- ggplot2::.data
+  p <- ggplot2::ggplot(d, ggplot2::aes(x = .data$theta, y = .data$w)) +
+    ggplot2::geom_hline(yintercept = 0, colour = "grey70",
+                        linetype = "dashed") +
+    ggplot2::geom_point(size = 1) +
+    ggplot2::facet_grid(rows = ggplot2::vars(.data$i),
+                        cols = ggplot2::vars(.data$j), drop = FALSE) +
+    ggplot2::labs(x = expression(theta ~ "(degrees)"), y = "w",
+                  title = paste0("w(theta) of ",
+                                 length(attr(object, "samples")),
+                                 " samples (",
+                                 estimator_name(attr(object, "estimator")),
+                                 ", ", attr(object, "error"), " errors)"))
+  if (has_err) {
+    p <- p + ggplot2::geom_errorbar(
+      ggplot2::aes(ymin = .data$lo, ymax = .data$hi), width = 0,
+      na.rm = TRUE)
+  }
+  if (log_x) p <- p + ggplot2::scale_x_log10()
+  p
 }

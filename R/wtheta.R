@@ -145,8 +145,6 @@ wtheta <- function(data, random, bins,
                    data2 = NULL, random2 = NULL, distribute = FALSE,
                    checkpoint = NULL, retries = 1, timeout = NULL,
                    check_footprint = TRUE, mean_theta = FALSE) {
-  start <- proc.time()[["elapsed"]]
-  progress <- progress_or_default(progress)
   estimator <- match_estimator(estimator)
   error <- match_error(error)
   check_flag(self_pairs, "self_pairs")
@@ -155,57 +153,41 @@ wtheta <- function(data, random, bins,
   users <- list(data = data, random = random, data2 = data2,
                 random2 = random2)
   users <- users[!vapply(users, is.null, TRUE)]
-  # 1. checks of the catalogs, the bins and the options
-  cc <- checked_catalogs(users, columns)
-  edges <- bins_edges(bins)
-  for (nm in intersect(c("data", "random"), names(users))) {
-    check_enough_points(cc$cats[[nm]], nm, is_cross, self_pairs)
-  }
-  w <- call_weights(weights, users, cc$prepared)
-  check_weight_products(w)
-  check_weight_totals(w, is_cross, self_pairs)
-  resample <- check_error_args(error, patches, n_patches, n_boot, seed)
-  check_flag(check_footprint, "check_footprint")
-  check_flag(mean_theta, "mean_theta")
-  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
-                       retries, timeout, mean_theta)
-  check_call_memory(cc$cats, w, resample, patches, n_patches, error, n_boot,
-                    length(edges) - 1L, n_counts = if (is_cross) 4 else 3)
-  threads <- threads_or_default(threads)
-  # 2. do data and randoms share a footprint?
-  fp <- list(c("data", "random"))
-  if (is_cross) fp[[2L]] <- c("data2", if (!is.null(random2)) "random2" else
-    "random")
-  # (run_counts() runs the check while the GPU counts, or first)
-  fchecks <- NULL
-  check_fp <- function() {
-    if (check_footprint) fchecks <<- footprint_checks(cc$cats, fp)
-  }
-  # 3. the catalogs prepared, with one set of patches when resampling
-  pat <- if (resample) call_patches(patches, users, cc$cats, cc$prepared,
-                                    n_patches, seed, threads, "random")
-  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
-  on.exit(release_catalogs(cats), add = TRUE)
-  if (resample) check_random_patches(cats["random"], pat)
-  # 4. the counts: DD, DR, RR (or the four cross counts)
+  # the counts: DD, DR, RR (or the four cross counts)
   spec <- if (!is_cross) {
     correlation_spec("data", "random", self_pairs = self_pairs)
   } else {
     correlation_spec("data", "random", "data2",
                      if (is.null(random2)) "random" else "random2")
   }
-  progress <- progress_start(progress, length(unique_counts(spec)),
-                             environment())
-  how <- checkpoint_open(how, "wtheta",
-                        checkpoint_key(cats, edges, self_pairs,
-                                       is.null(random2),
-                                       mean_theta = if (mean_theta) TRUE))
-  done <- run_counts(how, cats, unique_counts(spec), edges, threads,
-                     progress, meanwhile = check_fp)
-  # 5. w, its errors and covariance from the counts
-  out <- wtheta_result(spec_counts(spec, done), estimator, error, n_boot,
-                       seed)
-  finish_result(out, start, fchecks)
+  # do data and randoms share a footprint?
+  fp <- list(c("data", "random"))
+  if (is_cross) fp[[2L]] <- c("data2", if (!is.null(random2)) "random2" else
+    "random")
+  # checks, catalogs prepared (with one set of patches when resampling)
+  call <- new_call("wtheta", users, bins, columns, progress, self_pairs,
+                   mean_theta, weights, patches, backend, threads, devices,
+                   distribute, checkpoint, retries, timeout, error = error,
+                   n_patches = n_patches, n_boot = n_boot, seed = seed,
+                   fit_on = "random", randoms = "random",
+                   counts = unique_counts(spec),
+                   check_footprint = check_footprint, footprints = fp,
+                   check_catalogs = function(cats) {
+                     for (nm in intersect(c("data", "random"), names(cats))) {
+                       check_enough_points(cats[[nm]], nm, is_cross,
+                                           self_pairs)
+                     }
+                   },
+                   check_weights = function(w) {
+                     check_weight_totals(w, is_cross, self_pairs)
+                   },
+                   key = list(is.null(random2)))
+  # the counts (the footprint check runs while the GPU counts, or first),
+  # then w, its errors and covariance
+  counted <- call_counts(call)
+  out <- wtheta_result(spec_counts(spec, counted$done), estimator, error,
+                       n_boot, seed)
+  finish_result(out, call$start, counted$footprint)
 }
 
 # the options of a cross-correlation that only it, or only an
