@@ -380,6 +380,7 @@ multi_log <- function(edges, log) {
 }
 
 #' @rdname wtheta_multi-methods
+#' @order 5
 #' @export
 plot.wtheta_multi <- function(x, log = NULL, errors = TRUE, ...) {
   pd <- multi_plot_data(x, log, errors)
@@ -425,6 +426,7 @@ plot.wtheta_multi <- function(x, log = NULL, errors = TRUE, ...) {
 }
 
 #' @rdname wtheta_multi-methods
+#' @order 6
 #' @exportS3Method ggplot2::autoplot
 autoplot.wtheta_multi <- function(object, log = NULL, errors = TRUE, ...) {
   if (!requireNamespace("ggplot2", quietly = TRUE)) {

@@ -43,9 +43,11 @@ describe_run <- function(backend, threads, devices, elapsed) {
 #' head(as.data.frame(tomo))
 #' plot(tomo)
 #' @name wtheta_multi-methods
+#' @order 1
 NULL
 
 #' @rdname wtheta_multi-methods
+#' @order 2
 #' @export
 print.wtheta_multi <- function(x, n = 10L, ...) {
   a <- attributes(x)
@@ -67,6 +69,7 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
 }
 
 #' @rdname wtheta_multi-methods
+#' @order 3
 #' @export
 as.data.frame.wtheta_multi <- function(x, row.names = NULL, optional = FALSE,
                                        ...) {

@@ -1,6 +1,7 @@
 # `[` of wtheta and wtheta_multi results.
 
 #' @rdname wtheta_multi-methods
+#' @order 4
 #' @export
 `[.wtheta_multi` <- function(x, ...) {
   d <- as.data.frame(x)
