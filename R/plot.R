@@ -305,16 +305,13 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
   pd <- plot_data(x, model, log, errors, band)
   lay <- pd$lay
   ty <- pd$ty
-  log_x <- pd$log_x
-  log_y <- pd$log_y
-  has_err <- pd$has_err
   d <- pd$d
   d$w_t <- ty(d$w)
   d$lo_t <- ty(d$lo)
   d$hi_t <- ty(d$hi)
   .data <- ggplot2::.data
   p <- ggplot2::ggplot(d, ggplot2::aes(x = .data$theta, y = .data$w_t))
-  if (has_err && lay$style == "band") {
+  if (pd$has_err && lay$style == "band") {
     p <- p + ggplot2::geom_ribbon(
       ggplot2::aes(ymin = .data$lo_t, ymax = .data$hi_t), fill = "grey60",
       alpha = 0.4, na.rm = TRUE)
@@ -322,10 +319,10 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
   p <- p + ggplot2::geom_line(colour = "grey20")
   if (lay$style == "points") {
     p <- p + ggplot2::geom_point(colour = "black")
-    if (has_err) {
+    if (pd$has_err) {
       p <- p + ggplot2::geom_errorbar(
         ggplot2::aes(ymin = .data$lo_t, ymax = .data$hi_t),
-        width = if (log_x) 0.03 else 0.01 * diff(range(d$theta)),
+        width = if (pd$log_x) 0.03 else 0.01 * diff(range(d$theta)),
         na.rm = TRUE)
     }
   }
@@ -335,9 +332,11 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
     p <- p + ggplot2::geom_line(data = m, colour = "firebrick",
                                 linetype = "dashed", linewidth = 0.8)
   }
-  if (!log_y) p <- p + ggplot2::geom_hline(yintercept = 0, linetype = "dotted")
-  if (log_x) p <- p + ggplot2::scale_x_log10()
-  if (log_y) p <- p + ggplot2::scale_y_log10()
+  if (!pd$log_y) {
+    p <- p + ggplot2::geom_hline(yintercept = 0, linetype = "dotted")
+  }
+  if (pd$log_x) p <- p + ggplot2::scale_x_log10()
+  if (pd$log_y) p <- p + ggplot2::scale_y_log10()
   ylab <- expression(w(theta))
   if (lay$y == "asinh") {
     t <- asinh_ticks(lay, range(c(d$w, d$lo, d$hi), finite = TRUE))

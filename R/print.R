@@ -73,9 +73,7 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
 #' @export
 as.data.frame.wtheta_multi <- function(x, row.names = NULL, optional = FALSE,
                                        ...) {
-  cols <- unclass(x)
-  structure(cols[names(x)], class = "data.frame",
-            row.names = c(NA_integer_, -length(cols[[1L]])))
+  plain_data_frame(x)
 }
 
 #' @export
@@ -298,6 +296,12 @@ print.summary.wtheta <- function(x, ...) {
 #' @param row.names,optional Ignored (for the generic).
 #' @export
 as.data.frame.wtheta <- function(x, row.names = NULL, optional = FALSE, ...) {
+  plain_data_frame(x)
+}
+
+# a wtheta or wtheta_multi result as a plain data frame: its columns,
+# without the class and attributes
+plain_data_frame <- function(x) {
   cols <- unclass(x)
   structure(cols[names(x)], class = "data.frame",
             row.names = c(NA_integer_, -length(cols[[1L]])))

@@ -155,12 +155,17 @@ column_units <- function(tunit, nm, units, file) {
   unname(v)
 }
 
-check_file <- function(file) {
+# `file` as a path: one non-empty string
+check_file_name <- function(file) {
   if (!is.character(file) || length(file) != 1L || is.na(file) ||
       !nzchar(file)) {
     stop("`file` must be a single file path, not ", describe(file), ".",
          call. = FALSE)
   }
+}
+
+check_file <- function(file) {
+  check_file_name(file)
   if (!file.exists(file)) {
     stop("`file` \"", file, "\" does not exist.", call. = FALSE)
   }

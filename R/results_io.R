@@ -148,11 +148,7 @@ sidecar <- function(file, what) {
 
 write_result <- function(file, overwrite, extname, table, keys, extra,
                          robject, what) {
-  if (!is.character(file) || length(file) != 1L || is.na(file) ||
-      !nzchar(file)) {
-    stop("`file` must be a single file path, not ", describe(file), ".",
-         call. = FALSE)
-  }
+  check_file_name(file)
   check_flag(overwrite, "overwrite")
   format <- result_format(file)
   if (format == "fits" && !fits_available()) {
