@@ -75,8 +75,7 @@ theta_bins <- function(from, to, width = NULL, n = NULL, log = FALSE,
 }
 
 # The centre of each bin: geometric, sqrt(lo hi), when the edges are log
-# spaced (one ratio between neighbours, to 1e-9: theta_bins(log = TRUE) or
-# edges given so), where the midpoint would sit off-centre on the log axis
+# spaced (bins_are_log(): theta_bins(log = TRUE) or edges given so), where the midpoint would sit off-centre on the log axis
 # that such bins are plotted on; the midpoint otherwise (and for one bin,
 # whose spacing cannot be told).
 bin_centres <- function(edges) {
@@ -90,9 +89,82 @@ bin_centres <- function(edges) {
   }
 }
 
+# The one test of log-spaced edges (bin centres, print, plot axes): at
+# least two bins, the first edge above 0, and one ratio between neighbours
+# to 1e-9
 bins_are_log <- function(edges) {
   nb <- length(edges) - 1L
   if (nb < 2L || !(edges[1L] > 0)) return(FALSE)
   r <- edges[-1L] / edges[-(nb + 1L)]
   all(abs(r / r[1L] - 1) < 1e-9)
+}
+
+# the most bins a count takes: the engines keep one histogram of bins + 2
+# slots per thread (and per pair of patches)
+max_bins <- 1e6
+
+# the `bins` argument of pair_counts() and wtheta(), checked
+bins_edges <- function(bins) {
+  if (missing(bins)) {
+    stop("`bins` is needed: edges in degrees, see theta_bins().",
+         call. = FALSE)
+  }
+  check_edges(bins, "bins")
+}
+
+check_edges <- function(e, arg) {
+  if (!is.numeric(e) || is.object(e) && !inherits(e, "numeric")) {
+    stop("`", arg, "` must be a numeric vector of edges in degrees, not ",
+         describe(e), ".", call. = FALSE)
+  }
+  e <- as.double(e)
+  if (length(e) < 2L) {
+    stop("`", arg, "` must hold at least two edges, not ", length(e), ".",
+         call. = FALSE)
+  }
+  if (length(e) > max_bins + 1) {
+    stop("`", arg, "` must hold at most ", format_n(max_bins + 1),
+         " edges, not ", format_n(length(e)), ".", call. = FALSE)
+  }
+  bad <- which(!is.finite(e))
+  if (length(bad)) {
+    stop("`", arg, "` has a non-finite edge (", e[bad[1L]], ") at position ",
+         bad[1L], ".", call. = FALSE)
+  }
+  bad <- which(e < 0 | e > 180)
+  if (length(bad)) {
+    stop("`", arg, "` edges must lie in [0, 180] degrees; edge ", bad[1L],
+         " is ", format(e[bad[1L]], digits = 15), ".", call. = FALSE)
+  }
+  bad <- which(diff(e) <= 0)
+  if (length(bad)) {
+    stop("`", arg, "` edges must be strictly increasing; edge ", bad[1L] + 1L,
+         " (", format(e[bad[1L] + 1L], digits = 15), ") does not exceed edge ",
+         bad[1L], " (", format(e[bad[1L]], digits = 15), ").", call. = FALSE)
+  }
+  e
+}
+
+# "20 bins from 0.01 to 10 deg, log-spaced"
+describe_bins <- function(x) {
+  e <- attr(x, "edges", exact = TRUE)
+  if (is.null(e)) {
+    if (nrow(x) > 1L && any(x$theta_hi[-nrow(x)] != x$theta_lo[-1L])) {
+      return(paste0(nrow(x), " bins, not adjacent, from ",
+                    format(signif(x$theta_lo[1L], 4)), " to ",
+                    format(signif(x$theta_hi[nrow(x)], 4)), " deg"))
+    }
+    e <- c(x$theta_lo, x$theta_hi[nrow(x)])
+  }
+  spacing <- if (bins_are_log(e)) ", log-spaced" else
+    if (length(e) > 2L && is_lin_spaced(e)) paste0(", width ",
+                                                   format(signif(e[2L] - e[1L], 4)))
+  paste0(nrow(x), " bin", if (nrow(x) != 1L) "s", " from ",
+         format(signif(e[1L], 4)), " to ", format(signif(e[length(e)], 4)),
+         " deg", spacing)
+}
+
+is_lin_spaced <- function(e) {
+  d <- diff(e)
+  max(abs(d - mean(d))) < 1e-9 * mean(d)
 }

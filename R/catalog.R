@@ -93,3 +93,137 @@ check_catalog <- function(cat, arg, columns = c("ra", "dec")) {
 }
 
 `%||%` <- function(a, b) if (is.null(a)) b else a
+
+# A checked catalog as an n x 3 matrix of unit vectors, made once per
+# catalog (the exactness contract fixes how: see ?wtheta-package).
+unit_vectors <- function(cat, threads) {
+  unit_vectors_of(list(cat), threads)[[1L]]
+}
+
+# the same for a list of checked catalogs: one light pass over all their
+# points (one team of threads), a list of matrices
+unit_vectors_of <- function(cats, threads) {
+  .Call(C_unit_vectors, lapply(cats, `[[`, "ra"), lapply(cats, `[[`, "dec"),
+        threads)
+}
+
+# Catalog handles: an environment that holds a C catalog (src/core/
+# catalog.c: unit vectors, weights, patch ranges and the grid its first
+# counts build) once a count has used it, so that every count of a
+# wtheta() call, and every copy of an R object carrying the environment,
+# shares one C catalog and sorts and builds its grid once.
+new_catalog_handle <- function() new.env(parent = emptyenv())
+
+# the C catalog of handle for unit vectors xyz, weights w (NULL: none) and
+# patch ranges (a k x 2 matrix of [start, end) from group_patches(), or
+# NULL: one range), made on first use (and again when the handle was read
+# back from a saved session, which keeps no C memory); later uses must
+# give the same points, weights and ranges
+catalog_handle <- function(handle, xyz, w = NULL, ranges = NULL) {
+  if (!is.null(w)) w <- as.double(w)
+  if (!is.null(ranges)) ranges <- matrix(as.double(ranges), ncol = 2L)
+  if (is.null(handle$ptr) || !.Call(C_catalog_alive, handle$ptr)) {
+    handle$xyz <- xyz
+    handle$w <- w
+    handle$ranges <- ranges
+    handle$ptr <- .Call(C_catalog_new, xyz, w, ranges)
+  } else if (!identical(handle$xyz, xyz) || !identical(handle$w, w) ||
+             !identical(handle$ranges, ranges)) {
+    stop("wtheta internal: a catalog handle used for other points, weights ",
+         "or patches", call. = FALSE)
+  }
+  handle$ptr
+}
+
+# frees the grid a handle's C catalog keeps (the catalog stays usable and
+# builds it again when a count needs it)
+catalog_release <- function(handle) {
+  if (!is.null(handle$ptr) && .Call(C_catalog_alive, handle$ptr)) {
+    .Call(C_catalog_release, handle$ptr)
+  }
+  invisible(NULL)
+}
+
+# grid stages (per-catalog sorts and trees) built by this R process
+grid_builds <- function() .Call(C_grid_builds)
+
+# The user's catalogs of one call (named by argument), checked: prepared
+# ones as they are, the others as_catalog() (ra, dec). Also says which are
+# prepared.
+checked_catalogs <- function(users, columns) {
+  prepared <- vapply(users, inherits, TRUE, "wtheta_prepared")
+  cats <- lapply(names(users), function(nm) {
+    if (prepared[[nm]]) users[[nm]] else as_catalog(users[[nm]], nm, columns)
+  })
+  list(cats = stats::setNames(cats, names(users)), prepared = prepared)
+}
+
+# points of a checked or prepared catalog
+catalog_size <- function(x) {
+  if (inherits(x, "wtheta_prepared")) x$n else nrow(x)
+}
+
+# ra and dec of a checked or prepared catalog, in its first order
+catalog_radec <- function(x) {
+  if (inherits(x, "wtheta_prepared")) x$radec else x
+}
+
+# every catalog of a call as a wtheta_prepared with weights `w` (from
+# call_weights()) and, with `pat` (from call_patches()), the call's patches
+call_catalogs <- function(cats, prepared, w, pat, threads) {
+  # the unit vectors of the catalogs given as coordinates, in one pass
+  plain <- names(cats)[!unlist(prepared[names(cats)]) &
+                         (is.null(pat) || pat$kind != "centres")]
+  xyz <- stats::setNames(unit_vectors_of(cats[plain], threads), plain)
+  out <- lapply(names(cats), function(nm) {
+    x <- cats[[nm]]
+    if (prepared[[nm]]) {
+      given <- x
+      if (is.null(pat)) {
+        x$patch <- NULL
+        x$patches <- NULL
+      } else if (is.null(x$patch)) {
+        # prepared without patches: its points are in their first order;
+        # grouped by patch they are another catalog, with its own handle
+        if (pat$kind != "centres") {
+          stop("wtheta internal: labels for an unlabelled catalog",
+               call. = FALSE)
+        }
+        own <- patch_catalog(x$radec, w[[nm]], pat$patches, threads)
+        own$own <- TRUE
+        return(own)
+      } else if (pat$kind == "labels") {
+        x <- relabel_catalog(x, pat$labels)
+      }
+      if (!is.null(w) && is.null(x$weights)) x$weights <- w[[nm]]
+      # other weights or patch ranges make another C catalog: one of this
+      # call's own, so that the handle the user holds keeps its grid
+      if (!identical(x$weights, given$weights) ||
+          !identical(x$patch, given$patch)) {
+        x$handle <- new_catalog_handle()
+        x$own <- TRUE
+      }
+      return(x)
+    }
+    own <- if (is.null(pat)) {
+      new_wtheta_prepared(x, xyz[[nm]], w[[nm]])
+    } else if (pat$kind == "centres") {
+      patch_catalog(x, w[[nm]], pat$patches, threads)
+    } else {
+      g <- group_patches(xyz[[nm]], pat$numbers[[nm]],
+                         length(pat$labels), w[[nm]])
+      new_wtheta_prepared(x, g$xyz, if (!is.null(w)) g$weights, g$labels,
+                          pat$labels)
+    }
+    own$own <- TRUE
+    own
+  })
+  stats::setNames(out, names(cats))
+}
+
+# frees the grids of the C catalogs a call made for itself (those of
+# catalogs prepared by the user stay for their next calls)
+release_catalogs <- function(cats) {
+  for (x in cats) if (isTRUE(x$own)) catalog_release(x$handle)
+  invisible(NULL)
+}

@@ -26,57 +26,11 @@ check_count <- function(n, arg, max = .Machine$integer.max, why = NULL) {
   }
 }
 
-# the most bins a count takes: the engines keep one histogram of bins + 2
-# slots per thread (and per pair of patches)
-max_bins <- 1e6
-
-# the `bins` argument of pair_counts() and wtheta(), checked
-bins_edges <- function(bins) {
-  if (missing(bins)) {
-    stop("`bins` is needed: edges in degrees, see theta_bins().",
-         call. = FALSE)
-  }
-  check_edges(bins, "bins")
-}
-
 check_number <- function(x, arg) {
   if (!is.numeric(x) || length(x) != 1L || !is.finite(x)) {
     stop("`", arg, "` must be a single finite number, not ", describe(x), ".",
          call. = FALSE)
   }
-}
-
-check_edges <- function(e, arg) {
-  if (!is.numeric(e) || is.object(e) && !inherits(e, "numeric")) {
-    stop("`", arg, "` must be a numeric vector of edges in degrees, not ",
-         describe(e), ".", call. = FALSE)
-  }
-  e <- as.double(e)
-  if (length(e) < 2L) {
-    stop("`", arg, "` must hold at least two edges, not ", length(e), ".",
-         call. = FALSE)
-  }
-  if (length(e) > max_bins + 1) {
-    stop("`", arg, "` must hold at most ", format_n(max_bins + 1),
-         " edges, not ", format_n(length(e)), ".", call. = FALSE)
-  }
-  bad <- which(!is.finite(e))
-  if (length(bad)) {
-    stop("`", arg, "` has a non-finite edge (", e[bad[1L]], ") at position ",
-         bad[1L], ".", call. = FALSE)
-  }
-  bad <- which(e < 0 | e > 180)
-  if (length(bad)) {
-    stop("`", arg, "` edges must lie in [0, 180] degrees; edge ", bad[1L],
-         " is ", format(e[bad[1L]], digits = 15), ".", call. = FALSE)
-  }
-  bad <- which(diff(e) <= 0)
-  if (length(bad)) {
-    stop("`", arg, "` edges must be strictly increasing; edge ", bad[1L] + 1L,
-         " (", format(e[bad[1L] + 1L], digits = 15), ") does not exceed edge ",
-         bad[1L], " (", format(e[bad[1L]], digits = 15), ").", call. = FALSE)
-  }
-  e
 }
 
 # NULL or a whole number set.seed() takes as it is: an R integer other than
@@ -90,15 +44,6 @@ check_seed <- function(seed) {
          describe(seed), ".", call. = FALSE)
   }
   invisible(as.integer(seed))
-}
-
-# the most patches: the n^2 histograms of pairs of patches are numbered
-# by R integers
-max_patches <- 46340L
-
-check_n_patches <- function(n) {
-  check_count(n, "n_patches", max_patches,
-              " (n_patches^2 histograms of pairs of patches are numbered)")
 }
 
 check_weights <- function(v, where) {
@@ -159,20 +104,6 @@ check_weight_totals <- function(w, is_cross, self_pairs) {
          "); give some of the weights other values.", call. = FALSE)
   }
   invisible()
-}
-
-check_labels <- function(v, where) {
-  if (is.factor(v)) v <- as.character(v)
-  if (!is.atomic(v) || is.object(v) || !(is.numeric(v) || is.character(v))) {
-    stop(where, " must be patch labels (integer, character or factor), not ",
-         describe(v), ".", call. = FALSE)
-  }
-  bad <- which(is.na(v))
-  if (length(bad)) {
-    stop(where, " has a missing patch label in row ", bad[1L], ".",
-         call. = FALSE)
-  }
-  v
 }
 
 # short description of an object for error messages

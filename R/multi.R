@@ -71,8 +71,6 @@ wtheta_multi <- function(data, random, bins,
                          seed = NULL, distribute = FALSE, checkpoint = NULL,
                          retries = 1, timeout = NULL, check_footprint = TRUE,
                          mean_theta = FALSE) {
-  start <- proc.time()[["elapsed"]]
-  progress <- progress_or_default(progress)
   estimator <- match_estimator(estimator)
   error <- match_error(error)
   check_flag(self_pairs, "self_pairs")
@@ -95,13 +93,6 @@ wtheta_multi <- function(data, random, bins,
          describe(patches), "; give labels to prepare_catalog().",
          call. = FALSE)
   }
-  cc <- checked_catalogs(users, columns)
-  edges <- bins_edges(bins)
-  for (nm in unique(c(dk, rki))) {
-    check_enough_points(cc$cats[[nm]], nm, FALSE, self_pairs)
-  }
-  w <- call_weights(weights, users, cc$prepared)
-  check_weight_products(w)
   # 2. which correlations, and the counts each needs
   K <- length(samples)
   ij <- which(upper.tri(diag(K), diag = TRUE), arr.ind = TRUE)
@@ -112,47 +103,42 @@ wtheta_multi <- function(data, random, bins,
     if (i == j) correlation_spec(dk[i], rki[i], self_pairs = self_pairs) else
       correlation_spec(dk[i], rki[i], dk[j], rki[j])
   })
-  for (r in seq_len(nrow(ij))) {
-    check_weight_totals(spec_weights(w, specs[[r]]), ij[r, 1L] != ij[r, 2L],
-                        self_pairs)
-  }
-  todo <- unique_counts(do.call(c, specs))
-  resample <- check_error_args(error, patches, n_patches, n_boot, seed)
-  check_flag(check_footprint, "check_footprint")
-  check_flag(mean_theta, "mean_theta")
-  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
-                       retries, timeout, mean_theta)
-  check_call_memory(cc$cats, w, resample, patches, n_patches, error, n_boot,
-                    length(edges) - 1L, n_counts = length(todo))
-  threads <- threads_or_default(threads)
-  # 3. footprints, each sample against its randoms, once
-  fp <- lapply(seq_len(K), function(i) c(dk[i], rki[i]))
-  # (run_counts() runs the check while the GPU counts, or first)
-  fchecks <- NULL
-  check_fp <- function() {
-    if (check_footprint) fchecks <<- footprint_checks(cc$cats, fp)
-  }
-  # 4. the catalogs prepared, with one set of patches for everything
-  pat <- if (resample) call_patches(patches, users, cc$cats, cc$prepared,
-                                    n_patches, seed, threads, rki[1L])
-  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
-  on.exit(release_catalogs(cats), add = TRUE)
-  if (resample) check_random_patches(cats[unique(rki)], pat)
-  # 5. every count once
-  progress <- progress_start(progress, length(todo), environment())
-  how <- checkpoint_open(how, "wtheta_multi",
-                         checkpoint_key(cats, edges, self_pairs, names(cats),
-                                        mean_theta = if (mean_theta) TRUE))
+  # 3. checks, footprints (each sample against its randoms, once) and the
+  # catalogs prepared, with one set of patches for everything
+  call <- new_call("wtheta_multi", users, bins, columns, progress,
+                   self_pairs, mean_theta, weights, patches, backend,
+                   threads, devices, distribute, checkpoint, retries,
+                   timeout, error = error, n_patches = n_patches,
+                   n_boot = n_boot, seed = seed, fit_on = rki[1L],
+                   randoms = unique(rki),
+                   counts = unique_counts(do.call(c, specs)),
+                   check_footprint = check_footprint,
+                   footprints = lapply(seq_len(K), function(i)
+                     c(dk[i], rki[i])),
+                   check_catalogs = function(cats) {
+                     for (nm in unique(c(dk, rki))) {
+                       check_enough_points(cats[[nm]], nm, FALSE, self_pairs)
+                     }
+                   },
+                   check_weights = function(w) {
+                     for (r in seq_len(nrow(ij))) {
+                       check_weight_totals(spec_weights(w, specs[[r]]),
+                                           ij[r, 1L] != ij[r, 2L], self_pairs)
+                     }
+                   },
+                   key = list(names(users)))
+  # 4. every count once
   labels <- stats::setNames(c(paste0("data", seq_len(K)),
                               if (length(rk$keys) == 1L) "random" else
                                 paste0("random", seq_len(K))),
                             c(dk, rk$keys))
-  done <- run_counts(how, cats, todo, edges, threads, progress, labels,
-                     meanwhile = check_fp)
-  # 6. each correlation by the one estimation path, with one set of draws
+  counted <- call_counts(call, labels)
+  done <- counted$done
+  fchecks <- counted$footprint
+  # 5. each correlation by the one estimation path, with one set of draws
   m <- NULL
-  if (resample) {
-    P <- catalog_n_patches(cats[[1L]])
+  if (call$resample) {
+    P <- catalog_n_patches(call$cats[[1L]])
     m <- patch_multiplicities(error, P, n_boot, seed)
   }
   entries <- lapply(seq_len(nrow(ij)), function(r) {
@@ -160,7 +146,7 @@ wtheta_multi <- function(data, random, bins,
                   seed, m)
   })
   names(entries) <- paste0(samples[ij[, 1L]], "-", samples[ij[, 2L]])
-  elapsed <- proc.time()[["elapsed"]] - start
+  elapsed <- proc.time()[["elapsed"]] - call$start
   for (r in seq_len(nrow(ij))) {
     i <- ij[r, 1L]
     j <- ij[r, 2L]
@@ -173,7 +159,7 @@ wtheta_multi <- function(data, random, bins,
     attr(entries[[r]], "elapsed") <- elapsed
     attr(entries[[r]], "footprint_check") <- fc
   }
-  multi_result(entries, ij, samples, error, done, fchecks, start)
+  multi_result(entries, ij, samples, error, done, fchecks, call$start)
 }
 
 # `data` of wtheta_multi(): a named list of catalogs; its names
@@ -272,166 +258,4 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
             threads = attr(first, "threads"),
             elapsed = proc.time()[["elapsed"]] - start,
             footprint_check = fchecks)
-}
-
-#' Methods for wtheta_multi results
-#'
-#' `print()` shows the samples, the correlations and the first rows;
-#' `as.data.frame()` gives the plain long data frame (columns `i`, `j`,
-#' `theta_lo`, `theta_hi`, `theta`, `w`, `w_err`); `[` subsets that data
-#' frame. `plot()` draws a triangle of panels, w_ij against theta with its
-#' errors, sample `i` down and `j` across; `autoplot()` draws the same with
-#' ggplot2 (the panels below the diagonal stay empty).
-#'
-#' @param x,object A result of [wtheta_multi()].
-#' @param n Rows to print.
-#' @param log `"x"`, `""` or `NULL` (the default: a log theta axis for log
-#'   bins).
-#' @param errors Draw error bars.
-#' @param row.names,optional Ignored (for the generic).
-#' @param ... Passed to [graphics::plot()] for each panel (`plot()`);
-#'   ignored otherwise.
-#' @return `plot()`: `x`, invisibly; `autoplot()`: a ggplot object.
-#' @seealso [wtheta_multi()], [wtheta_cov()].
-#' @examples
-#' ran <- random_catalog(4000, seed = 1)
-#' z <- list(a = simulate_catalog(1000, seed = 2),
-#'           b = simulate_catalog(1000, seed = 3))
-#' tomo <- wtheta_multi(z, ran, theta_bins(0.1, 5, n = 5, log = TRUE),
-#'                      threads = 1)
-#' head(as.data.frame(tomo))
-#' plot(tomo)
-#' @name wtheta_multi-methods
-NULL
-
-#' @rdname wtheta_multi-methods
-#' @export
-print.wtheta_multi <- function(x, n = 10L, ...) {
-  a <- attributes(x)
-  s <- a$samples
-  K <- length(s)
-  cat("<wtheta_multi> ", K, " sample", if (K != 1L) "s", " (",
-      paste(s, collapse = ", "), "): ", length(a$entries), " correlation",
-      if (length(a$entries) != 1L) "s", ", ", length(a$edges) - 1L,
-      " bins\n", sep = "")
-  cat(estimator_name(a$estimator), "; ", a$error, " errors",
-      if (a$error %in% c("jackknife", "bootstrap"))
-        paste0(" (", a$n_patches, " patches, joint covariance)"),
-      "; ", length(a$pair_counts), " counts in ",
-      format(signif(a$elapsed, 3)), " s\n", sep = "")
-  d <- as.data.frame(x)
-  print(utils::head(d, n), row.names = FALSE, digits = 5)
-  if (nrow(d) > n) cat("  ... ", nrow(d) - n, " more rows\n", sep = "")
-  invisible(x)
-}
-
-#' @rdname wtheta_multi-methods
-#' @export
-as.data.frame.wtheta_multi <- function(x, row.names = NULL, optional = FALSE,
-                                       ...) {
-  cols <- unclass(x)
-  structure(cols[names(x)], class = "data.frame",
-            row.names = c(NA_integer_, -length(cols[[1L]])))
-}
-
-#' @rdname wtheta_multi-methods
-#' @export
-`[.wtheta_multi` <- function(x, ...) {
-  d <- as.data.frame(x)
-  d[...]
-}
-
-# TRUE when the theta axis of a result with these edges is best on a log
-# scale
-multi_log <- function(edges, log) {
-  if (!is.null(log)) {
-    if (!identical(log, "x") && !identical(log, "")) {
-      stop("`log` must be \"x\", \"\" or NULL, not ", describe(log), ".",
-           call. = FALSE)
-    }
-    return(identical(log, "x"))
-  }
-  edges[1L] > 0 && length(edges) > 2L && is_log_spaced(edges)
-}
-
-#' @rdname wtheta_multi-methods
-#' @export
-plot.wtheta_multi <- function(x, log = NULL, errors = TRUE, ...) {
-  check_flag(errors, "errors")
-  s <- attr(x, "samples")
-  K <- length(s)
-  log_x <- multi_log(attr(x, "edges"), log)
-  d <- as.data.frame(x)
-  old <- graphics::par(no.readonly = TRUE)
-  on.exit(graphics::par(old))
-  graphics::par(mfrow = c(K, K), mar = c(3.5, 3.5, 1.8, 0.5),
-                mgp = c(2, 0.6, 0), oma = c(0, 0, 2, 0))
-  for (i in seq_len(K)) {
-    for (j in seq_len(K)) {
-      if (j < i) {
-        graphics::plot.new()
-        next
-      }
-      e <- d[d$i == s[i] & d$j == s[j], , drop = FALSE]
-      ok <- is.finite(e$w) & (!log_x | e$theta > 0)
-      err <- if (errors && !is.null(e$w_err)) e$w_err else
-        rep(NA_real_, nrow(e))
-      lo <- e$w - err
-      hi <- e$w + err
-      yr <- range(c(e$w[ok], lo[ok & is.finite(lo)], hi[ok & is.finite(hi)]),
-                  finite = TRUE)
-      if (!all(is.finite(yr))) yr <- c(-1, 1)
-      graphics::plot(e$theta[ok], e$w[ok], log = if (log_x) "x" else "",
-                     ylim = yr, pch = 19, cex = 0.6,
-                     xlab = expression(theta ~ "(degrees)"),
-                     ylab = "w", main = paste(s[i], "x", s[j]),
-                     cex.main = 0.9, ...)
-      graphics::abline(h = 0, col = "grey70", lty = 2)
-      eb <- ok & is.finite(err) & err > 0
-      if (any(eb)) {
-        graphics::arrows(e$theta[eb], lo[eb], e$theta[eb], hi[eb],
-                         angle = 90, code = 3, length = 0.02)
-      }
-    }
-  }
-  graphics::title(paste0("w(theta) of ", K, " samples (",
-                         estimator_name(attr(x, "estimator")), ", ",
-                         attr(x, "error"), " errors)"), outer = TRUE)
-  invisible(x)
-}
-
-#' @rdname wtheta_multi-methods
-#' @exportS3Method ggplot2::autoplot
-autoplot.wtheta_multi <- function(object, log = NULL, errors = TRUE, ...) {
-  if (!requireNamespace("ggplot2", quietly = TRUE)) {
-    stop("autoplot() needs the ggplot2 package; plot() works without it.",
-         call. = FALSE)
-  }
-  check_flag(errors, "errors")
-  log_x <- multi_log(attr(object, "edges"), log)
-  d <- as.data.frame(object)
-  d <- d[is.finite(d$w) & (!log_x | d$theta > 0), , drop = FALSE]
-  has_err <- errors && !is.null(d$w_err)
-  d$lo <- if (has_err) d$w - d$w_err else NA_real_
-  d$hi <- if (has_err) d$w + d$w_err else NA_real_
-  .data <- ggplot2::.data
-  p <- ggplot2::ggplot(d, ggplot2::aes(x = .data$theta, y = .data$w)) +
-    ggplot2::geom_hline(yintercept = 0, colour = "grey70",
-                        linetype = "dashed") +
-    ggplot2::geom_point(size = 1) +
-    ggplot2::facet_grid(rows = ggplot2::vars(.data$i),
-                        cols = ggplot2::vars(.data$j), drop = FALSE) +
-    ggplot2::labs(x = expression(theta ~ "(degrees)"), y = "w",
-                  title = paste0("w(theta) of ",
-                                 length(attr(object, "samples")),
-                                 " samples (",
-                                 estimator_name(attr(object, "estimator")),
-                                 ", ", attr(object, "error"), " errors)"))
-  if (has_err) {
-    p <- p + ggplot2::geom_errorbar(
-      ggplot2::aes(ymin = .data$lo, ymax = .data$hi), width = 0,
-      na.rm = TRUE)
-  }
-  if (log_x) p <- p + ggplot2::scale_x_log10()
-  p
 }

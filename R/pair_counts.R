@@ -199,41 +199,22 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         progress = NULL, weights = NULL, patches = NULL,
                         distribute = FALSE, checkpoint = NULL, retries = 1,
                         timeout = NULL, mean_theta = FALSE) {
-  start <- proc.time()[["elapsed"]]
-  progress <- progress_or_default(progress)
   users <- if (is.null(y)) list(x = x) else list(x = x, y = y)
-  cc <- checked_catalogs(users, columns)
-  edges <- bins_edges(bins)
-  check_flag(self_pairs, "self_pairs")
-  check_flag(mean_theta, "mean_theta")
-  if (self_pairs && !is.null(y)) {
-    stop("`self_pairs = TRUE` applies to auto pairs only (y = NULL); cross ",
-         "pairs are all n1 * n2 pairs already.", call. = FALSE)
-  }
-  w <- call_weights(weights, users, cc$prepared)
-  check_weight_products(w)
-  carried <- any(vapply(cc$cats[cc$prepared], function(x)
-    !is.null(x$patch), TRUE))
-  pat <- if (!is.null(patches) || carried) {
-    call_patches(patches, users, cc$cats, cc$prepared, NULL, NULL, NULL,
-                 "x")
-  }
-  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
-                       retries, timeout, mean_theta)
-  check_memory(sum(vapply(cc$cats, catalog_size, 0)), !is.null(w),
-               !is.null(pat), n_bins = length(edges) - 1L,
-               n_patches = if (is.null(pat)) 0L else if (pat$kind ==
-                 "labels") length(pat$labels) else nrow(pat$patches))
-  threads <- threads_or_default(threads)
-  progress <- progress_start(progress, 1L, environment())
-  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
-  on.exit(release_catalogs(cats), add = TRUE)
-  how <- checkpoint_open(how, "pair_counts",
-                        checkpoint_key(cats, edges, self_pairs,
-                                       mean_theta = if (mean_theta) TRUE))
-  pc <- count_catalogs(how, cats$x, cats$y, edges, self_pairs, threads,
-                       progress)
-  pc$elapsed <- proc.time()[["elapsed"]] - start
+  call <- new_call("pair_counts", users, bins, columns, progress, self_pairs,
+                   mean_theta, weights, patches, backend, threads, devices,
+                   distribute, checkpoint, retries, timeout, fit_on = "x",
+                   check_catalogs = function(cats) {
+                     check_flag(self_pairs, "self_pairs")
+                     check_flag(mean_theta, "mean_theta")
+                     if (self_pairs && !is.null(y)) {
+                       stop("`self_pairs = TRUE` applies to auto pairs only ",
+                            "(y = NULL); cross pairs are all n1 * n2 pairs ",
+                            "already.", call. = FALSE)
+                     }
+                   })
+  pc <- count_catalogs(call$how, call$cats$x, call$cats$y, call$edges,
+                       self_pairs, call$threads, call$progress)
+  pc$elapsed <- proc.time()[["elapsed"]] - call$start
   if (is.null(pc$distributed)) {
     pc$gpu_idle_s <- gpu_idle(pc$elapsed, pc$gpu_ms, pc$devices)
   }
@@ -247,19 +228,6 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
 gpu_idle <- function(elapsed, gpu_ms, devices) {
   if (is.na(gpu_ms)) return(NA_real_)
   max(0, elapsed - gpu_ms / 1000 / max(1L, length(devices)))
-}
-
-# A checked catalog as an n x 3 matrix of unit vectors, made once per
-# catalog (the exactness contract fixes how: see ?wtheta-package).
-unit_vectors <- function(cat, threads) {
-  unit_vectors_of(list(cat), threads)[[1L]]
-}
-
-# the same for a list of checked catalogs: one light pass over all their
-# points (one team of threads), a list of matrices
-unit_vectors_of <- function(cats, threads) {
-  .Call(C_unit_vectors, lapply(cats, `[[`, "ra"), lapply(cats, `[[`, "dec"),
-        threads)
 }
 
 # The one place that calls the C core. a, b: unit vectors from
@@ -417,46 +385,6 @@ count_result <- function(res, a, b, edges, self_pairs, run, threads,
   new_pair_counts(out)
 }
 
-# Catalog handles: an environment that holds a C catalog (src/core/
-# catalog.c: unit vectors, weights, patch ranges and the grid its first
-# counts build) once a count has used it, so that every count of a
-# wtheta() call, and every copy of an R object carrying the environment,
-# shares one C catalog and sorts and builds its grid once.
-new_catalog_handle <- function() new.env(parent = emptyenv())
-
-# the C catalog of handle for unit vectors xyz, weights w (NULL: none) and
-# patch ranges (a k x 2 matrix of [start, end) from group_patches(), or
-# NULL: one range), made on first use (and again when the handle was read
-# back from a saved session, which keeps no C memory); later uses must
-# give the same points, weights and ranges
-catalog_handle <- function(handle, xyz, w = NULL, ranges = NULL) {
-  if (!is.null(w)) w <- as.double(w)
-  if (!is.null(ranges)) ranges <- matrix(as.double(ranges), ncol = 2L)
-  if (is.null(handle$ptr) || !.Call(C_catalog_alive, handle$ptr)) {
-    handle$xyz <- xyz
-    handle$w <- w
-    handle$ranges <- ranges
-    handle$ptr <- .Call(C_catalog_new, xyz, w, ranges)
-  } else if (!identical(handle$xyz, xyz) || !identical(handle$w, w) ||
-             !identical(handle$ranges, ranges)) {
-    stop("wtheta internal: a catalog handle used for other points, weights ",
-         "or patches", call. = FALSE)
-  }
-  handle$ptr
-}
-
-# frees the grid a handle's C catalog keeps (the catalog stays usable and
-# builds it again when a count needs it)
-catalog_release <- function(handle) {
-  if (!is.null(handle$ptr) && .Call(C_catalog_alive, handle$ptr)) {
-    .Call(C_catalog_release, handle$ptr)
-  }
-  invisible(NULL)
-}
-
-# grid stages (per-catalog sorts and trees) built by this R process
-grid_builds <- function() .Call(C_grid_builds)
-
 # the mean separation per bin (degrees) from the angle sums of a count and
 # its counts (weighted counts with weights); NA where those are zero
 theta_means <- function(pc) {
@@ -541,44 +469,6 @@ tapply_sum <- function(v, g, n) {
   out
 }
 
-# one task per pair of patches: all (a, b) for cross, a <= b for auto;
-# histogram (a - 1) + (b - 1) * n, the column-major [a, b] of an n x n array
-patch_tasks <- function(ra, rb, is_auto) {
-  n <- nrow(ra)
-  a <- rep(seq_len(n), n)
-  b <- rep(seq_len(n), each = n)
-  if (is_auto) {
-    keep <- a <= b
-    a <- a[keep]
-    b <- b[keep]
-  }
-  cbind(ra[a, 1L], ra[a, 2L], rb[b, 1L], rb[b, 2L], (a - 1) + (b - 1) * n)
-}
-
-# a catalog's unit vectors, patch numbers (1..n) and weights (or NULL),
-# grouped by patch in C (a stable counting sort); the labels carry the
-# [start, end) ranges of the patches as attribute "ranges", which
-# count_pairs() trusts (subsetting drops it)
-group_patches <- function(xyz, p, n, w = NULL) {
-  with_ranges(.Call(C_group_patches, xyz, as.integer(p), as.integer(n),
-                    if (!is.null(w)) as.double(w)))
-}
-
-# the same from a checked catalog and patch centres (a k x 3 matrix of unit
-# vectors): unit vectors, nearest centres and grouping in one C call
-patch_vectors <- function(cat, centres, w, threads) {
-  storage.mode(centres) <- "double"
-  with_ranges(.Call(C_patch_vectors, cat$ra, cat$dec, centres,
-                    if (!is.null(w)) as.double(w), threads))
-}
-
-with_ranges <- function(g) {
-  end <- cumsum(g$counts)
-  n <- length(end)
-  attr(g$labels, "ranges") <- cbind(start = c(0, end[-n]), end = end)
-  g
-}
-
 # pruning by the last edge and bulk counting (see ?wtheta-package): option
 # wtheta.grid, "auto" (pruning when it pays), "prune" (always below 180
 # degrees), TRUE (always, with bulk counting inside bins) or FALSE (never)
@@ -592,20 +482,25 @@ grid_mode <- function() {
        "not ", describe(g), ".", call. = FALSE)
 }
 
-progress_or_default <- function(progress) {
-  if (is.null(progress)) progress <- getOption("wtheta.progress", interactive())
-  check_flag(progress, "progress")
-  progress
-}
-
-format_n <- function(n) format(n, big.mark = ",", scientific = FALSE)
-
-describe_run <- function(backend, threads, devices, elapsed) {
-  how <- if (backend == "cpu") {
-    paste0("cpu (", threads, " thread", if (threads != 1) "s", ")")
-  } else {
-    paste0("cuda (device", if (length(devices) != 1) "s", " ",
-           paste(devices, collapse = ", "), ")")
+# the count of cb x ca from that of ca x cb: the same pairs, with the
+# catalogs' roles (n, weight sums, patch axes) swapped
+transpose_counts <- function(pc) {
+  if (pc$type != "cross") {
+    stop("wtheta internal: only cross counts transpose", call. = FALSE)
   }
-  paste0("backend: ", how, ", ", format(signif(elapsed, 3)), " s")
+  swap <- function(x, a, b) {
+    t <- x[[a]]
+    x[a] <- list(x[[b]])
+    x[b] <- list(t)
+    x
+  }
+  pc <- swap(pc, "n1", "n2")
+  for (k in c("sum_w1", "sum_w1_sq", "patch_n1", "patch_w1",
+              "patch_w1_sq")) {
+    if (!is.null(pc[[k]])) pc <- swap(pc, k, sub("1", "2", k))
+  }
+  for (k in c("patch_counts", "patch_weighted")) {
+    if (!is.null(pc[[k]])) pc[[k]] <- aperm(pc[[k]], c(2L, 1L, 3L))
+  }
+  pc
 }

@@ -109,3 +109,219 @@ print.wtheta_patches <- function(x, ...) {
   if (nrow(x) > 6L) cat("  ... ", nrow(x) - 6L, " more patches\n", sep = "")
   invisible(x)
 }
+
+# one task per pair of patches: all (a, b) for cross, a <= b for auto;
+# histogram (a - 1) + (b - 1) * n, the column-major [a, b] of an n x n array
+patch_tasks <- function(ra, rb, is_auto) {
+  n <- nrow(ra)
+  a <- rep(seq_len(n), n)
+  b <- rep(seq_len(n), each = n)
+  if (is_auto) {
+    keep <- a <= b
+    a <- a[keep]
+    b <- b[keep]
+  }
+  cbind(ra[a, 1L], ra[a, 2L], rb[b, 1L], rb[b, 2L], (a - 1) + (b - 1) * n)
+}
+
+# a catalog's unit vectors, patch numbers (1..n) and weights (or NULL),
+# grouped by patch in C (a stable counting sort); the labels carry the
+# [start, end) ranges of the patches as attribute "ranges", which
+# count_pairs() trusts (subsetting drops it)
+group_patches <- function(xyz, p, n, w = NULL) {
+  with_ranges(.Call(C_group_patches, xyz, as.integer(p), as.integer(n),
+                    if (!is.null(w)) as.double(w)))
+}
+
+# the same from a checked catalog and patch centres (a k x 3 matrix of unit
+# vectors): unit vectors, nearest centres and grouping in one C call
+patch_vectors <- function(cat, centres, w, threads) {
+  storage.mode(centres) <- "double"
+  with_ranges(.Call(C_patch_vectors, cat$ra, cat$dec, centres,
+                    if (!is.null(w)) as.double(w), threads))
+}
+
+with_ranges <- function(g) {
+  end <- cumsum(g$counts)
+  n <- length(end)
+  attr(g$labels, "ranges") <- cbind(start = c(0, end[-n]), end = end)
+  g
+}
+
+# a checked catalog (ra, dec) with weights (original order, or NULL)
+# given the patches of sky_patches(): unit vectors, nearest centres and
+# grouping in one C call
+patch_catalog <- function(cat, w, patches, threads) {
+  g <- patch_vectors(cat, attr(patches, "centres"), w, threads)
+  new_wtheta_prepared(cat, g$xyz, if (!is.null(w)) g$weights, g$labels,
+                     patches)
+}
+
+# The one set of patches of a call with resampling, as the catalogs are to
+# carry it: list(kind = "centres", patches = <wtheta_patches>) or
+# list(kind = "labels", labels = <sorted union>, numbers = <per catalog,
+# or NULL for prepared ones>). `cats` holds prepared catalogs and checked
+# unprepared ones (ra, dec); `users` the user's objects.
+call_patches <- function(patches, users, cats, prepared, n_patches, seed,
+                         threads, fit_on) {
+  carried <- lapply(cats[prepared], `[[`, "patches")
+  carried <- carried[!vapply(carried, is.null, TRUE)]
+  kinds <- vapply(carried, function(p) if (inherits(p, "wtheta_patches"))
+    "centres" else "labels", "")
+  if (length(unique(kinds)) > 1L) {
+    stop("prepared catalogs `", names(kinds)[kinds == "centres"][1L],
+         "` (k-means patches) and `", names(kinds)[kinds == "labels"][1L],
+         "` (labelled patches) have different patches; prepare them with ",
+         "the same patches.", call. = FALSE)
+  }
+  if (!is.null(patches) && !inherits(patches, "wtheta_patches") &&
+      any(prepared)) {
+    stop("`patches` as labels needs unprepared catalogs; give the labels ",
+         "to prepare_catalog() instead (`", names(cats)[prepared][1L],
+         "` is prepared).", call. = FALSE)
+  }
+  if (length(carried) && kinds[[1L]] == "centres" || !length(carried) &&
+      (is.null(patches) || inherits(patches, "wtheta_patches"))) {
+    ref <- if (!is.null(patches)) patches else if (length(carried))
+      carried[[1L]]
+    ref_name <- if (!is.null(patches)) "`patches`" else
+      paste0("`", names(carried)[1L], "`")
+    for (nm in names(carried)) {
+      if (!identical(attr(carried[[nm]], "centres"), attr(ref, "centres"))) {
+        stop("the prepared catalog `", nm, "` has other patches than ",
+             ref_name, " (different sky_patches() centres); every catalog ",
+             "of a call must have the same patches.", call. = FALSE)
+      }
+    }
+    if (is.null(ref)) {
+      fit <- cats[[fit_on]]
+      ref <- fit_patches(if (prepared[[fit_on]]) fit$radec else fit, fit_on,
+                         n_patches, seed, threads = threads)
+    }
+    return(list(kind = "centres", patches = ref))
+  }
+  if (length(carried)) {
+    plain <- names(cats)[!names(cats) %in% names(carried)]
+    if (length(plain)) {
+      stop("`", plain[1L], "` has no patch labels, but the prepared ",
+           "catalog `", names(carried)[1L], "` is labelled; prepare every ",
+           "catalog of the call with labels.", call. = FALSE)
+    }
+    num <- vapply(carried, is.numeric, TRUE)
+    if (any(num) && !all(num)) {
+      stop("prepared catalogs `", names(carried)[num][1L], "` and `",
+           names(carried)[!num][1L], "` have patch labels of different ",
+           "types (numbers and strings); labels are matched by value, so ",
+           "give them one type.", call. = FALSE)
+    }
+    labels <- sort(unique(unlist(carried, use.names = FALSE)))
+    if (length(labels) > max_patches) {
+      stop("`patches` must hold at most ", format_n(max_patches),
+           " distinct labels, not ", format_n(length(labels)), ".",
+           call. = FALSE)
+    }
+    return(list(kind = "labels", labels = labels, numbers = NULL))
+  }
+  pn <- patch_numbers(object_values(patches, users, "patches",
+                                    numeric = FALSE))
+  list(kind = "labels", labels = pn$labels, numbers = pn$numbers)
+}
+
+# a labelled prepared catalog numbered by the union `labels` of the call:
+# its own labels are a sorted subset, so the points keep their order and
+# only the numbers and ranges change
+relabel_catalog <- function(x, labels) {
+  if (identical(x$patches, labels)) return(x)
+  map <- match(x$patches, labels)
+  counts <- integer(length(labels))
+  r <- attr(x$patch, "ranges")
+  counts[map] <- as.integer(r[, 2L] - r[, 1L])
+  p <- map[x$patch]
+  end <- cumsum(counts)
+  attr(p, "ranges") <- cbind(start = c(0, end[-length(end)]), end = end)
+  x$patch <- p
+  x$patches <- labels
+  x
+}
+
+# the patches of a call's counts in n_patches terms
+catalog_n_patches <- function(x) {
+  if (is.null(x$patch)) 0L else nrow(attr(x$patch, "ranges"))
+}
+
+# every patch needs randoms
+check_random_patches <- function(randoms, pat) {
+  labels <- if (pat$kind == "labels") pat$labels else
+    seq_len(nrow(pat$patches))
+  for (r in randoms) {
+    rg <- attr(r$patch, "ranges")
+    empty <- which(rg[, 2L] - rg[, 1L] == 0)
+    if (length(empty)) {
+      stop("patch ", dQuote(label_text(labels[empty[1L]]), FALSE),
+           " holds no random ",
+           "point; every patch needs randoms.", call. = FALSE)
+    }
+  }
+}
+
+# the most patches: the n^2 histograms of pairs of patches are numbered
+# by R integers
+max_patches <- 46340L
+
+check_n_patches <- function(n) {
+  check_count(n, "n_patches", max_patches,
+              " (n_patches^2 histograms of pairs of patches are numbered)")
+}
+
+check_labels <- function(v, where) {
+  if (is.factor(v)) v <- as.character(v)
+  if (!is.atomic(v) || is.object(v) || !(is.numeric(v) || is.character(v))) {
+    stop(where, " must be patch labels (integer, character or factor), not ",
+         describe(v), ".", call. = FALSE)
+  }
+  bad <- which(is.na(v))
+  if (length(bad)) {
+    stop(where, " has a missing patch label in row ", bad[1L], ".",
+         call. = FALSE)
+  }
+  v
+}
+
+# the sorted union of the labels of every catalog: numbers compared by
+# value (as.character() keeps 15 digits, and 1e15 and 1e15 + 1 would merge),
+# or strings; labels of both kinds are refused
+patch_levels <- function(p) {
+  num <- vapply(p, is.numeric, TRUE)
+  if (any(num) && !all(num)) {
+    stop("`patches` gives numeric labels for `", names(p)[num][1L],
+         "` but character or factor labels for `", names(p)[!num][1L],
+         "`; labels are matched by value, so give them one type.",
+         call. = FALSE)
+  }
+  all <- unique(unlist(lapply(p, function(v) unique(v)), use.names = FALSE))
+  lv <- sort(all)
+  if (length(lv) < 2L) {
+    stop("`patches` must hold at least two distinct labels, not ",
+         length(lv), ".", call. = FALSE)
+  }
+  if (length(lv) > max_patches) {
+    stop("`patches` must hold at most ", format_n(max_patches),
+         " distinct labels, not ", format_n(length(lv)), ".", call. = FALSE)
+  }
+  lv
+}
+
+# patch labels of each catalog as numbers 1..n: list(labels, numbers), the
+# labels sorted as patch_levels() gives them
+patch_numbers <- function(p) {
+  labels <- patch_levels(p)
+  list(labels = labels, numbers = lapply(p, function(v) match(v, labels)))
+}
+
+# a patch label in a message: a number with the digits that tell it apart
+label_text <- function(x) {
+  if (!is.numeric(x)) return(as.character(x))
+  s <- format(x, digits = 15)
+  if (as.numeric(s) != x) s <- format(x, digits = 17)
+  s
+}

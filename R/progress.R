@@ -66,3 +66,9 @@ progress_sink <- function(progress, share = 1) {
     invisible(NULL)
   }
 }
+
+progress_or_default <- function(progress) {
+  if (is.null(progress)) progress <- getOption("wtheta.progress", interactive())
+  check_flag(progress, "progress")
+  progress
+}

@@ -64,41 +64,38 @@ object_values <- function(spec, cats, arg, numeric) {
   stats::setNames(out, names(cats))
 }
 
-# the sorted union of the labels of every catalog: numbers compared by
-# value (as.character() keeps 15 digits, and 1e15 and 1e15 + 1 would merge),
-# or strings; labels of both kinds are refused
-patch_levels <- function(p) {
-  num <- vapply(p, is.numeric, TRUE)
-  if (any(num) && !all(num)) {
-    stop("`patches` gives numeric labels for `", names(p)[num][1L],
-         "` but character or factor labels for `", names(p)[!num][1L],
-         "`; labels are matched by value, so give them one type.",
-         call. = FALSE)
+# weights of every catalog of a call (a list like object_values() gives, or
+# NULL when none is weighted). Prepared catalogs keep theirs; `weights`
+# applies to the others.
+call_weights <- function(weights, users, prepared) {
+  raw <- names(users)[!prepared]
+  if (is.list(weights) && !is.data.frame(weights)) {
+    bad <- intersect(names(weights), names(users)[prepared])
+    if (length(bad)) {
+      stop("`weights$", bad[1L], "`: `", bad[1L], "` is a prepared catalog, ",
+           "whose weights were set by prepare_catalog().", call. = FALSE)
+    }
   }
-  all <- unique(unlist(lapply(p, function(v) unique(v)), use.names = FALSE))
-  lv <- sort(all)
-  if (length(lv) < 2L) {
-    stop("`patches` must hold at least two distinct labels, not ",
-         length(lv), ".", call. = FALSE)
+  prep_w <- lapply(users[prepared], `[[`, "weights")
+  any_prep_w <- any(!vapply(prep_w, is.null, TRUE))
+  w <- NULL
+  if (!is.null(weights)) {
+    if (!length(raw)) {
+      stop("`weights` applies to catalogs given unprepared, and every ",
+           "catalog is prepared: give weights to prepare_catalog().",
+           call. = FALSE)
+    }
+    named_absent <- is.character(weights) && length(weights) == 1L &&
+      !is.na(weights) && !any(vapply(users[raw], function(x)
+        weights %in% colnames(x), TRUE))
+    if (!(named_absent && any_prep_w)) {
+      w <- object_values(weights, users[raw], "weights", numeric = TRUE)
+    }
   }
-  if (length(lv) > max_patches) {
-    stop("`patches` must hold at most ", format_n(max_patches),
-         " distinct labels, not ", format_n(length(lv)), ".", call. = FALSE)
-  }
-  lv
-}
-
-# patch labels of each catalog as numbers 1..n: list(labels, numbers), the
-# labels sorted as patch_levels() gives them
-patch_numbers <- function(p) {
-  labels <- patch_levels(p)
-  list(labels = labels, numbers = lapply(p, function(v) match(v, labels)))
-}
-
-# a patch label in a message: a number with the digits that tell it apart
-label_text <- function(x) {
-  if (!is.numeric(x)) return(as.character(x))
-  s <- format(x, digits = 15)
-  if (as.numeric(s) != x) s <- format(x, digits = 17)
-  s
+  if (is.null(w) && !any_prep_w) return(NULL)
+  out <- lapply(names(users), function(nm) {
+    if (prepared[[nm]]) prep_w[[nm]] %||% rep(1, users[[nm]]$n) else
+      w[[nm]] %||% rep(1, NROW(users[[nm]]))
+  })
+  stats::setNames(out, names(users))
 }

@@ -145,8 +145,6 @@ wtheta <- function(data, random, bins,
                    data2 = NULL, random2 = NULL, distribute = FALSE,
                    checkpoint = NULL, retries = 1, timeout = NULL,
                    check_footprint = TRUE, mean_theta = FALSE) {
-  start <- proc.time()[["elapsed"]]
-  progress <- progress_or_default(progress)
   estimator <- match_estimator(estimator)
   error <- match_error(error)
   check_flag(self_pairs, "self_pairs")
@@ -155,57 +153,41 @@ wtheta <- function(data, random, bins,
   users <- list(data = data, random = random, data2 = data2,
                 random2 = random2)
   users <- users[!vapply(users, is.null, TRUE)]
-  # 1. checks of the catalogs, the bins and the options
-  cc <- checked_catalogs(users, columns)
-  edges <- bins_edges(bins)
-  for (nm in intersect(c("data", "random"), names(users))) {
-    check_enough_points(cc$cats[[nm]], nm, is_cross, self_pairs)
-  }
-  w <- call_weights(weights, users, cc$prepared)
-  check_weight_products(w)
-  check_weight_totals(w, is_cross, self_pairs)
-  resample <- check_error_args(error, patches, n_patches, n_boot, seed)
-  check_flag(check_footprint, "check_footprint")
-  check_flag(mean_theta, "mean_theta")
-  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
-                       retries, timeout, mean_theta)
-  check_call_memory(cc$cats, w, resample, patches, n_patches, error, n_boot,
-                    length(edges) - 1L, n_counts = if (is_cross) 4 else 3)
-  threads <- threads_or_default(threads)
-  # 2. do data and randoms share a footprint?
-  fp <- list(c("data", "random"))
-  if (is_cross) fp[[2L]] <- c("data2", if (!is.null(random2)) "random2" else
-    "random")
-  # (run_counts() runs the check while the GPU counts, or first)
-  fchecks <- NULL
-  check_fp <- function() {
-    if (check_footprint) fchecks <<- footprint_checks(cc$cats, fp)
-  }
-  # 3. the catalogs prepared, with one set of patches when resampling
-  pat <- if (resample) call_patches(patches, users, cc$cats, cc$prepared,
-                                    n_patches, seed, threads, "random")
-  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
-  on.exit(release_catalogs(cats), add = TRUE)
-  if (resample) check_random_patches(cats["random"], pat)
-  # 4. the counts: DD, DR, RR (or the four cross counts)
+  # the counts: DD, DR, RR (or the four cross counts)
   spec <- if (!is_cross) {
     correlation_spec("data", "random", self_pairs = self_pairs)
   } else {
     correlation_spec("data", "random", "data2",
                      if (is.null(random2)) "random" else "random2")
   }
-  progress <- progress_start(progress, length(unique_counts(spec)),
-                             environment())
-  how <- checkpoint_open(how, "wtheta",
-                        checkpoint_key(cats, edges, self_pairs,
-                                       is.null(random2),
-                                       mean_theta = if (mean_theta) TRUE))
-  done <- run_counts(how, cats, unique_counts(spec), edges, threads,
-                     progress, meanwhile = check_fp)
-  # 5. w, its errors and covariance from the counts
-  out <- wtheta_result(spec_counts(spec, done), estimator, error, n_boot,
-                       seed)
-  finish_result(out, start, fchecks)
+  # do data and randoms share a footprint?
+  fp <- list(c("data", "random"))
+  if (is_cross) fp[[2L]] <- c("data2", if (!is.null(random2)) "random2" else
+    "random")
+  # checks, catalogs prepared (with one set of patches when resampling)
+  call <- new_call("wtheta", users, bins, columns, progress, self_pairs,
+                   mean_theta, weights, patches, backend, threads, devices,
+                   distribute, checkpoint, retries, timeout, error = error,
+                   n_patches = n_patches, n_boot = n_boot, seed = seed,
+                   fit_on = "random", randoms = "random",
+                   counts = unique_counts(spec),
+                   check_footprint = check_footprint, footprints = fp,
+                   check_catalogs = function(cats) {
+                     for (nm in intersect(c("data", "random"), names(cats))) {
+                       check_enough_points(cats[[nm]], nm, is_cross,
+                                           self_pairs)
+                     }
+                   },
+                   check_weights = function(w) {
+                     check_weight_totals(w, is_cross, self_pairs)
+                   },
+                   key = list(is.null(random2)))
+  # the counts (the footprint check runs while the GPU counts, or first),
+  # then w, its errors and covariance
+  counted <- call_counts(call)
+  out <- wtheta_result(spec_counts(spec, counted$done), estimator, error,
+                       n_boot, seed)
+  finish_result(out, call$start, counted$footprint)
 }
 
 # the options of a cross-correlation that only it, or only an
@@ -242,65 +224,6 @@ check_error_args <- function(error, patches, n_patches, n_boot, seed) {
   if (error == "bootstrap") check_count(n_boot, "n_boot")
   check_seed(seed)
   resample
-}
-
-# refuses a call whose memory cannot fit (see R/memory.R)
-check_call_memory <- function(cats, w, resample, patches, n_patches, error,
-                              n_boot, n_bins, n_counts) {
-  # patches given as labels are counted once read; made or given as
-  # centres, they are known now
-  n_p <- if (!resample) 0 else if (is.null(patches)) n_patches else
-    if (inherits(patches, "wtheta_patches")) nrow(patches) else 0
-  check_memory(sum(vapply(cats, catalog_size, 0)), !is.null(w), resample,
-               n_bins = n_bins, n_patches = n_p,
-               n_replicates = if (error == "bootstrap") n_boot else n_p,
-               n_counts = n_counts)
-}
-
-# footprint_check() of each pair of names c(data, random) in `pairs`,
-# with a warning for each mismatch; named "data/random"
-footprint_checks <- function(cats, pairs) {
-  out <- lapply(pairs, function(pr) {
-    fc <- check_footprint_of(catalog_radec(cats[[pr[1L]]]),
-                             catalog_radec(cats[[pr[2L]]]))
-    if (fc$verdict == "mismatch") {
-      warning("`", pr[1L], "` and `", pr[2L], "` do not seem to share a ",
-              "footprint: ", fc$message, ". See ?footprint_check; ",
-              "randoms uniform in area on the footprint come from ",
-              "random_catalog(). check_footprint = FALSE turns this ",
-              "check off.", call. = FALSE)
-    }
-    fc
-  })
-  stats::setNames(out, vapply(pairs, paste, "", collapse = "/"))
-}
-
-# every patch needs randoms
-check_random_patches <- function(randoms, pat) {
-  labels <- if (pat$kind == "labels") pat$labels else
-    seq_len(nrow(pat$patches))
-  for (r in randoms) {
-    rg <- attr(r$patch, "ranges")
-    empty <- which(rg[, 2L] - rg[, 1L] == 0)
-    if (length(empty)) {
-      stop("patch ", dQuote(label_text(labels[empty[1L]]), FALSE),
-           " holds no random ",
-           "point; every patch needs randoms.", call. = FALSE)
-    }
-  }
-}
-
-# what a checkpoint of a call's counts depends on; NULL in `...` is left
-# out (an option at its default then keeps the key of earlier versions)
-checkpoint_key <- function(cats, edges, self_pairs, ...) {
-  w <- lapply(cats, `[[`, "weights")
-  if (all(vapply(w, is.null, TRUE))) w <- NULL
-  p <- lapply(cats, `[[`, "patch")
-  if (all(vapply(p, is.null, TRUE))) p <- NULL
-  extra <- list(...)
-  c(list(lapply(cats, `[[`, "xyz"), w, p, edges, self_pairs,
-         catalog_n_patches(cats[[1L]])),
-    extra[!vapply(extra, is.null, TRUE)])
 }
 
 # The counts of one correlation as a list of specs, in the order of the
@@ -341,53 +264,6 @@ unique_counts <- function(spec) {
   out
 }
 
-# runs each count once; a list by key. `labels` names the catalogs in
-# checkpoints when their names in `cats` are not fit for file names.
-# how$mean_theta applies to the counts whose spec has mean. On the GPU the
-# counts overlap (overlap_counts()): all start, each in a thread of its
-# own, before the first is collected, so that the host work of each (and
-# R's) runs while the GPU counts another; any still running when this
-# exits (an error, an interrupt) is stopped first. meanwhile: a function
-# (the footprint check) called once the counts have started when they
-# overlap, before them otherwise.
-run_counts <- function(how, cats, counts, edges, threads, progress,
-                       labels = NULL, meanwhile = function() NULL) {
-  lab <- function(k) if (is.null(labels)) k else labels[[k]]
-  one <- function(s, defer) {
-    how$mean_theta <- isTRUE(how$mean_theta) && isTRUE(s$mean)
-    count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
-                   s$self_pairs, threads, progress,
-                   label = paste0(lab(s$x), "-", lab(s$y %||% s$x),
-                                  if (s$self_pairs && !is.null(labels))
-                                    "-self"),
-                   defer = defer)
-  }
-  if (overlap_counts(how, counts)) {
-    started <- list()
-    on.exit(for (d in started) d$cancel(), add = TRUE)
-    for (k in seq_along(counts)) started[[k]] <- one(counts[[k]], TRUE)
-    meanwhile()
-    out <- lapply(started, function(d) d$finish())
-  } else {
-    meanwhile()
-    out <- lapply(counts, one, defer = FALSE)
-  }
-  stats::setNames(out, vapply(counts, count_key, ""))
-}
-
-# Whether run_counts() overlaps its counts: on the GPU, run here (not
-# distributed), more than one count, unless options(wtheta.overlap =
-# FALSE) (see ?wtheta-package, "Overlapped counts").
-overlap_counts <- function(how, counts) {
-  opt <- getOption("wtheta.overlap", TRUE)
-  if (!isTRUE(opt) && !isFALSE(opt)) {
-    stop("option `wtheta.overlap` must be TRUE or FALSE, not ",
-         describe(opt), ".", call. = FALSE)
-  }
-  opt && length(counts) > 1L && !is.null(how$run) &&
-    identical(how$run$backend, "cuda")
-}
-
 # the counts of one correlation from those done, named by column
 spec_counts <- function(spec, done) {
   out <- lapply(spec, function(s) {
@@ -402,248 +278,4 @@ finish_result <- function(out, start, fchecks = NULL) {
   attr(out, "elapsed") <- proc.time()[["elapsed"]] - start
   attr(out, "footprint_check") <- fchecks
   out
-}
-
-# The one estimation path of wtheta(), wtheta_from_counts() and
-# wtheta_multi(): a wtheta object from the counts `pcs` (named DD, DR, RR
-# or D1D2, D1R2, R1D2, R1R2; an element may be NULL when the estimator
-# does not need it). `m`: patch multiplicities of the replicates when
-# given (wtheta_multi() shares one draw among its correlations).
-wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
-                          m = NULL) {
-  is_cross <- "D1D2" %in% names(pcs)
-  first <- pcs[[1L]]
-  edges <- first$edges
-  weighted <- !is.null(first$weighted)
-  resample <- error %in% c("jackknife", "bootstrap")
-  norm <- lapply(pcs, function(pc) {
-    if (is.null(pc)) return(NULL)
-    if (weighted) pc$weighted / pc$weighted_pairs else pc$counts / pc$n_pairs
-  })
-  wv <- estimate_w(norm, estimator, is_cross, warn = TRUE)
-  nb <- length(edges) - 1L
-  out <- data.frame(theta_lo = edges[-(nb + 1L)], theta_hi = edges[-1L])
-  centres <- bin_centres(edges)
-  out$theta <- centres$theta
-  if (!is.null(first$theta_mean)) out$theta_mean <- first$theta_mean
-  for (nm in names(pcs)) {
-    if (is.null(pcs[[nm]])) next
-    out[[nm]] <- if (weighted) pcs[[nm]]$weighted else pcs[[nm]]$counts
-  }
-  out$w <- wv
-  cov <- NULL
-  reps <- NULL
-  if (error == "poisson") {
-    raw <- first$counts
-    out$w_err <- ifelse(raw > 0, abs(1 + wv) / sqrt(raw), NA_real_)
-    cov <- diag(out$w_err^2, nb)
-  } else if (resample) {
-    reps <- replicate_w(pcs, estimator, is_cross, error, n_boot, seed,
-                        weighted, m)
-    bad <- which(rowSums(!is.finite(reps)) > 0)
-    if (length(bad)) {
-      warning("w_err is NA in ", length(bad), " bin(s) where a ", error,
-              " replicate of w has a zero denominator: bin",
-              if (length(bad) > 1L) "s", " ",
-              paste(bad[seq_len(min(10L, length(bad)))], collapse = ", "),
-              if (length(bad) > 10L) ", ...", "; widen the bins, use ",
-              "fewer patches or add randoms.", call. = FALSE)
-    }
-    cov <- replicate_cov(reps, error)
-    out$w_err <- sqrt(diag(cov))
-  }
-  if (!is.null(cov)) {
-    nm <- format(out$theta)
-    dimnames(cov) <- list(nm, nm)
-  }
-  n <- function(pc, k) {
-    if (is.null(pc)) return(NULL)
-    x <- pc[[k]]
-    if (x <= .Machine$integer.max) as.integer(x) else x
-  }
-  na_null <- function(x) if (is.null(x)) NA_integer_ else x
-  sizes <- if (!is_cross) {
-    list(n_data = n(first, "n1"),
-         n_random = na_null(n(pcs$RR, "n1") %||% n(pcs$DR, "n2")))
-  } else {
-    list(n_data = n(first, "n1"),
-         n_random = na_null(n(pcs$R1D2, "n1") %||% n(pcs$R1R2, "n1")),
-         n_data2 = n(first, "n2"),
-         n_random2 = na_null(n(pcs$D1R2, "n2") %||% n(pcs$R1R2, "n2")))
-  }
-  used <- pcs[!vapply(pcs, is.null, TRUE)]
-  structure(out, class = c("wtheta", "data.frame"),
-            type = if (is_cross) "cross" else "auto",
-            bin_centres = centres$how,
-            n_data = sizes$n_data, n_random = sizes$n_random,
-            n_data2 = sizes$n_data2, n_random2 = sizes$n_random2,
-            estimator = estimator,
-            self_pairs = if (is_cross) FALSE else first$self_pairs,
-            weighted = weighted, error = error, cov = cov,
-            n_patches = if (resample) dim(first$patch_counts)[1L] else
-              NA_integer_,
-            replicates = reps,
-            patches = if (resample) first$patches,
-            pair_counts = used,
-            backend = first$backend, devices = first$devices,
-            threads = first$threads,
-            elapsed = NA_real_,
-            n_outside = vapply(used, `[[`, 0, "n_outside"),
-            edges = edges, footprint_check = NULL)
-}
-
-# the covariance of replicate w (bins x replicates, or any stack of
-# rows): jackknife (P - 1) / P sum (w_k - mean)(w_k - mean)^T, bootstrap
-# the sample covariance
-replicate_cov <- function(reps, error) {
-  if (error == "jackknife") {
-    P <- ncol(reps)
-    d <- reps - rowMeans(reps)
-    (P - 1) / P * tcrossprod(d)
-  } else {
-    stats::cov(t(reps))
-  }
-}
-
-#' Covariance of a w(theta) estimate
-#'
-#' @param x A result of [wtheta()], or of [wtheta_multi()]: then the joint
-#'   covariance of all its correlations, rows and columns in the order of
-#'   its rows (correlation by correlation, bins within each), named
-#'   `"i j theta"`, and with attribute `blocks` (the correlations, `"i-j"`).
-#' @return The covariance matrix of `w` between bins: from the jackknife or
-#'   bootstrap replicates, or diagonal for Poisson errors; `NULL` for
-#'   `error = "none"`. It is a matrix of class `wtheta_cov`, with
-#'   attributes `edges` (the bin edges, when the bins are adjacent) and
-#'   `error`, so that [plot()][plot.wtheta_cov()] draws its correlation
-#'   matrix against theta; `as.matrix()` and `[` give plain matrices.
-#' @seealso [plot.wtheta_cov()], [wtheta()].
-#' @examples
-#' sim <- simulate_catalog(2000, seed = 1)
-#' ran <- random_catalog(4000, seed = 2)
-#' w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 6, log = TRUE), threads = 1,
-#'             error = "jackknife", n_patches = 8, seed = 1)
-#' round(stats::cov2cor(as.matrix(wtheta_cov(w))), 2)
-#' plot(wtheta_cov(w))
-#' @export
-wtheta_cov <- function(x) {
-  if (!inherits(x, "wtheta") && !inherits(x, "wtheta_multi")) {
-    stop("`x` must be a result of wtheta() or wtheta_multi(), not ",
-         describe(x), ".", call. = FALSE)
-  }
-  cov <- attr(x, "cov", exact = TRUE)
-  if (is.null(cov)) return(NULL)
-  structure(cov, class = c("wtheta_cov", "matrix", "array"),
-            edges = attr(x, "edges", exact = TRUE),
-            error = attr(x, "error", exact = TRUE),
-            blocks = if (inherits(x, "wtheta_multi"))
-              names(attr(x, "entries")))
-}
-
-# w from the normalised counts (a list in the order DD, DR, RR or D1D2,
-# D1R2, R1D2, R1R2; vectors, or matrices with a column per replicate).
-# NA where a denominator is zero (with a warning when asked).
-estimate_w <- function(n, estimator, is_cross, warn = FALSE) {
-  if (!is_cross) {
-    dd <- n[[1L]]
-    dr <- n[[2L]]
-    rr <- n[[3L]]
-    denom <- switch(estimator, LS = rr, natural = rr, DP = dr, Hamilton = dr)
-    w <- switch(estimator,
-                LS = (dd - 2 * dr + rr) / rr,
-                natural = dd / rr - 1,
-                DP = dd / dr - 1,
-                Hamilton = dd * rr / dr^2 - 1)
-    what <- if (estimator %in% c("LS", "natural")) "RR" else "DR"
-  } else {
-    d1d2 <- n[[1L]]
-    d1r2 <- n[[2L]]
-    r1d2 <- n[[3L]]
-    r1r2 <- n[[4L]]
-    denom <- switch(estimator, LS = r1r2, natural = r1r2, DP = d1r2,
-                    Hamilton = d1r2 * r1d2)
-    w <- switch(estimator,
-                LS = (d1d2 - d1r2 - r1d2 + r1r2) / r1r2,
-                natural = d1d2 / r1r2 - 1,
-                DP = d1d2 / d1r2 - 1,
-                Hamilton = d1d2 * r1r2 / (d1r2 * r1d2) - 1)
-    what <- switch(estimator, LS = "R1R2", natural = "R1R2", DP = "D1R2",
-                   Hamilton = "D1R2 or R1D2")
-  }
-  zero <- !is.finite(denom) | denom == 0
-  if (any(zero)) {
-    w[zero] <- NA_real_
-    if (warn) {
-      bins <- which(zero)
-      warning("w is NA in ", length(bins), " bin(s) where ", what,
-              " is zero: bin", if (length(bins) > 1L) "s", " ",
-              paste(bins[seq_len(min(10L, length(bins)))], collapse = ", "),
-              if (length(bins) > 10L) ", ...",
-              "; widen the bins or add randoms.", call. = FALSE)
-    }
-  }
-  w
-}
-
-# how often each of P patches enters each replicate: a P x replicates
-# matrix (jackknife: all but one; bootstrap: P draws with replacement)
-patch_multiplicities <- function(error, P, n_boot, seed) {
-  if (error == "jackknife") return(1 - diag(P))
-  with_seed(bootstrap_seed(seed), {
-    vapply(seq_len(n_boot), function(i)
-      tabulate(sample.int(P, P, replace = TRUE), P), numeric(P))
-  })
-}
-
-# the seed of the bootstrap draws: seed + 1, a stream apart from the one
-# that seeded the k-means patches; past the largest integer, its negative
-bootstrap_seed <- function(seed) {
-  if (is.null(seed)) return(NULL)
-  seed <- as.integer(seed)
-  if (seed < .Machine$integer.max) seed + 1L else -.Machine$integer.max
-}
-
-# w of each jackknife (leave one patch out) or bootstrap (patches drawn with
-# replacement) replicate: a bins x replicates matrix. Replicate r gives
-# patch a the multiplicity m[a, r]; a pair between patches a and b then
-# counts m_a m_b times, and the normalisers follow the same rule.
-replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
-                        weighted, m = NULL) {
-  P <- dim(pcs[[1L]]$patch_counts)[1L]
-  if (is.null(m)) m <- patch_multiplicities(error, P, n_boot, seed)
-  # mm[a + (b - 1) P, r] = m[a, r] m[b, r]
-  mm <- if (error != "jackknife") m[rep(seq_len(P), P), , drop = FALSE] *
-    m[rep(seq_len(P), each = P), , drop = FALSE]
-  norm <- lapply(pcs, function(pc) {
-    if (is.null(pc)) return(NULL)
-    is_auto <- pc$type == "auto"
-    arr <- if (weighted) pc$patch_weighted else pc$patch_counts
-    nb <- dim(arr)[3L]
-    # the normaliser of each replicate, from the points (weights) per patch
-    s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
-    s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
-    s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
-    t1 <- colSums(m * s1)
-    total <- if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
-      t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
-    if (error == "jackknife") {
-      # leaving patch r out: all pairs, less row r and column r of S, plus
-      # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C), each
-      # replicate's counts divided there by its total: no bins x P
-      # intermediates on R's heap
-      # (patch arrays are double already; storage.mode<- would copy them)
-      if (!is.double(arr)) storage.mode(arr) <- "double"
-      return(.Call(C_jackknife_counts, arr, is_auto, as.double(total)))
-    }
-    flat <- matrix(arr, P * P, nb)
-    counts <- crossprod(flat, mm)           # bins x replicates: m^T S m
-    if (is_auto) {
-      # S holds each pair between two patches at [a, b] and [b, a], the
-      # pairs inside a patch once: add the diagonal again and halve
-      diag_s <- flat[(seq_len(P) - 1L) * (P + 1L) + 1L, , drop = FALSE]
-      counts <- (counts + crossprod(diag_s, m^2)) / 2
-    }
-    counts / rep(total, each = nrow(counts))   # sweep(), without aperm()
-  })
-  estimate_w(norm, estimator, is_cross)
 }

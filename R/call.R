@@ -1,0 +1,214 @@
+# One call of pair_counts(), wtheta() or wtheta_multi(), from the user's
+# arguments to its counts: new_call() checks and prepares everything the
+# counts need, in one order for all three, and holds it in a call object;
+# run_counts() (through call_counts()) and count_catalogs() count.
+
+# The call object: the user's catalogs `users` (named by argument)
+# checked and prepared, the edges, weights, patches, the plan `how`,
+# threads and progress, or the first error in this order:
+#   progress; catalogs; bins; check_catalogs(cats); weights (their
+#   products, then check_weights(w)); the error options (unless `error`
+#   is NULL); the plan; memory; threads; the patches; the catalogs
+#   prepared; randoms in every patch; the checkpoint.
+# `error` NULL (pair_counts()): nothing resamples, and patches (given or
+# carried by prepared catalogs, never fitted) are read before the plan and
+# counted by the memory check. Otherwise patches are made or read only
+# when resampling, after the memory check (k-means fits on `fit_on`).
+# `counts`: the distinct counts (unique_counts()), for progress and the
+# memory estimate (NULL: one count). `footprints`: the pairs of names
+# c(data, random) that call_counts() checks when `check_footprint`.
+# `key`: what besides catalogs, edges, self pairs and mean_theta the
+# checkpoint depends on. The catalogs the call made for itself are
+# released when the frame `envir` (the entry point's) exits; its progress
+# finishes then.
+new_call <- function(what, users, bins, columns, progress, self_pairs,
+                     mean_theta, weights, patches, backend, threads,
+                     devices, distribute, checkpoint, retries, timeout,
+                     error = NULL, n_patches = NULL, n_boot = 0, seed = NULL,
+                     fit_on = NULL, randoms = NULL, counts = NULL,
+                     check_footprint = FALSE, footprints = list(),
+                     check_catalogs = function(cats) NULL,
+                     check_weights = function(w) NULL, key = list(),
+                     envir = parent.frame()) {
+  start <- proc.time()[["elapsed"]]
+  progress <- progress_or_default(progress)
+  cc <- checked_catalogs(users, columns)
+  edges <- bins_edges(bins)
+  check_catalogs(cc$cats)
+  w <- call_weights(weights, users, cc$prepared)
+  check_weight_products(w)
+  check_weights(w)
+  pat <- NULL
+  resample <- FALSE
+  if (is.null(error)) {
+    carried <- any(vapply(cc$cats[cc$prepared], function(x)
+      !is.null(x$patch), TRUE))
+    if (!is.null(patches) || carried) {
+      pat <- call_patches(patches, users, cc$cats, cc$prepared, NULL, NULL,
+                          NULL, fit_on)
+    }
+  } else {
+    resample <- check_error_args(error, patches, n_patches, n_boot, seed)
+    check_flag(check_footprint, "check_footprint")
+    check_flag(mean_theta, "mean_theta")
+  }
+  how <- plan_counting(backend, devices, threads, distribute, checkpoint,
+                       retries, timeout, mean_theta)
+  n_counts <- if (is.null(counts)) 1L else length(counts)
+  check_call_memory(cc$cats, w, length(edges) - 1L, n_counts, pat, resample,
+                    patches, n_patches, error, n_boot)
+  threads <- threads_or_default(threads)
+  if (resample) {
+    pat <- call_patches(patches, users, cc$cats, cc$prepared, n_patches,
+                        seed, threads, fit_on)
+  }
+  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
+  on_exit_of(envir, function() release_catalogs(cats))
+  if (resample) check_random_patches(cats[randoms], pat)
+  progress <- progress_start(progress, n_counts, envir)
+  how <- checkpoint_open(how, what,
+                         do.call(checkpoint_key,
+                                 c(list(cats, edges, self_pairs), key,
+                                   list(mean_theta = if (mean_theta) TRUE))))
+  list(start = start, cats = cats, checked = cc$cats, edges = edges,
+       weights = w, patches = pat, resample = resample, how = how,
+       threads = threads, progress = progress, counts = counts,
+       check_footprint = check_footprint, footprints = footprints)
+}
+
+# runs f() when the frame `envir` exits, as on.exit(f(), add = TRUE)
+# written there would
+on_exit_of <- function(envir, f) {
+  do.call(base::on.exit, list(as.call(list(f)), add = TRUE), envir = envir)
+}
+
+# The counts of a call object: each of call$counts once (run_counts()),
+# with the footprint checks of call$footprints run meanwhile (or first).
+# list(done: the counts by key, footprint: the checks, or NULL)
+call_counts <- function(call, labels = NULL) {
+  fchecks <- NULL
+  check_fp <- function() {
+    if (call$check_footprint) {
+      fchecks <<- footprint_checks(call$checked, call$footprints)
+    }
+  }
+  done <- run_counts(call$how, call$cats, call$counts, call$edges,
+                     call$threads, call$progress, labels,
+                     meanwhile = check_fp)
+  list(done = done, footprint = fchecks)
+}
+
+# The one place where the functions that take catalogs count: prepared
+# catalogs `ca` and `cb` (NULL for auto pairs) through count_planned(),
+# with their unit vectors, weights and patch numbers. `label` names the
+# count in a checkpoint. The result carries the catalogs' patches.
+count_catalogs <- function(how, ca, cb, edges, self_pairs, threads, progress,
+                           label = "pairs", defer = FALSE) {
+  pc <- count_planned(how, ca$xyz, cb$xyz, edges, self_pairs, threads,
+                      progress, ca$weights, cb$weights, ca$patch, cb$patch,
+                      catalog_n_patches(ca), label = label, ha = ca$handle,
+                      hb = cb$handle, defer = defer)
+  with_patches <- function(pc) {
+    if (!is.null(ca$patch)) pc$patches <- ca$patches
+    pc
+  }
+  if (defer) deferred_then(pc, with_patches) else with_patches(pc)
+}
+
+# refuses a call whose memory cannot fit (see R/memory.R): its points,
+# weighted or not, and, when `pat` (patches read already: pair_counts())
+# or `resample` (patches resampled: wtheta(), wtheta_multi()) says so,
+# the patch arrays of its counts and their replicates
+check_call_memory <- function(cats, w, n_bins, n_counts, pat = NULL,
+                              resample = FALSE, patches = NULL,
+                              n_patches = 0, error = "none", n_boot = 0) {
+  n_p <- if (!is.null(pat)) {
+    if (pat$kind == "labels") length(pat$labels) else nrow(pat$patches)
+  } else if (!resample) 0 else if (is.null(patches)) n_patches else
+    # patches given as labels are counted once read; made or given as
+    # centres, they are known now
+    if (inherits(patches, "wtheta_patches")) nrow(patches) else 0
+  check_memory(sum(vapply(cats, catalog_size, 0)), !is.null(w),
+               !is.null(pat) || resample, n_bins = n_bins, n_patches = n_p,
+               n_replicates = if (!resample) 0 else if (error == "bootstrap")
+                 n_boot else n_p,
+               n_counts = n_counts)
+}
+
+# footprint_check() of each pair of names c(data, random) in `pairs`,
+# with a warning for each mismatch; named "data/random"
+footprint_checks <- function(cats, pairs) {
+  out <- lapply(pairs, function(pr) {
+    fc <- check_footprint_of(catalog_radec(cats[[pr[1L]]]),
+                             catalog_radec(cats[[pr[2L]]]))
+    if (fc$verdict == "mismatch") {
+      warning("`", pr[1L], "` and `", pr[2L], "` do not seem to share a ",
+              "footprint: ", fc$message, ". See ?footprint_check; ",
+              "randoms uniform in area on the footprint come from ",
+              "random_catalog(). check_footprint = FALSE turns this ",
+              "check off.", call. = FALSE)
+    }
+    fc
+  })
+  stats::setNames(out, vapply(pairs, paste, "", collapse = "/"))
+}
+
+# what a checkpoint of a call's counts depends on; NULL in `...` is left
+# out (an option at its default then keeps the key of earlier versions)
+checkpoint_key <- function(cats, edges, self_pairs, ...) {
+  w <- lapply(cats, `[[`, "weights")
+  if (all(vapply(w, is.null, TRUE))) w <- NULL
+  p <- lapply(cats, `[[`, "patch")
+  if (all(vapply(p, is.null, TRUE))) p <- NULL
+  extra <- list(...)
+  c(list(lapply(cats, `[[`, "xyz"), w, p, edges, self_pairs,
+         catalog_n_patches(cats[[1L]])),
+    extra[!vapply(extra, is.null, TRUE)])
+}
+
+# runs each count once; a list by key. `labels` names the catalogs in
+# checkpoints when their names in `cats` are not fit for file names.
+# how$mean_theta applies to the counts whose spec has mean. On the GPU the
+# counts overlap (overlap_counts()): all start, each in a thread of its
+# own, before the first is collected, so that the host work of each (and
+# R's) runs while the GPU counts another; any still running when this
+# exits (an error, an interrupt) is stopped first. meanwhile: a function
+# (the footprint check) called once the counts have started when they
+# overlap, before them otherwise.
+run_counts <- function(how, cats, counts, edges, threads, progress,
+                       labels = NULL, meanwhile = function() NULL) {
+  lab <- function(k) if (is.null(labels)) k else labels[[k]]
+  one <- function(s, defer) {
+    how$mean_theta <- isTRUE(how$mean_theta) && isTRUE(s$mean)
+    count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
+                   s$self_pairs, threads, progress,
+                   label = paste0(lab(s$x), "-", lab(s$y %||% s$x),
+                                  if (s$self_pairs && !is.null(labels))
+                                    "-self"),
+                   defer = defer)
+  }
+  if (overlap_counts(how, counts)) {
+    started <- list()
+    on.exit(for (d in started) d$cancel(), add = TRUE)
+    for (k in seq_along(counts)) started[[k]] <- one(counts[[k]], TRUE)
+    meanwhile()
+    out <- lapply(started, function(d) d$finish())
+  } else {
+    meanwhile()
+    out <- lapply(counts, one, defer = FALSE)
+  }
+  stats::setNames(out, vapply(counts, count_key, ""))
+}
+
+# Whether run_counts() overlaps its counts: on the GPU, run here (not
+# distributed), more than one count, unless options(wtheta.overlap =
+# FALSE) (see ?wtheta-package, "Overlapped counts").
+overlap_counts <- function(how, counts) {
+  opt <- getOption("wtheta.overlap", TRUE)
+  if (!isTRUE(opt) && !isFALSE(opt)) {
+    stop("option `wtheta.overlap` must be TRUE or FALSE, not ",
+         describe(opt), ".", call. = FALSE)
+  }
+  opt && length(counts) > 1L && !is.null(how$run) &&
+    identical(how$run$backend, "cuda")
+}

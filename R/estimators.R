@@ -1,0 +1,212 @@
+# Estimation from counts: w by each estimator, the jackknife and
+# bootstrap replicates and their covariance. wtheta_result() is the one
+# path of wtheta(), wtheta_from_counts() and wtheta_multi().
+
+# The one estimation path of wtheta(), wtheta_from_counts() and
+# wtheta_multi(): a wtheta object from the counts `pcs` (named DD, DR, RR
+# or D1D2, D1R2, R1D2, R1R2; an element may be NULL when the estimator
+# does not need it). `m`: patch multiplicities of the replicates when
+# given (wtheta_multi() shares one draw among its correlations).
+wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
+                          m = NULL) {
+  is_cross <- "D1D2" %in% names(pcs)
+  first <- pcs[[1L]]
+  edges <- first$edges
+  weighted <- !is.null(first$weighted)
+  resample <- error %in% c("jackknife", "bootstrap")
+  norm <- lapply(pcs, function(pc) {
+    if (is.null(pc)) return(NULL)
+    if (weighted) pc$weighted / pc$weighted_pairs else pc$counts / pc$n_pairs
+  })
+  wv <- estimate_w(norm, estimator, is_cross, warn = TRUE)
+  nb <- length(edges) - 1L
+  out <- data.frame(theta_lo = edges[-(nb + 1L)], theta_hi = edges[-1L])
+  centres <- bin_centres(edges)
+  out$theta <- centres$theta
+  if (!is.null(first$theta_mean)) out$theta_mean <- first$theta_mean
+  for (nm in names(pcs)) {
+    if (is.null(pcs[[nm]])) next
+    out[[nm]] <- if (weighted) pcs[[nm]]$weighted else pcs[[nm]]$counts
+  }
+  out$w <- wv
+  cov <- NULL
+  reps <- NULL
+  if (error == "poisson") {
+    raw <- first$counts
+    out$w_err <- ifelse(raw > 0, abs(1 + wv) / sqrt(raw), NA_real_)
+    cov <- diag(out$w_err^2, nb)
+  } else if (resample) {
+    reps <- replicate_w(pcs, estimator, is_cross, error, n_boot, seed,
+                        weighted, m)
+    bad <- which(rowSums(!is.finite(reps)) > 0)
+    if (length(bad)) {
+      warning("w_err is NA in ", length(bad), " bin(s) where a ", error,
+              " replicate of w has a zero denominator: bin",
+              if (length(bad) > 1L) "s", " ",
+              paste(bad[seq_len(min(10L, length(bad)))], collapse = ", "),
+              if (length(bad) > 10L) ", ...", "; widen the bins, use ",
+              "fewer patches or add randoms.", call. = FALSE)
+    }
+    cov <- replicate_cov(reps, error)
+    out$w_err <- sqrt(diag(cov))
+  }
+  if (!is.null(cov)) {
+    nm <- format(out$theta)
+    dimnames(cov) <- list(nm, nm)
+  }
+  n <- function(pc, k) {
+    if (is.null(pc)) return(NULL)
+    x <- pc[[k]]
+    if (x <= .Machine$integer.max) as.integer(x) else x
+  }
+  na_null <- function(x) if (is.null(x)) NA_integer_ else x
+  sizes <- if (!is_cross) {
+    list(n_data = n(first, "n1"),
+         n_random = na_null(n(pcs$RR, "n1") %||% n(pcs$DR, "n2")))
+  } else {
+    list(n_data = n(first, "n1"),
+         n_random = na_null(n(pcs$R1D2, "n1") %||% n(pcs$R1R2, "n1")),
+         n_data2 = n(first, "n2"),
+         n_random2 = na_null(n(pcs$D1R2, "n2") %||% n(pcs$R1R2, "n2")))
+  }
+  used <- pcs[!vapply(pcs, is.null, TRUE)]
+  structure(out, class = c("wtheta", "data.frame"),
+            type = if (is_cross) "cross" else "auto",
+            bin_centres = centres$how,
+            n_data = sizes$n_data, n_random = sizes$n_random,
+            n_data2 = sizes$n_data2, n_random2 = sizes$n_random2,
+            estimator = estimator,
+            self_pairs = if (is_cross) FALSE else first$self_pairs,
+            weighted = weighted, error = error, cov = cov,
+            n_patches = if (resample) dim(first$patch_counts)[1L] else
+              NA_integer_,
+            replicates = reps,
+            patches = if (resample) first$patches,
+            pair_counts = used,
+            backend = first$backend, devices = first$devices,
+            threads = first$threads,
+            elapsed = NA_real_,
+            n_outside = vapply(used, `[[`, 0, "n_outside"),
+            edges = edges, footprint_check = NULL)
+}
+
+# the covariance of replicate w (bins x replicates, or any stack of
+# rows): jackknife (P - 1) / P sum (w_k - mean)(w_k - mean)^T, bootstrap
+# the sample covariance
+replicate_cov <- function(reps, error) {
+  if (error == "jackknife") {
+    P <- ncol(reps)
+    d <- reps - rowMeans(reps)
+    (P - 1) / P * tcrossprod(d)
+  } else {
+    stats::cov(t(reps))
+  }
+}
+
+# w from the normalised counts (a list in the order DD, DR, RR or D1D2,
+# D1R2, R1D2, R1R2; vectors, or matrices with a column per replicate).
+# NA where a denominator is zero (with a warning when asked).
+estimate_w <- function(n, estimator, is_cross, warn = FALSE) {
+  if (!is_cross) {
+    dd <- n[[1L]]
+    dr <- n[[2L]]
+    rr <- n[[3L]]
+    denom <- switch(estimator, LS = rr, natural = rr, DP = dr, Hamilton = dr)
+    w <- switch(estimator,
+                LS = (dd - 2 * dr + rr) / rr,
+                natural = dd / rr - 1,
+                DP = dd / dr - 1,
+                Hamilton = dd * rr / dr^2 - 1)
+    what <- if (estimator %in% c("LS", "natural")) "RR" else "DR"
+  } else {
+    d1d2 <- n[[1L]]
+    d1r2 <- n[[2L]]
+    r1d2 <- n[[3L]]
+    r1r2 <- n[[4L]]
+    denom <- switch(estimator, LS = r1r2, natural = r1r2, DP = d1r2,
+                    Hamilton = d1r2 * r1d2)
+    w <- switch(estimator,
+                LS = (d1d2 - d1r2 - r1d2 + r1r2) / r1r2,
+                natural = d1d2 / r1r2 - 1,
+                DP = d1d2 / d1r2 - 1,
+                Hamilton = d1d2 * r1r2 / (d1r2 * r1d2) - 1)
+    what <- switch(estimator, LS = "R1R2", natural = "R1R2", DP = "D1R2",
+                   Hamilton = "D1R2 or R1D2")
+  }
+  zero <- !is.finite(denom) | denom == 0
+  if (any(zero)) {
+    w[zero] <- NA_real_
+    if (warn) {
+      bins <- which(zero)
+      warning("w is NA in ", length(bins), " bin(s) where ", what,
+              " is zero: bin", if (length(bins) > 1L) "s", " ",
+              paste(bins[seq_len(min(10L, length(bins)))], collapse = ", "),
+              if (length(bins) > 10L) ", ...",
+              "; widen the bins or add randoms.", call. = FALSE)
+    }
+  }
+  w
+}
+
+# how often each of P patches enters each replicate: a P x replicates
+# matrix (jackknife: all but one; bootstrap: P draws with replacement)
+patch_multiplicities <- function(error, P, n_boot, seed) {
+  if (error == "jackknife") return(1 - diag(P))
+  with_seed(bootstrap_seed(seed), {
+    vapply(seq_len(n_boot), function(i)
+      tabulate(sample.int(P, P, replace = TRUE), P), numeric(P))
+  })
+}
+
+# the seed of the bootstrap draws: seed + 1, a stream apart from the one
+# that seeded the k-means patches; past the largest integer, its negative
+bootstrap_seed <- function(seed) {
+  if (is.null(seed)) return(NULL)
+  seed <- as.integer(seed)
+  if (seed < .Machine$integer.max) seed + 1L else -.Machine$integer.max
+}
+
+# w of each jackknife (leave one patch out) or bootstrap (patches drawn with
+# replacement) replicate: a bins x replicates matrix. Replicate r gives
+# patch a the multiplicity m[a, r]; a pair between patches a and b then
+# counts m_a m_b times, and the normalisers follow the same rule.
+replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
+                        weighted, m = NULL) {
+  P <- dim(pcs[[1L]]$patch_counts)[1L]
+  if (is.null(m)) m <- patch_multiplicities(error, P, n_boot, seed)
+  # mm[a + (b - 1) P, r] = m[a, r] m[b, r]
+  mm <- if (error != "jackknife") m[rep(seq_len(P), P), , drop = FALSE] *
+    m[rep(seq_len(P), each = P), , drop = FALSE]
+  norm <- lapply(pcs, function(pc) {
+    if (is.null(pc)) return(NULL)
+    is_auto <- pc$type == "auto"
+    arr <- if (weighted) pc$patch_weighted else pc$patch_counts
+    nb <- dim(arr)[3L]
+    # the normaliser of each replicate, from the points (weights) per patch
+    s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
+    s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
+    s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
+    t1 <- colSums(m * s1)
+    total <- if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
+      t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
+    if (error == "jackknife") {
+      # leaving patch r out: all pairs, less row r and column r of S, plus
+      # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C), each
+      # replicate's counts divided there by its total: no bins x P
+      # intermediates on R's heap
+      # (patch arrays are double already; storage.mode<- would copy them)
+      if (!is.double(arr)) storage.mode(arr) <- "double"
+      return(.Call(C_jackknife_counts, arr, is_auto, as.double(total)))
+    }
+    flat <- matrix(arr, P * P, nb)
+    counts <- crossprod(flat, mm)           # bins x replicates: m^T S m
+    if (is_auto) {
+      # S holds each pair between two patches at [a, b] and [b, a], the
+      # pairs inside a patch once: add the diagonal again and halve
+      diag_s <- flat[(seq_len(P) - 1L) * (P + 1L) + 1L, , drop = FALSE]
+      counts <- (counts + crossprod(diag_s, m^2)) / 2
+    }
+    counts / rep(total, each = nrow(counts))   # sweep(), without aperm()
+  })
+  estimate_w(norm, estimator, is_cross)
+}

@@ -1,0 +1,308 @@
+# print, summary, format and as.data.frame methods for pair_counts, wtheta
+# and wtheta_multi results, and the describe_* lines they print. The
+# wtheta methods read what is there: any count columns, an optional w_err,
+# and attributes that may be missing.
+
+format_n <- function(n) format(n, big.mark = ",", scientific = FALSE)
+
+describe_run <- function(backend, threads, devices, elapsed) {
+  how <- if (backend == "cpu") {
+    paste0("cpu (", threads, " thread", if (threads != 1) "s", ")")
+  } else {
+    paste0("cuda (device", if (length(devices) != 1) "s", " ",
+           paste(devices, collapse = ", "), ")")
+  }
+  paste0("backend: ", how, ", ", format(signif(elapsed, 3)), " s")
+}
+
+#' Methods for wtheta_multi results
+#'
+#' `print()` shows the samples, the correlations and the first rows;
+#' `as.data.frame()` gives the plain long data frame (columns `i`, `j`,
+#' `theta_lo`, `theta_hi`, `theta`, `w`, `w_err`); `[` subsets that data
+#' frame. `plot()` draws a triangle of panels, w_ij against theta with its
+#' errors, sample `i` down and `j` across; `autoplot()` draws the same with
+#' ggplot2 (the panels below the diagonal stay empty).
+#'
+#' @param x,object A result of [wtheta_multi()].
+#' @param n Rows to print.
+#' @param log `"x"`, `""` or `NULL` (the default: a log theta axis for log
+#'   bins).
+#' @param errors Draw error bars.
+#' @param row.names,optional Ignored (for the generic).
+#' @param ... Passed to [graphics::plot()] for each panel (`plot()`);
+#'   ignored otherwise.
+#' @return `plot()`: `x`, invisibly; `autoplot()`: a ggplot object.
+#' @seealso [wtheta_multi()], [wtheta_cov()].
+#' @examples
+#' ran <- random_catalog(4000, seed = 1)
+#' z <- list(a = simulate_catalog(1000, seed = 2),
+#'           b = simulate_catalog(1000, seed = 3))
+#' tomo <- wtheta_multi(z, ran, theta_bins(0.1, 5, n = 5, log = TRUE),
+#'                      threads = 1)
+#' head(as.data.frame(tomo))
+#' plot(tomo)
+#' @name wtheta_multi-methods
+#' @order 1
+NULL
+
+#' @rdname wtheta_multi-methods
+#' @order 2
+#' @export
+print.wtheta_multi <- function(x, n = 10L, ...) {
+  a <- attributes(x)
+  s <- a$samples
+  K <- length(s)
+  cat("<wtheta_multi> ", K, " sample", if (K != 1L) "s", " (",
+      paste(s, collapse = ", "), "): ", length(a$entries), " correlation",
+      if (length(a$entries) != 1L) "s", ", ", length(a$edges) - 1L,
+      " bins\n", sep = "")
+  cat(estimator_name(a$estimator), "; ", a$error, " errors",
+      if (a$error %in% c("jackknife", "bootstrap"))
+        paste0(" (", a$n_patches, " patches, joint covariance)"),
+      "; ", length(a$pair_counts), " counts in ",
+      format(signif(a$elapsed, 3)), " s\n", sep = "")
+  d <- as.data.frame(x)
+  print(utils::head(d, n), row.names = FALSE, digits = 5)
+  if (nrow(d) > n) cat("  ... ", nrow(d) - n, " more rows\n", sep = "")
+  invisible(x)
+}
+
+#' @rdname wtheta_multi-methods
+#' @order 3
+#' @export
+as.data.frame.wtheta_multi <- function(x, row.names = NULL, optional = FALSE,
+                                       ...) {
+  plain_data_frame(x)
+}
+
+#' @export
+print.pair_counts <- function(x, ...) {
+  conv <- if (x$type == "cross") "all n1 * n2 pairs" else if (x$self_pairs)
+    "ordered pairs, self pairs included" else "unordered pairs i < j"
+  cat("<pair_counts> ", x$type, ": ", format_n(x$n1),
+      if (x$type == "cross") paste0(" x ", format_n(x$n2)), " points, ",
+      conv, "\n", sep = "")
+  cat("  ", length(x$counts), " bins from ", format(x$edges[1L]), " to ",
+      format(x$edges[length(x$edges)]), " deg; ", format_n(x$n_pairs),
+      " pairs, ", format_n(x$n_outside), " outside the edges\n", sep = "")
+  cat("  ", describe_run(x$backend, x$threads, x$devices, x$elapsed), "\n",
+      sep = "")
+  if (!is.null(x$distributed)) cat("  ", describe_distributed(x$distributed),
+                                   "\n", sep = "")
+  show <- min(length(x$counts), 6L)
+  tab <- data.frame(theta_lo = x$theta_lo, theta_hi = x$theta_hi,
+                    count = x$counts)
+  if (!is.null(x$theta_mean)) tab$theta_mean <- x$theta_mean
+  print(tab[seq_len(show), ], row.names = FALSE)
+  if (length(x$counts) > show) {
+    cat("  ... ", length(x$counts) - show, " more bins\n", sep = "")
+  }
+  invisible(x)
+}
+
+# one line on a distributed count: tasks, workers, what each received
+describe_distributed <- function(d) {
+  paste0("distributed: ", d$tasks, " tasks (", d$blocks, " blocks per ",
+         "catalog) on ", d$workers, " worker", if (d$workers != 1L) "s",
+         " (", d$plan, "); each task received at most ",
+         format_n(d$points_per_task), " points (",
+         format(round(d$bytes_per_task / 1e6, 2), nsmall = 2), " MB)",
+         if (isTRUE(d$reused > 0)) paste0("; ", d$reused,
+                                          " reused from the checkpoint"),
+         if (isTRUE(d$retried > 0)) paste0("; ", d$retried, " retried"))
+}
+
+estimator_name <- function(e) {
+  if (is.null(e)) return("unknown estimator")
+  switch(e, LS = "Landy-Szalay", natural = "natural", DP = "Davis-Peebles",
+         Hamilton = "Hamilton", e)
+}
+
+# columns of a wtheta result that hold pair counts
+count_columns <- function(x) {
+  known <- intersect(names(x), c("DD", "DR", "RR", "D1D2", "D1R2", "R1D2",
+                                 "R1R2"))
+  if (length(known)) return(known)
+  setdiff(names(x), c("theta_lo", "theta_hi", "theta", "theta_mean", "w",
+                      "w_err"))
+}
+
+result_type <- function(x) {
+  type <- attr(x, "type", exact = TRUE)
+  if (is.null(type)) type <- if ("D1D2" %in% names(x)) "cross" else "auto"
+  type
+}
+
+describe_sizes <- function(a, type) {
+  nd <- a$n_data
+  nr <- a$n_random
+  fmt <- function(n) if (is.null(n)) "?" else
+    paste(format_n(n), collapse = " and ")
+  paste0("data ", fmt(nd), ", randoms ", fmt(nr), " points")
+}
+
+describe_convention <- function(a, type) {
+  if (type == "cross") return("cross pairs: all n1 * n2 pairs")
+  sp <- a$self_pairs
+  if (is.null(sp)) return("pair convention not recorded")
+  if (isTRUE(sp)) "ordered pairs, self pairs included (self_pairs = TRUE)"
+  else "unordered pairs, no self pairs (self_pairs = FALSE)"
+}
+
+describe_errors <- function(x, a) {
+  err <- a$error
+  if (is.null(err)) err <- if ("w_err" %in% names(x)) "given" else "none"
+  out <- paste0("errors: ", err)
+  if (!is.null(a$n_patches) && err %in% c("jackknife", "bootstrap")) {
+    out <- paste0(out, " (", a$n_patches, " patches)")
+  }
+  if (isTRUE(a$weighted)) out <- paste0(out, "; weighted pairs")
+  out
+}
+
+describe_run_attr <- function(a) {
+  if (is.null(a$backend)) return("backend not recorded")
+  threads <- if (is.null(a$threads)) NA else a$threads
+  elapsed <- if (is.null(a$elapsed)) NA_real_ else a$elapsed
+  if (a$backend == "cpu" && is.na(threads)) {
+    return(paste0("backend: cpu, ", format(signif(elapsed, 3)), " s"))
+  }
+  describe_run(a$backend, threads, a$devices, elapsed)
+}
+
+#' Print, summarise and convert w(theta) results
+#'
+#' `print()` shows the sizes, estimator, counting convention, errors,
+#' backend and time of a [wtheta()] result, then its first bins.
+#' `summary()` gives the headline numbers; `as.data.frame()` drops the
+#' class and attributes.
+#'
+#' @param x,object A result of [wtheta()].
+#' @param n Number of bins to show.
+#' @param ... Ignored.
+#' @return `print()` returns `x` invisibly; `summary()` an object of class
+#'   `summary.wtheta`, a list with `type`, `estimator`, `n_data`,
+#'   `n_random`, `self_pairs`, `n_bins`, `theta_range`, `pairs` (pairs
+#'   counted in the bins, by count column), `n_outside`, `w_first` (w in
+#'   the first bin with a finite w), `w_max` and `theta_at_max`,
+#'   `theta_zero` (centre of the first bin after the first where w is not
+#'   positive, `NA` if none), `error`, `median_rel_err` (median of
+#'   `w_err / |w|`, `NA` without errors), `backend`, `threads`, `devices`,
+#'   `elapsed`; `as.data.frame()` a plain data frame.
+#' @seealso [wtheta()], [plot.wtheta()], [wtheta_cov()].
+#' @examples
+#' sim <- simulate_catalog(2000, seed = 1)
+#' ran <- random_catalog(4000, like = sim, seed = 2)
+#' w <- wtheta(sim, ran, theta_bins(0.05, 5, n = 8, log = TRUE), threads = 1)
+#' print(w, n = 3)
+#' summary(w)
+#' head(as.data.frame(w), 3)
+#' @name wtheta-methods
+NULL
+
+#' @rdname wtheta-methods
+#' @export
+print.wtheta <- function(x, n = 10L, ...) {
+  a <- attributes(x)
+  type <- result_type(x)
+  cat("<wtheta> ", if (type == "cross") "cross-correlation" else
+    "auto-correlation", ", ", estimator_name(a$estimator), "; ",
+    describe_bins(x), "\n", sep = "")
+  cat("  ", describe_sizes(a, type), "\n", sep = "")
+  cat("  ", describe_convention(a, type), "; ", describe_errors(x, a), "\n",
+      sep = "")
+  out <- a$n_outside
+  cat("  ", describe_run_attr(a), "\n", sep = "")
+  if (length(out) && all(is.finite(out)) && any(out > 0)) {
+    cat("  pairs outside the edges: ",
+        paste0(if (!is.null(names(out))) paste0(names(out), " "),
+               vapply(out, format_n, ""), collapse = ", "), "\n", sep = "")
+  }
+  show <- min(nrow(x), n)
+  df <- as.data.frame(x)[seq_len(show), , drop = FALSE]
+  print(df, row.names = FALSE, digits = 4)
+  if (nrow(x) > show) {
+    cat("# ... ", nrow(x) - show, " more bin", if (nrow(x) - show > 1L) "s",
+        "; print(x, n = ", nrow(x), ") or as.data.frame(x) for all\n",
+        sep = "")
+  }
+  invisible(x)
+}
+
+#' @rdname wtheta-methods
+#' @export
+summary.wtheta <- function(object, ...) {
+  a <- attributes(object)
+  x <- object
+  ok <- which(is.finite(x$w))
+  first <- if (length(ok)) ok[1L] else NA_integer_
+  imax <- if (length(ok)) ok[which.max(x$w[ok])] else NA_integer_
+  nonpos <- if (length(ok)) ok[x$w[ok] <= 0] else integer(0)
+  err <- a$error
+  if (is.null(err)) err <- if ("w_err" %in% names(x)) "given" else "none"
+  rel <- if ("w_err" %in% names(x)) {
+    r <- x$w_err / abs(x$w)
+    stats::median(r[is.finite(r)])
+  } else NA_real_
+  cols <- count_columns(x)
+  structure(list(
+    type = result_type(x), estimator = a$estimator,
+    n_data = a$n_data, n_random = a$n_random, self_pairs = a$self_pairs,
+    n_bins = nrow(x),
+    theta_range = c(x$theta_lo[1L], x$theta_hi[nrow(x)]),
+    pairs = vapply(x[cols], function(v) sum(as.double(v)), 0),
+    n_outside = a$n_outside,
+    w_first = if (is.na(first)) NA_real_ else x$w[first],
+    theta_first = if (is.na(first)) NA_real_ else x$theta[first],
+    w_max = if (is.na(imax)) NA_real_ else x$w[imax],
+    theta_at_max = if (is.na(imax)) NA_real_ else x$theta[imax],
+    theta_zero = if (length(nonpos)) x$theta[nonpos[1L]] else NA_real_,
+    error = err, median_rel_err = rel,
+    backend = a$backend, threads = a$threads, devices = a$devices,
+    elapsed = a$elapsed
+  ), class = "summary.wtheta")
+}
+
+#' @export
+print.summary.wtheta <- function(x, ...) {
+  f <- function(v) format(signif(v, 4))
+  cat(if (x$type == "cross") "Angular cross-correlation" else
+    "Angular auto-correlation", ", ", estimator_name(x$estimator),
+    if (!is.null(x$estimator)) " estimator", "\n", sep = "")
+  # sizes are absent from results read from files that do not record them
+  cat("  data:     ", paste(format_n(x$n_data %||% "?"), collapse = " x "),
+      " points; randoms: ", paste(format_n(x$n_random %||% "?"),
+                                  collapse = " x "),
+      " points\n", sep = "")
+  cat("  bins:     ", x$n_bins, " from ", f(x$theta_range[1L]), " to ",
+      f(x$theta_range[2L]), " deg\n", sep = "")
+  cat("  pairs:    ", paste0(names(x$pairs), " ", format_n(x$pairs),
+                              collapse = ", "), " in the bins\n", sep = "")
+  cat("  w:        ", f(x$w_first), " at ", f(x$theta_first),
+      " deg (first bin); largest ", f(x$w_max), " at ", f(x$theta_at_max),
+      " deg\n", sep = "")
+  cat("  w <= 0:   ", if (is.na(x$theta_zero)) "in no bin" else
+    paste0("first at ", f(x$theta_zero), " deg"), "\n", sep = "")
+  cat("  errors:   ", x$error, if (is.finite(x$median_rel_err))
+    paste0(", median w_err / |w| = ", f(x$median_rel_err)), "\n", sep = "")
+  if (!is.null(x$backend)) {
+    cat("  ", describe_run_attr(x), "\n", sep = "")
+  }
+  invisible(x)
+}
+
+#' @rdname wtheta-methods
+#' @param row.names,optional Ignored (for the generic).
+#' @export
+as.data.frame.wtheta <- function(x, row.names = NULL, optional = FALSE, ...) {
+  plain_data_frame(x)
+}
+
+# a wtheta or wtheta_multi result as a plain data frame: its columns,
+# without the class and attributes
+plain_data_frame <- function(x) {
+  cols <- unclass(x)
+  structure(cols[names(x)], class = "data.frame",
+            row.names = c(NA_integer_, -length(cols[[1L]])))
+}

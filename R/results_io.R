@@ -1,0 +1,269 @@
+# Results written and read back: write_wtheta(), read_wtheta(),
+# write_pair_counts(), read_pair_counts(), as FITS (R/fits.R) or CSV with
+# a sidecar of what the CSV cannot hold.
+
+#' Write and read w(theta) results and pair counts
+#'
+#' `write_wtheta()` writes a [wtheta()] result; the format follows the
+#' extension of `file`:
+#' * `.fits` (or `.fit`, `.fts`): a FITS file written through cfitsio, so
+#'   the package must be built with it (Debian: `apt-get install
+#'   libcfitsio-dev pkg-config`, then reinstall; without it writing FITS is
+#'   an error and `.csv` is the way). Its extension `WTHETA` is a binary
+#'   table with `theta_lo`, `theta_hi`, `theta` (`TUNIT` `deg`), `DD`,
+#'   `DR`, `RR`, `w`, `w_err` (every column of the result, in double
+#'   precision); the primary header and the table's carry the keywords
+#'   `ESTIMATR` (estimator), `COUNTING` (`auto` or `cross`), `SELFPAIR`,
+#'   `WEIGHTED`, `N_DATA`, `N_RANDOM`, `BACKEND`, `ERRMETH` (error method),
+#'   `NPATCHES` and `WTVERSN` (wtheta's version), each with a comment saying
+#'   what it is. Extension `COV` is an image holding the covariance matrix
+#'   (astropy's `fits.getdata(file, "COV")[i, j]` is the covariance of bins
+#'   `i` and `j`); extension `R_OBJECT` holds the remaining R attributes
+#'   (pair counts, patches, replicates), serialized with [serialize()], so
+#'   that the round trip is exact. Every HDU has `CHECKSUM` and `DATASUM`.
+#'   The file is written under a temporary name in the same directory and
+#'   renamed when complete: a failed write leaves no file behind.
+#' * `.csv`: the table, numbers with 17 significant digits (exact), after
+#'   comment lines (`#`) giving the same keywords and naming two files
+#'   written beside it: the covariance (`<name>-cov.csv`) and the R
+#'   attributes (`<name>-attributes.rds`).
+#'
+#' `read_wtheta()` gives back an object identical to the one written,
+#' covariance and attributes included. Read only files you trust: the R
+#' attributes are unserialized. A FITS file without `R_OBJECT` (a table
+#' written by another tool) is read from its table (`WTHETA`, else the
+#' first table) with the columns `theta_lo`, `theta_hi`, `theta`, `DD`,
+#' `DR`, `RR` (or `D1D2`, `D1R2`, `R1D2`, `R1R2`), `w` and optionally
+#' `w_err` (names case-insensitive), the covariance from an extension `COV`
+#' (an image, or a table whose first column holds one row of the matrix per
+#' bin) and the attributes from the keywords above in the table's header;
+#' what the file does not give is left out (the error method is
+#' `"unknown"` when there are errors but no `ERRMETH`), and attribute
+#' `source` says the object was rebuilt this way.
+#'
+#' `write_pair_counts()` and `read_pair_counts()` do the same for a
+#' [pair_counts()] result (extensions `PAIR_COUNTS`, with `theta_lo`,
+#' `theta_hi`, `counts`, and, when counted with `mean_theta = TRUE`,
+#' `theta_mean` and `theta_sum`; and `PATCHES` with the per-patch count
+#' arrays when there are any), so that counts made on one machine can be
+#' combined on another. A result with `theta_mean` (from
+#' `mean_theta = TRUE`) writes it as a column like the others, and
+#' [read_wtheta()] of a FITS table from another tool takes a
+#' `theta_mean` column when there is one.
+#'
+#' @param x A `wtheta` or `pair_counts` object.
+#' @param file Path to write or read.
+#' @param overwrite Replace an existing file?
+#' @return The write functions return `file`, invisibly; the read functions
+#'   the object.
+#' @md
+#' @examples
+#' set.seed(1)
+#' sim <- random_catalog(300)
+#' ran <- random_catalog(600)
+#' w <- wtheta(sim, ran, theta_bins(1, 20, n = 4), threads = 1)
+#' f <- tempfile(fileext = ".csv")
+#' write_wtheta(w, f)
+#' identical(read_wtheta(f), w)
+#' @export
+write_wtheta <- function(x, file, overwrite = FALSE) {
+  if (!inherits(x, "wtheta")) {
+    stop("`x` must be a result of wtheta(), not ", describe(x), ".",
+         call. = FALSE)
+  }
+  cov <- attr(x, "cov")
+  keys <- result_keywords(list(
+    ESTIMATR = attr(x, "estimator"), COUNTING = attr(x, "type"),
+    SELFPAIR = attr(x, "self_pairs"), WEIGHTED = attr(x, "weighted"),
+    N_DATA = attr(x, "n_data"), N_RANDOM = attr(x, "n_random"),
+    BACKEND = attr(x, "backend"), ERRMETH = attr(x, "error"),
+    NPATCHES = attr(x, "n_patches")))
+  table <- stats::setNames(lapply(names(x), function(nm) as.double(x[[nm]])),
+                           names(x))
+  extra <- if (is.null(cov)) NULL else list(COV = list(COV = unname(cov)))
+  attrs <- attributes(x)
+  attrs$names <- NULL
+  write_result(file, overwrite, "WTHETA", table, keys, extra, attrs,
+               "w(theta)")
+}
+
+#' @rdname write_wtheta
+#' @export
+read_wtheta <- function(file) {
+  read_result(file, "WTHETA", "w(theta)")
+}
+
+#' @rdname write_wtheta
+#' @export
+write_pair_counts <- function(x, file, overwrite = FALSE) {
+  if (!inherits(x, "pair_counts")) {
+    stop("`x` must be a result of pair_counts(), not ", describe(x), ".",
+         call. = FALSE)
+  }
+  keys <- result_keywords(list(
+    COUNTING = x$type, SELFPAIR = x$self_pairs, N1 = x$n1, N2 = x$n2,
+    N_PAIRS = x$n_pairs, N_BELOW = x$n_below, N_ABOVE = x$n_above,
+    BACKEND = x$backend))
+  table <- list(theta_lo = as.double(x$theta_lo),
+                theta_hi = as.double(x$theta_hi),
+                counts = as.double(x$counts))
+  if (!is.null(x$theta_mean)) {
+    table$theta_mean <- as.double(x$theta_mean)
+    table$theta_sum <- as.double(x$theta_sum)
+  }
+  extra <- NULL
+  if (!is.null(x$patch_counts)) {
+    a <- x$patch_counts
+    d <- dim(a)
+    # one row per bin: the P x P counts of that bin, column-major
+    extra <- list(PATCHES = list(
+      COUNTS = t(matrix(as.double(a), d[1L] * d[2L], d[3L]))))
+  }
+  write_result(file, overwrite, "PAIR_COUNTS", table, keys, extra,
+               list(object = x), "pair counts")
+}
+
+#' @rdname write_wtheta
+#' @export
+read_pair_counts <- function(file) {
+  read_result(file, "PAIR_COUNTS", "pair counts")$object
+}
+
+result_keywords <- function(k) {
+  k <- k[!vapply(k, function(v) is.null(v) || length(v) != 1L || is.na(v),
+                 TRUE)]
+  c(k, list(WTVERSN = as.character(utils::packageVersion("wtheta"))))
+}
+
+result_format <- function(file) {
+  if (grepl("\\.(fits|fit|fts)$", file, ignore.case = TRUE)) return("fits")
+  if (grepl("\\.csv$", file, ignore.case = TRUE)) return("csv")
+  stop("`file` \"", file, "\" must end in .fits (or .fit, .fts) or .csv: ",
+       "the extension picks the format.", call. = FALSE)
+}
+
+sidecar <- function(file, what) {
+  paste0(sub("\\.csv$", "", file, ignore.case = TRUE), "-", what)
+}
+
+write_result <- function(file, overwrite, extname, table, keys, extra,
+                         robject, what) {
+  check_file_name(file)
+  check_flag(overwrite, "overwrite")
+  format <- result_format(file)
+  if (format == "fits" && !fits_available()) {
+    stop("`file` \"", file, "\" is FITS, and writing FITS needs wtheta ",
+         "built with cfitsio. Install it (Debian/Ubuntu: apt-get install ",
+         "libcfitsio-dev pkg-config) and reinstall wtheta, or write a .csv ",
+         "file.", call. = FALSE)
+  }
+  dir <- dirname(file)
+  if (!dir.exists(dir)) {
+    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
+         "\" does not exist.", call. = FALSE)
+  }
+  if (file.access(dir, 2L) != 0L) {
+    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
+         "\" is not writable.", call. = FALSE)
+  }
+  if (dir.exists(file)) {
+    stop("`file` \"", file, "\" is a directory, not a file.", call. = FALSE)
+  }
+  if (file.exists(file) && !overwrite) {
+    stop("`file` \"", file, "\" exists; use `overwrite = TRUE` to replace ",
+         "it.", call. = FALSE)
+  }
+  if (format == "fits") {
+    write_fits_result(file, extname, table, keys, extra, robject, what)
+    return(invisible(file))
+  }
+  lines <- c(paste0("# wtheta ", keys$WTVERSN, ": ", what),
+             paste0("# ", names(keys), ": ", vapply(keys, format_value, "")))
+  for (nm in names(extra)) {
+    f <- sidecar(file, paste0(tolower(nm), ".csv"))
+    write_csv_numbers(extra[[nm]][[1L]], f, NULL)
+    lines <- c(lines, paste0("# ", tolower(nm), ": ", basename(f)))
+  }
+  rds <- sidecar(file, "attributes.rds")
+  saveRDS(robject, rds)
+  lines <- c(lines, paste0("# r_object: ", basename(rds)))
+  write_csv_numbers(table, file, lines)
+  invisible(file)
+}
+
+format_value <- function(v) {
+  if (is.character(v)) v else if (is.logical(v)) (if (v) "TRUE" else "FALSE")
+  else if (is.integer(v)) as.character(v) else sprintf("%.17g", v)
+}
+
+# a list of equal-length numeric vectors, or a matrix, as CSV with 17
+# significant digits (every double exactly)
+write_csv_numbers <- function(x, file, comments) {
+  if (is.matrix(x)) {
+    x <- lapply(seq_len(ncol(x)), function(j) x[, j])
+    names(x) <- paste0("V", seq_along(x))
+  }
+  cells <- lapply(x, function(v) {
+    s <- sprintf("%.17g", v)
+    s[is.na(v)] <- "NA"
+    s
+  })
+  body <- do.call(paste, c(cells, sep = ","))
+  writeLines(c(comments, paste(names(x), collapse = ","), body), file)
+}
+
+read_csv_numbers <- function(file) {
+  bytes <- readBin(file, "raw", file.size(file))
+  info <- .Call(C_text_info, bytes, 1L)
+  if (!info[[1L]]) stop("`file` \"", file, "\" holds no table.", call. = FALSE)
+  header <- strsplit(info[[3L]][1L], ",", fixed = TRUE)[[1L]]
+  n <- info[[1L]] - 1
+  res <- .Call(C_text_parse, bytes, as.integer(charToRaw(",")), 1, n,
+               seq_along(header) - 1L)
+  if (res[[4L]] > 0 || any(res[[2L]] > 0)) {
+    stop("`file` \"", file, "\" is not a table wtheta wrote: row ",
+         max(res[[4L]], res[[2L]]), " is not all numbers.", call. = FALSE)
+  }
+  stats::setNames(res[[1L]], header)
+}
+
+read_result <- function(file, extname, what) {
+  check_file(file)
+  src <- open_source(file)
+  if (src$fits) {
+    need_fits(file)
+    blob <- tryCatch(fits_read_table(file, hdu = "R_OBJECT"),
+                     error = function(e) conditionMessage(e))
+    if (is.character(blob)) {
+      if (!grepl("no HDU with EXTNAME \"R_OBJECT\"", blob, fixed = TRUE)) {
+        stop(blob, call. = FALSE)
+      }
+      if (extname == "WTHETA") return(rebuild_wtheta(file))
+      stop("`file` \"", file, "\" has no R_OBJECT extension: it was not ",
+           "written by wtheta; read its tables with read_catalog() or ",
+           "another FITS reader.", call. = FALSE)
+    }
+    tab <- fits_read_table(file, hdu = extname)
+    robject <- unserialize(as.raw(blob$columns$SERIAL))
+    table <- tab$columns
+  } else {
+    lines <- readLines(file, n = 40L, warn = FALSE)
+    rds <- sub("^# r_object: ", "", grep("^# r_object: ", lines,
+                                         value = TRUE))
+    if (length(rds) != 1L) {
+      stop("`file` \"", file, "\" names no r_object file: it was not ",
+           "written by wtheta.", call. = FALSE)
+    }
+    rds <- file.path(dirname(file), rds)
+    if (!file.exists(rds)) {
+      stop("`file` \"", file, "\" names \"", rds, "\", which does not ",
+           "exist: keep the files written beside it.", call. = FALSE)
+    }
+    robject <- readRDS(rds)
+    table <- read_csv_numbers(file)
+  }
+  if (extname == "PAIR_COUNTS") return(robject)
+  out <- table
+  attributes(out) <- c(list(names = names(table)), robject)
+  out
+}
