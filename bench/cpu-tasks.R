@@ -10,7 +10,7 @@
 # Prints seconds (minimum and median of REPS runs of DD + DR + RR, the
 # configurations interleaved), elapsed and CPU (user + system, all
 # threads: steadier than elapsed on a shared machine), and
-# writes bench/cpu-tasks-results.csv. Also checks that the patch
+# writes bench/results/cpu-tasks-results.csv. Also checks that the patch
 # histograms add up to the whole-catalog counts.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
@@ -121,5 +121,5 @@ for (w in c(FALSE, TRUE)) {
     }
   }
 }
-utils::write.csv(res, file.path("bench", "cpu-tasks-results.csv"),
+utils::write.csv(res, file.path("bench", "results", "cpu-tasks-results.csv"),
                  row.names = FALSE)

@@ -3,7 +3,7 @@
 # DD and RR (auto, unordered pairs) and DR (cross) of the two catalogs, with
 # 360 linear bins of 0.25 degree and with 20 log bins from 0.01 to 10
 # degrees, on 1 and 2 threads. Prints seconds (minimum and median of REPS
-# runs) and pairs per second, and writes bench/cpu-results.csv.
+# runs) and pairs per second, and writes bench/results/cpu-results.csv.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 dir <- if (length(args) >= 1) args[1] else file.path("..", "shared", "data")
@@ -47,4 +47,5 @@ total <- aggregate(cbind(min_s, median_s) ~ bins + threads, res, sum)
 print(res, row.names = FALSE, digits = 4)
 cat("\nDD + RR + DR:\n")
 print(total, row.names = FALSE, digits = 4)
-utils::write.csv(res, file.path("bench", "cpu-results.csv"), row.names = FALSE)
+utils::write.csv(res, file.path("bench", "results", "cpu-results.csv"),
+                 row.names = FALSE)

@@ -4,7 +4,7 @@
 #
 #   Rscript bench/distribute.R [max_n] [blocks]     (default 1e6 and 4)
 #
-# Prints a table and writes bench/distribute.csv. Counting is not run:
+# Prints a table and writes bench/results/distribute.csv. Counting is not run:
 # this measures only what each worker receives, against the bytes of the
 # whole catalogs (what a task would carry if it held both catalogs).
 suppressPackageStartupMessages(library(wtheta))
@@ -51,4 +51,4 @@ cat(sprintf("machine: %s, %d cores; R %s; wtheta %s\n",
             Sys.info()[["nodename"]], parallel::detectCores(),
             getRversion(), packageVersion("wtheta")))
 print(format(out, digits = 4), row.names = FALSE)
-utils::write.csv(out, "bench/distribute.csv", row.names = FALSE)
+utils::write.csv(out, "bench/results/distribute.csv", row.names = FALSE)

@@ -4,7 +4,8 @@
 # errors, and weighted, on one backend.
 #   Rscript bench/errors.R [BACKEND cpu|cuda] [DATA_DIR] [REPS]
 # Reports the whole call (minimum and median of REPS runs after a warm-up)
-# and, on the GPU, the summed kernel time; writes bench/errors-BACKEND.csv.
+# and, on the GPU, the summed kernel time; writes
+# bench/results/errors-BACKEND.csv.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 backend <- if (length(args) >= 1) args[1] else "cpu"
@@ -51,5 +52,6 @@ res$vs_no_errors <- res$call_s_median / res$call_s_median[1]
 cat(sprintf("%s; %s backend; %d runs each\n", R.version.string, backend,
             reps))
 print(res, row.names = FALSE, digits = 4)
-utils::write.csv(res, file.path("bench", paste0("errors-", backend, ".csv")),
+utils::write.csv(res, file.path("bench", "results",
+                                 paste0("errors-", backend, ".csv")),
                  row.names = FALSE)

@@ -8,7 +8,7 @@
 # 10^6-point uniform catalogs on the classic footprint, and 20 log bins.
 # Then, through the core entry point, the classic workload with 20
 # jackknife patches (210 + 210 + 400 tasks, one histogram each) and with
-# per-point weights (kernel time only). Writes bench/gpu-results.csv.
+# per-point weights (kernel time only). Writes bench/results/gpu-results.csv.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 dir <- if (length(args) >= 1) args[1] else file.path("..", "shared", "data")
@@ -150,4 +150,5 @@ if (nrow(gpu) > 1) {
                           all_pairs_counted = NA))
 }
 print(res, row.names = FALSE, digits = 4)
-utils::write.csv(res, file.path("bench", "gpu-results.csv"), row.names = FALSE)
+utils::write.csv(res, file.path("bench", "results", "gpu-results.csv"),
+                 row.names = FALSE)

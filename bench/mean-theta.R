@@ -12,7 +12,7 @@
 # Each timed REPS times (default 3) after one warm-up run, wall clock of the
 # whole call; prints the minimum and median seconds and the ratio of the
 # minima, with and without mean_theta, and writes
-# bench/mean-theta-<BACKEND>.csv. CPU threads: wtheta_threads().
+# bench/results/mean-theta-<BACKEND>.csv. CPU threads: wtheta_threads().
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 backend <- if (length(args) >= 1) args[1] else "cpu"
@@ -83,6 +83,6 @@ for (name in names(cases)) {
 res <- do.call(rbind, rows)
 cat("\n")
 print(res, row.names = FALSE, digits = 4)
-utils::write.csv(res, file.path("bench", paste0("mean-theta-", backend,
-                                                ".csv")),
+utils::write.csv(res, file.path("bench", "results",
+                                 paste0("mean-theta-", backend, ".csv")),
                  row.names = FALSE)

@@ -4,7 +4,7 @@
 #   Rscript bench/multi-gpu.R [N ...]        # default 1e6 2e6
 # Reports the whole call (minimum and median of 3 warm runs) and the GPU
 # kernel time per device, and checks that the histograms are identical.
-# Writes bench/multi-gpu.csv.
+# Writes bench/results/multi-gpu.csv.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 sizes <- if (length(args)) as.numeric(args) else c(1e6, 2e6)
@@ -43,4 +43,5 @@ res <- do.call(rbind, res)
 res$speedup <- ave(res$call_s_median, res$n, FUN = function(x) x[1] / x)
 cat(sprintf("%s; %d GPUs\n", gpu$name[1], nrow(gpu)))
 print(res, row.names = FALSE, digits = 4)
-utils::write.csv(res, file.path("bench", "multi-gpu.csv"), row.names = FALSE)
+utils::write.csv(res, file.path("bench", "results", "multi-gpu.csv"),
+                 row.names = FALSE)

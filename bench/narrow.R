@@ -45,4 +45,4 @@ out <- do.call(rbind, lapply(split(tab, tab$width), function(d)
              wall_median = stats::median(d$wall), cpu_min = min(d$cpu),
              cpu_median = stats::median(d$cpu))))
 print(out[match(widths, out$width), ], row.names = FALSE, digits = 4)
-utils::write.csv(tab, "bench/narrow-results.csv", row.names = FALSE)
+utils::write.csv(tab, "bench/results/narrow-results.csv", row.names = FALSE)

@@ -21,7 +21,7 @@
 #                  them
 # for the grid modes the GPU uses: "prune" (pruning only, the GPU's auto)
 # and TRUE (bulk counting of node pairs too); total: their sum. Writes
-# bench/plan.csv.
+# bench/results/plan.csv.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 th_arg <- grep("^threads=", args, value = TRUE)
@@ -84,4 +84,5 @@ for (n in ns) {
   invisible(gc(verbose = FALSE))
 }
 res <- do.call(rbind, res)
-utils::write.csv(res, file.path("bench", "plan.csv"), row.names = FALSE)
+utils::write.csv(res, file.path("bench", "results", "plan.csv"),
+                 row.names = FALSE)

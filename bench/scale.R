@@ -16,7 +16,7 @@
 # summed over devices and divided by their number), the seconds spent
 # planning the grid on the host, and gpu_idle_s: the seconds of the call in
 # which the GPU ran no counting kernel (host work it waited on). Writes
-# bench/scale-<mode>.csv.
+# bench/results/scale-<mode>.csv.
 # With WTHETA_CORRFUNC_DIR set, the CPU mode also writes its catalogs (ra dec
 # in degrees), the bin edges (Corrfunc's "lower upper" lines) and its
 # counts there, for bench/corrfunc.sh.
@@ -110,5 +110,6 @@ if (mode == "cpu") {
 res <- do.call(rbind, res)
 res$visited_share <- res$visited / res$pairs
 print(res, row.names = FALSE, digits = 4)
-utils::write.csv(res, file.path("bench", paste0("scale-", mode, ".csv")),
+utils::write.csv(res, file.path("bench", "results",
+                                 paste0("scale-", mode, ".csv")),
                  row.names = FALSE)

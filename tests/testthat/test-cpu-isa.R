@@ -1,5 +1,5 @@
 # The CPU engine's instruction sets: what wtheta_backends() reports, and the
-# override WTHETA_CPU_ISA (the exactness tests of test-engine-cpu.R run on
+# override WTHETA_CPU_ISA (the exactness tests of test-cpu-engine.R run on
 # every instruction set listed here).
 
 cpu_flags <- function() {

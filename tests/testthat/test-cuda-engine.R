@@ -63,7 +63,7 @@ test_that("the reference catalogs count the same on GPU and CPU", {
   gpu_vs_cpu(D[1:20000, ], R[1:20000, ], b)
   gpu_vs_cpu(R[50001:70000, ], NULL, theta_bins(0.01, 10, n = 20, log = TRUE))
   # the course randoms are uniform in (ra, dec), not in area: the footprint
-  # check warns, as test-footprint.R asserts; here only the counts matter
+  # check warns, as test-footprint_check.R asserts; here only the counts matter
   expect_warning(w <- wtheta(D, R, b, self_pairs = TRUE, backend = "cuda"),
                  "do not seem to share a footprint")
   expect_identical(attr(w, "backend"), "cuda")

@@ -1,12 +1,13 @@
 #!/bin/sh
-# Builds bench/kernel.c against one or more builds of a CUDA engine source
-# and runs each: for comparing kernel variants on a GPU machine without R.
+# Builds bench/kernel/kernel.c against one or more builds of a CUDA engine
+# source and runs each: for comparing kernel variants on a GPU machine
+# without R.
 #
-#   sh bench/kernel.sh DATA_DIR REPS VARIANT...
+#   sh bench/kernel/kernel.sh DATA_DIR REPS VARIANT...
 #
 # A VARIANT is NAME=SOURCE or NAME=SOURCE:NVCC_FLAGS, for example
 #   base=src/cuda/entry.cu  ni8=src/cuda/entry.cu:-DWT_CUDA_NI=8
-# (an older tree's single src/count_cuda.cu builds against the same C core,
+# (the src/cuda/entry.cu of an older tree builds against the same C core,
 # so one run can time the engine before and after a change). The
 # plan_*.cxx (or an older tree's plan.cxx) beside SOURCE (the host
 # planning) are built with the C++ compiler and the variant's -D flags, and
@@ -19,9 +20,9 @@
 # Compute, and SASS=1 writes the machine code to $OUT/NAME.sass and counts
 # its register spills (cuobjdump).
 set -u
-cd "$(dirname "$0")/.."
-data=${1:?usage: sh bench/kernel.sh DATA_DIR REPS VARIANT...}
-reps=${2:?usage: sh bench/kernel.sh DATA_DIR REPS VARIANT...}
+cd "$(dirname "$0")/../.."
+data=${1:?usage: sh bench/kernel/kernel.sh DATA_DIR REPS VARIANT...}
+reps=${2:?usage: sh bench/kernel/kernel.sh DATA_DIR REPS VARIANT...}
 shift 2
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
@@ -39,7 +40,7 @@ for f in floor/bins floor/job core/count core/grid_policy core/catalog \
   gcc -O2 -fopenmp -ffp-contract=off -fPIC -Isrc -c "src/$f.c" -o "$o" &
   cobj="$cobj $o"
 done
-gcc -O2 -Isrc -c bench/kernel.c -o "$b/main.o" &
+gcc -O2 -Isrc -c bench/kernel/kernel.c -o "$b/main.o" &
 cobj="$cobj $b/main.o"
 wait
 names=""

@@ -1,6 +1,7 @@
 /* Kernel benchmark without R: the counting engines driven through the C core
  * (wt_count), for work on the CUDA kernels on a GPU machine that has no R.
- * bench/kernel.sh builds it against one or more builds of the CUDA engine (src/cuda/entry.cu).
+ * bench/kernel/kernel.sh builds it against one or more builds of the CUDA
+ * engine (src/cuda/entry.cu).
  *
  *   kernel DATA_DIR REPS [CHECK_N]
  *
@@ -19,8 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../src/wt.h"
-#include "../src/core/threads.h"
+#include "../../src/wt.h"
+#include "../../src/core/threads.h"
 
 typedef struct {
   double *x, *y, *z;

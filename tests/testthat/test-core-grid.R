@@ -1,4 +1,5 @@
-# Pruning by the last edge (src/core/grid.c) must not change a single count.
+# Pruning by the last edge (src/core/grid_build.c, grid_walk.c) must not
+# change a single count.
 
 with_grid <- function(mode, code) {
   old <- options(wtheta.grid = mode)

@@ -1,8 +1,8 @@
 # Simulated shared-memory wavefronts of the CUDA fast kernel's threshold
-# load and counter atomic (bench/kernel-notes.md): the catalogs in the
+# load and counter atomic (bench/kernel/kernel-notes.md): the catalogs in the
 # device's Hilbert order, warps of 32 consecutive points against one j,
 # wavefronts = the most distinct words any bank holds.
-#   python3 bench/kernel-sim.py DATA_DIR MB,OCT ...   (needs numpy)
+#   python3 bench/kernel/kernel-sim.py DATA_DIR MB,OCT ...   (needs numpy)
 # Designs: cur (below/above arrays half a bank row apart, as the kernel
 # has them), merged (counter c + side), slot (per-slot counters).
 import numpy as np, sys

@@ -2,7 +2,7 @@
 # a wtheta() call in a thread of its own, started before the first is
 # collected. R overlaps GPU counts only; the machinery is the same for
 # either engine, so these tests drive it with CPU counts (the GPU's are in
-# test-cuda.R).
+# test-cuda-engine.R).
 
 overlap_data <- function() {
   set.seed(31)

@@ -3,7 +3,8 @@
 # cuobjdump: one line per .text.<kernel> section, its size in instructions
 # (16 bytes each on sm_80 and sm_90) and a hash of its bytes.
 #   nvcc -cubin -O3 -std=c++17 -gencode arch=compute_90,code=sm_90 -Isrc \
-#     src/cuda/entry.cu -o new.cubin && python3 bench/cubin-sections.py new.cubin
+#     src/cuda/entry.cu -o new.cubin &&
+#   python3 bench/kernel/cubin-sections.py new.cubin
 import sys, struct, hashlib, re
 d = open(sys.argv[1], 'rb').read()
 shoff, = struct.unpack_from('<Q', d, 0x28)

@@ -2,7 +2,7 @@
 # grid tasks whose pairs span at most WTHETA_CPU_NARROW slots are counted by
 # float comparisons with the edges inside their range, with margins, and the
 # undecided pairs are redone in double. Every count must stay that of the
-# grid-off engine (itself checked against brute force in test-engine-cpu.R).
+# grid-off engine (itself checked against brute force in test-cpu-engine.R).
 
 with_env <- function(vars, code) {
   old <- Sys.getenv(names(vars), unset = NA, names = TRUE)
