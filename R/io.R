@@ -675,11 +675,14 @@ check_fits_positions <- function(file, info, idx) {
 #' write_wtheta(w, f)
 #' identical(read_wtheta(f), w)
 #' @export
-write_wtheta <- function(x, file, overwrite = FALSE) {
-  if (!inherits(x, "wtheta")) {
-    stop("`x` must be a result of wtheta(), not ", describe(x), ".",
-         call. = FALSE)
-  }
+write_wtheta <- function(x, file,
+                         format = c("auto", "fits", "csv", "sacc", "twopoint"),
+                         nz = NULL, overwrite = FALSE) {
+  # other formats and wtheta_multi() results: R/multi_io.R
+  args <- write_format_args(format, overwrite)
+  overwrite <- args$overwrite
+  done <- write_wtheta_as(x, file, args$format, nz, overwrite)
+  if (!is.null(done)) return(invisible(done))
   cov <- attr(x, "cov")
   keys <- result_keywords(list(
     ESTIMATR = attr(x, "estimator"), COUNTING = attr(x, "type"),
@@ -698,8 +701,10 @@ write_wtheta <- function(x, file, overwrite = FALSE) {
 
 #' @rdname write_wtheta
 #' @export
-read_wtheta <- function(file) {
-  read_result(file, "WTHETA", "w(theta)")
+read_wtheta <- function(file,
+                        format = c("auto", "fits", "csv", "sacc", "twopoint")) {
+  # other formats and wtheta_multi() results: R/multi_io.R
+  read_wtheta_as(file, format) %||% read_result(file, "WTHETA", "w(theta)")
 }
 
 #' @rdname write_wtheta

@@ -278,8 +278,15 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
 #'
 #' `print()` shows the samples, the correlations and the first rows;
 #' `as.data.frame()` gives the plain long data frame (columns `i`, `j`,
-#' `theta_lo`, `theta_hi`, `theta`, `w`, `w_err`); `[` subsets that data
-#' frame. `plot()` draws a triangle of panels, w_ij against theta with its
+#' `theta_lo`, `theta_hi`, `theta`, `w`, `w_err`). `[` that selects whole
+#' correlations, or the same bins of each correlation it keeps (rows in
+#' their order, none repeated, columns `i`, `j`, `theta_lo`, `theta_hi`,
+#' `theta` and `w` kept), stays a `wtheta_multi` result: the covariance
+#' block and replicate rows of the rows kept, the entries of the
+#' correlations kept (each subset as by `[` on a [wtheta()] result), the
+#' samples that still appear (the factor levels follow), the bin edges when
+#' the bins kept are adjacent, and no `pair_counts` (they describe every
+#' bin). Any other subset is the plain data frame. `plot()` draws a triangle of panels, w_ij against theta with its
 #' errors, sample `i` down and `j` across; `autoplot()` draws the same with
 #' ggplot2 (the panels below the diagonal stay empty).
 #'
@@ -317,8 +324,9 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
   cat(estimator_name(a$estimator), "; ", a$error, " errors",
       if (a$error %in% c("jackknife", "bootstrap"))
         paste0(" (", a$n_patches, " patches, joint covariance)"),
-      "; ", length(a$pair_counts), " counts in ",
-      format(signif(a$elapsed, 3)), " s\n", sep = "")
+      if (!is.null(a$source)) paste0("; read from a ", a$source) else
+        paste0("; ", length(a$pair_counts), " counts in ",
+               format(signif(a$elapsed, 3)), " s"), "\n", sep = "")
   d <- as.data.frame(x)
   print(utils::head(d, n), row.names = FALSE, digits = 5)
   if (nrow(d) > n) cat("  ... ", nrow(d) - n, " more rows\n", sep = "")
@@ -334,12 +342,7 @@ as.data.frame.wtheta_multi <- function(x, row.names = NULL, optional = FALSE,
             row.names = c(NA_integer_, -length(cols[[1L]])))
 }
 
-#' @rdname wtheta_multi-methods
-#' @export
-`[.wtheta_multi` <- function(x, ...) {
-  d <- as.data.frame(x)
-  d[...]
-}
+# `[.wtheta_multi`: R/multi_subset.R
 
 # TRUE when the theta axis of a result with these edges is best on a log
 # scale
