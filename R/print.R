@@ -19,10 +19,18 @@ describe_run <- function(backend, threads, devices, elapsed) {
 #'
 #' `print()` shows the samples, the correlations and the first rows;
 #' `as.data.frame()` gives the plain long data frame (columns `i`, `j`,
-#' `theta_lo`, `theta_hi`, `theta`, `w`, `w_err`); `[` subsets that data
-#' frame. `plot()` draws a triangle of panels, w_ij against theta with its
-#' errors, sample `i` down and `j` across; `autoplot()` draws the same with
-#' ggplot2 (the panels below the diagonal stay empty).
+#' `theta_lo`, `theta_hi`, `theta`, `w`, `w_err`). `[` that selects whole
+#' correlations, or the same bins of each correlation it keeps (rows in
+#' their order, none repeated, columns `i`, `j`, `theta_lo`, `theta_hi`,
+#' `theta` and `w` kept), stays a `wtheta_multi` result: the covariance
+#' block and replicate rows of the rows kept, the entries of the
+#' correlations kept (each subset as by `[` on a [wtheta()] result), the
+#' samples that still appear (the factor levels follow), the bin edges when
+#' the bins kept are adjacent, and no `pair_counts` (they describe every
+#' bin). Any other subset is the plain data frame. `plot()` draws a
+#' triangle of panels, w_ij against theta with its errors, sample `i` down
+#' and `j` across; `autoplot()` draws the same with ggplot2 (the panels
+#' below the diagonal stay empty).
 #'
 #' @param x,object A result of [wtheta_multi()].
 #' @param n Rows to print.
@@ -60,8 +68,9 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
   cat(estimator_name(a$estimator), "; ", a$error, " errors",
       if (a$error %in% c("jackknife", "bootstrap"))
         paste0(" (", a$n_patches, " patches, joint covariance)"),
-      "; ", length(a$pair_counts), " counts in ",
-      format(signif(a$elapsed, 3)), " s\n", sep = "")
+      if (!is.null(a$source)) paste0("; read from a ", a$source) else
+        paste0("; ", length(a$pair_counts), " counts in ",
+               format(signif(a$elapsed, 3)), " s"), "\n", sep = "")
   d <- as.data.frame(x)
   print(utils::head(d, n), row.names = FALSE, digits = 5)
   if (nrow(d) > n) cat("  ... ", nrow(d) - n, " more rows\n", sep = "")

@@ -4,8 +4,9 @@
 
 #' Write and read w(theta) results and pair counts
 #'
-#' `write_wtheta()` writes a [wtheta()] result; the format follows the
-#' extension of `file`:
+#' `write_wtheta()` writes a [wtheta()] or [wtheta_multi()] result. With
+#' `format = "auto"` (or `"fits"`, `"csv"`, which must agree) the format
+#' follows the extension of `file`:
 #' * `.fits` (or `.fit`, `.fts`): a FITS file written through cfitsio, so
 #'   the package must be built with it (Debian: `apt-get install
 #'   libcfitsio-dev pkg-config`, then reinstall; without it writing FITS is
@@ -41,6 +42,44 @@
 #' `"unknown"` when there are errors but no `ERRMETH`), and attribute
 #' `source` says the object was rebuilt this way.
 #'
+#' A [wtheta_multi()] result is written the same way, as the table
+#' `WTHETA_MULTI` (columns `i` and `j` hold the sample numbers from 1, named
+#' by keywords `SAMPLE1`, `SAMPLE2`, ...; the CSV likewise), its joint
+#' covariance as `COV` (`<name>-cov.csv`), and every attribute, so that
+#' `read_wtheta()` gives back the identical object.
+#'
+#' For the survey pipelines' likelihood codes, `format = "sacc"` writes a
+#' SACC file (FITS layout of LSST DESC's sacc, read by Firecrown,
+#' `sacc_like` and TXPipe) and `format = "twopoint"` a DES twopoint FITS
+#' file (read by CosmoSIS's `2pt_like`), whatever the extension:
+#' * SACC: one tracer per sample, named after it (an `NZ` tracer with
+#'   `nz`, else a `Misc` tracer with no n(z), with a message saying so);
+#'   data type `galaxy_density_xi`, points tagged `theta`, `theta_min`,
+#'   `theta_max` (arcmin, as TXPipe writes them), `npair` and `weight` (both
+#'   the DD or D1D2 count of the point: the weighted sum for weighted
+#'   catalogs); the full joint covariance.
+#' * twopoint: extension `wtheta` (`2PTDATA = T`, `QUANT1 = QUANT2 = 'GPR'`,
+#'   `WINDOWS = 'SAMPLE'`, `KERNEL_1 = KERNEL_2 = 'nz_sample'`) with columns
+#'   `BIN1`, `BIN2` (the sample numbers, from 1), `ANGBIN`, `VALUE`, `ANG`,
+#'   `ANGLEMIN`, `ANGLEMAX` (arcmin) and `NPAIRS`, the sample names as
+#'   metadata keywords `MD_BIN1`, `MD_BIN2`, ...; `COVMAT`, the covariance
+#'   image with `NAME_0`, `STRT_0`, `LEN_0`; with `nz`, the n(z) extension
+#'   `nz_sample` (`Z_MID` the z given, `Z_LOW`, `Z_HIGH` halfway to the
+#'   neighbours; every sample on one z grid). Without `nz` there is no n(z)
+#'   extension (twopoint reads such a file; a likelihood needs the kernel
+#'   added), and a message says so.
+#' A [wtheta()] result is one sample `"data"` (auto-correlation) or two,
+#' `"data"` and `"data2"` (cross-correlation).
+#'
+#' `read_wtheta()` reads SACC and twopoint files too (`format = "auto"`
+#' tells them from their headers): the `galaxy_density_xi` points (SACC) or
+#' the w(theta) spectrum (`QUANT1 = QUANT2 = 'GPR'`, the one named `wtheta`
+#' when there are several), as a `wtheta_multi` result whatever the number
+#' of correlations: samples from the tracer names (twopoint: `MD_BIN<k>`,
+#' else `"bin<k>"`), angles in degrees, the block of the file's covariance
+#' for these points as `cov` (and `w_err` its diagonal's root), error method
+#' `"unknown"`, the pair counts as attribute `npair`, and attribute `source`.
+#'
 #' `write_pair_counts()` and `read_pair_counts()` do the same for a
 #' [pair_counts()] result (extensions `PAIR_COUNTS`, with `theta_lo`,
 #' `theta_hi`, `counts`, and, when counted with `mean_theta = TRUE`,
@@ -51,8 +90,13 @@
 #' [read_wtheta()] of a FITS table from another tool takes a
 #' `theta_mean` column when there is one.
 #'
-#' @param x A `wtheta` or `pair_counts` object.
+#' @param x A `wtheta`, `wtheta_multi` or `pair_counts` object.
 #' @param file Path to write or read.
+#' @param format `"auto"` (by the extension when writing, by the contents
+#'   when reading), `"fits"`, `"csv"`, `"sacc"` or `"twopoint"`. A logical
+#'   third argument is taken as `overwrite`, as before `format` was added.
+#' @param nz For `"sacc"` and `"twopoint"`: `NULL`, or the n(z) of each
+#'   sample, a list named by sample of `list(z =, nz =)`.
 #' @param overwrite Replace an existing file?
 #' @return The write functions return `file`, invisibly; the read functions
 #'   the object.
@@ -66,11 +110,14 @@
 #' write_wtheta(w, f)
 #' identical(read_wtheta(f), w)
 #' @export
-write_wtheta <- function(x, file, overwrite = FALSE) {
-  if (!inherits(x, "wtheta")) {
-    stop("`x` must be a result of wtheta(), not ", describe(x), ".",
-         call. = FALSE)
-  }
+write_wtheta <- function(x, file,
+                         format = c("auto", "fits", "csv", "sacc", "twopoint"),
+                         nz = NULL, overwrite = FALSE) {
+  # other formats and wtheta_multi() results: R/multi_io.R
+  args <- write_format_args(format, overwrite)
+  overwrite <- args$overwrite
+  done <- write_wtheta_as(x, file, args$format, nz, overwrite)
+  if (!is.null(done)) return(invisible(done))
   cov <- attr(x, "cov")
   keys <- result_keywords(list(
     ESTIMATR = attr(x, "estimator"), COUNTING = attr(x, "type"),
@@ -89,8 +136,10 @@ write_wtheta <- function(x, file, overwrite = FALSE) {
 
 #' @rdname write_wtheta
 #' @export
-read_wtheta <- function(file) {
-  read_result(file, "WTHETA", "w(theta)")
+read_wtheta <- function(file,
+                        format = c("auto", "fits", "csv", "sacc", "twopoint")) {
+  # other formats and wtheta_multi() results: R/multi_io.R
+  read_wtheta_as(file, format) %||% read_result(file, "WTHETA", "w(theta)")
 }
 
 #' @rdname write_wtheta

@@ -1,11 +1,67 @@
 # `[` of wtheta and wtheta_multi results.
 
+# `[` on a wtheta_multi() result (documented in ?wtheta_multi-methods, R/print.R):
+# a selection of whole correlations, or of the same bins in each
+# correlation kept, stays a wtheta_multi result with the matching
+# covariance block; anything else is a plain data frame, as before.
+
 #' @rdname wtheta_multi-methods
 #' @order 4
+#' @param i,j,drop As for a data frame.
 #' @export
-`[.wtheta_multi` <- function(x, ...) {
-  d <- as.data.frame(x)
-  d[...]
+`[.wtheta_multi` <- function(x, i, j, drop) {
+  a <- attributes(x)
+  plain <- as.data.frame(x)
+  n <- nrow(plain)
+  out <- if (nargs() < 3L && missing(drop)) {
+    if (missing(i)) plain else plain[i]
+  } else {
+    ii <- if (missing(i)) seq_len(n) else i
+    if (missing(j)) {
+      if (missing(drop)) plain[ii, ] else plain[ii, , drop = drop]
+    } else {
+      if (missing(drop)) plain[ii, j] else plain[ii, j, drop = drop]
+    }
+  }
+  if (!is.data.frame(out)) return(out)
+  rows <- kept_rows(out, n)
+  whole <- c("i", "j", "theta_lo", "theta_hi", "theta", "w")
+  if (!all(whole %in% names(out)) || anyNA(rows) || anyDuplicated(rows) ||
+      is.unsorted(rows) || !length(rows)) {
+    return(out)
+  }
+  pair <- paste(as.integer(plain$i), as.integer(plain$j))
+  blocks <- unique(pair)
+  bin <- stats::ave(seq_len(n), factor(pair, levels = blocks),
+                    FUN = seq_along)
+  kept <- unique(pair[rows])
+  bins <- lapply(kept, function(p) bin[rows][pair[rows] == p])
+  if (!all(vapply(bins, identical, TRUE, bins[[1L]]))) return(out)
+  s <- a$samples[a$samples %in% c(as.character(out$i),
+                                  as.character(out$j))]
+  out$i <- factor(as.character(out$i), levels = s)
+  out$j <- factor(as.character(out$j), levels = s)
+  attr(out, "row.names") <- c(NA_integer_, -length(rows))
+  keep <- setdiff(names(a), c("names", "row.names", "class"))
+  for (nm in keep) attr(out, nm) <- a[[nm]]
+  if (!identical(rows, seq_len(n))) {
+    b <- bins[[1L]]
+    entries <- a$entries[match(kept, blocks)]
+    attr(out, "entries") <- lapply(entries, function(e) {
+      if (identical(b, seq_len(nrow(e)))) e else e[b, ]
+    })
+    if (!is.null(a$cov)) attr(out, "cov") <- a$cov[rows, rows, drop = FALSE]
+    if (!is.null(a$replicates)) {
+      attr(out, "replicates") <- a$replicates[rows, , drop = FALSE]
+    }
+    attr(out, "samples") <- s
+    lo <- a$entries[[1L]]$theta_lo[b]
+    hi <- a$entries[[1L]]$theta_hi[b]
+    attr(out, "edges") <- bin_edges_of(lo, hi)
+    attr(out, "pair_counts") <- NULL
+  }
+  class(out) <- a$class
+  out
 }
 
 # The rows of the original that a data frame subset kept, from its row

@@ -553,10 +553,22 @@ SEXP wt_r_fits_write(SEXP tmp_, SEXP path_, SEXP primary, SEXP hdus)
       c->name = translateChar(STRING_ELT(cn, j));
       c->unit = translateChar(STRING_ELT(unit, j));
       c->repeat = INTEGER(rep)[j];
-      if ((double)XLENGTH(v) != (double)p->n_rows * (double)c->repeat)
+      /* a character column: one string a row, repeat its width */
+      if ((double)XLENGTH(v) != (double)p->n_rows *
+          (TYPEOF(v) == STRSXP ? 1.0 : (double)c->repeat))
         errorcall(R_NilValue, "wtheta internal: column %s length", c->name);
       if (TYPEOF(v) == RAWSXP) c->b = RAW(v);
       else if (TYPEOF(v) == REALSXP) c->d = REAL(v);
+      else if (TYPEOF(v) == INTSXP) c->j = INTEGER(v);
+      else if (TYPEOF(v) == STRSXP) {
+        const char **s = (const char **)R_alloc((size_t)(p->n_rows + 1),
+                                                sizeof(char *));
+        for (long long r = 0; r < p->n_rows; r++) {
+          SEXP e = STRING_ELT(v, r);
+          s[r] = e == NA_STRING ? "" : translateChar(e);
+        }
+        c->s = s;
+      }
       else errorcall(R_NilValue, "wtheta internal: column %s type", c->name);
     }
   }
@@ -603,5 +615,28 @@ SEXP wt_r_fits_read_image(SEXP path, SEXP extname)
       d[i + j * nr] = isnan(x) ? NA_REAL : x;
     }
   free(v);
+  return out;
+}
+
+/* The header of HDU hdu (from 0) of a FITS file: list(n_hdus, cards =
+ * character vector of 80-character cards, COMMENT and HISTORY left out).
+ * Any HDU, image or table; R parses the cards. */
+SEXP wt_r_fits_header(SEXP path, SEXP hdu)
+{
+  const char *p = path_of(path);
+  char msg[512] = "", *cards = NULL;
+  int n_hdus = 0, n_cards = 0;
+  int status = wt_fits_header(p, asInteger(hdu), &n_hdus, &cards, &n_cards,
+                              msg, sizeof msg);
+  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", p, msg);
+  const char *names[] = {"n_hdus", "cards", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, ScalarInteger(n_hdus));
+  SEXP c = allocVector(STRSXP, n_cards);
+  SET_VECTOR_ELT(out, 1, c);
+  for (int k = 0; k < n_cards; k++)
+    SET_STRING_ELT(c, k, mkCharLen(cards + 80 * (size_t)k, 80));
+  wt_fits_free_header(cards);
+  UNPROTECT(1);
   return out;
 }

@@ -46,6 +46,7 @@ SEXP wt_r_fits_info(SEXP, SEXP, SEXP);
 SEXP wt_r_fits_read(SEXP, SEXP, SEXP);
 SEXP wt_r_fits_write(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_fits_read_image(SEXP, SEXP);
+SEXP wt_r_fits_header(SEXP, SEXP);
 /* glue_healpix.c */
 SEXP wt_r_healpix_compiled(void);
 SEXP wt_r_healpix_pixels(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -93,6 +94,7 @@ static const R_CallMethodDef call_methods[] = {
   {"fits_read", (DL_FUNC)&wt_r_fits_read, 3},
   {"fits_write", (DL_FUNC)&wt_r_fits_write, 4},
   {"fits_read_image", (DL_FUNC)&wt_r_fits_read_image, 2},
+  {"fits_header", (DL_FUNC)&wt_r_fits_header, 2},
   {"healpix_compiled", (DL_FUNC)&wt_r_healpix_compiled, 0},
   {"healpix_pixels", (DL_FUNC)&wt_r_healpix_pixels, 6},
   {"healpix_centres", (DL_FUNC)&wt_r_healpix_centres, 5},

@@ -468,16 +468,22 @@ int wt_fits_write_table(void *fptr, const char *extname, long long n_rows,
     ttype[j] = (char *)cols[j].name;
     tunit[j] = (char *)(cols[j].unit ? cols[j].unit : "");
     tform[j] = forms + 32 * j;
-    snprintf(tform[j], 32, "%lld%c", cols[j].repeat, cols[j].b ? 'B' : 'D');
+    snprintf(tform[j], 32, "%lld%c", cols[j].repeat,
+             cols[j].b ? 'B' : cols[j].j ? 'J' : cols[j].s ? 'A' : 'D');
   }
   fits_create_tbl(f, BINARY_TBL, n_rows, n_cols, ttype, tform, tunit,
                   (char *)extname, &status);
   free(ttype); free(tform); free(tunit); free(forms);
   write_keys(f, keys, n_keys, &status);
   for (int j = 0; j < n_cols && !status && n_rows > 0; j++) {
-    LONGLONG n = (LONGLONG)n_rows * cols[j].repeat;
+    /* a string column holds one string a row, whatever its width */
+    LONGLONG n = (LONGLONG)n_rows * (cols[j].s ? 1 : cols[j].repeat);
     if (n == 0) continue;
-    if (cols[j].b)
+    if (cols[j].s)
+      fits_write_col(f, TSTRING, j + 1, 1, 1, n, (void *)cols[j].s, &status);
+    else if (cols[j].j)
+      fits_write_col(f, TINT, j + 1, 1, 1, n, (void *)cols[j].j, &status);
+    else if (cols[j].b)
       fits_write_col(f, TBYTE, j + 1, 1, 1, n, (void *)cols[j].b, &status);
     else
       fits_write_col(f, TDOUBLE, j + 1, 1, 1, n, (void *)cols[j].d, &status);
@@ -593,4 +599,50 @@ int wt_fits_read_image(const char *path, const char *extname,
   fits_close_file(f, &status);
   fits_clear_errmsg();
   return WT_OK;
+}
+
+/* ---- headers (read) --------------------------------------------------------- */
+
+int wt_fits_header(const char *path, int hdu, int *n_hdus, char **cards,
+                   int *n_cards, char *msg, size_t msg_len)
+{
+  int status = 0, type = 0;
+  fitsfile *f = NULL;
+  *cards = NULL;
+  *n_cards = 0;
+  *n_hdus = 0;
+  fits_open_diskfile(&f, path, READONLY, &status);
+  if (status) return fits_fail(status, msg, msg_len, "cannot open the file");
+  fits_get_num_hdus(f, n_hdus, &status);
+  if (!status && (hdu < 0 || hdu >= *n_hdus)) {
+    snprintf(msg, msg_len, "the file has %d HDU(s), numbered 0 to %d; "
+             "there is no HDU %d", *n_hdus, *n_hdus - 1, hdu);
+    fits_close_file(f, &status);
+    fits_clear_errmsg();
+    return WT_ERR_ARG;
+  }
+  fits_movabs_hdu(f, hdu + 1, &type, &status);
+  /* every card but COMMENT and HISTORY, 80 characters each, in order */
+  char *exclude[] = {"COMMENT", "HISTORY"};
+  if (!status) fits_hdr2str(f, 0, exclude, 2, cards, n_cards, &status);
+  if (status) {
+    int s2 = 0;
+    if (*cards) fits_free_memory(*cards, &s2);
+    *cards = NULL;
+    *n_cards = 0;
+    fits_fail(status, msg, msg_len, "cannot read the header");
+    status = 0;
+    fits_close_file(f, &status);
+    fits_clear_errmsg();
+    return WT_ERR_FITS;
+  }
+  fits_close_file(f, &status);
+  fits_clear_errmsg();
+  return WT_OK;
+}
+
+void wt_fits_free_header(char *cards)
+{
+  int status = 0;
+  if (cards) fits_free_memory(cards, &status);
 }

@@ -115,3 +115,16 @@ int wt_fits_read_image(const char *path, const char *extname,
   snprintf(msg, msg_len, "wtheta was built without cfitsio");
   return WT_ERR_NO_FITS;
 }
+
+int wt_fits_header(const char *path, int hdu, int *n_hdus, char **cards,
+                   int *n_cards, char *msg, size_t msg_len)
+{
+  (void)path; (void)hdu;
+  *n_hdus = 0;
+  *cards = NULL;
+  *n_cards = 0;
+  snprintf(msg, msg_len, "wtheta was built without cfitsio");
+  return WT_ERR_NO_FITS;
+}
+
+void wt_fits_free_header(char *cards) { (void)cards; }

@@ -149,7 +149,10 @@ typedef struct {
   const char *unit;        /* TUNITn, "" or NULL for none */
   long long repeat;        /* elements per row */
   const double *d;         /* n_rows * repeat doubles, row after row (D) */
-  const unsigned char *b;  /* or bytes (B); exactly one is not NULL */
+  const unsigned char *b;  /* or bytes (B) */
+  const int *j;            /* or 32-bit integers (J) */
+  const char *const *s;    /* or n_rows strings of at most repeat bytes
+                              (A): exactly one of d, b, j, s is not NULL */
 } wt_fits_wcol;
 
 int wt_fits_create(const char *path, void **fptr, const wt_fits_key *keys,
@@ -171,4 +174,10 @@ void wt_fits_abandon(void *fptr, const char *tmp);
 int wt_fits_read_image(const char *path, const char *extname,
                        long long *n_rows, long long *n_cols, double **out,
                        char *msg, size_t msg_len);
+/* the header of HDU hdu (from 0) as *n_cards cards of 80 characters,
+ * COMMENT and HISTORY left out: *cards (free with wt_fits_free_header);
+ * *n_hdus the HDUs in the file */
+int wt_fits_header(const char *path, int hdu, int *n_hdus, char **cards,
+                   int *n_cards, char *msg, size_t msg_len);
+void wt_fits_free_header(char *cards);
 #endif

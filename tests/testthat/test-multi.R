@@ -148,9 +148,10 @@ test_that("print, plot and autoplot draw every correlation", {
   g <- ggplot2::autoplot(m)
   expect_s3_class(g, "ggplot")
   expect_identical(nrow(g$data), 15L)
-  expect_s3_class(m[m$i == "a", ], "data.frame")
+  # whole correlations stay a wtheta_multi result (test-pipeline.R)
+  expect_s3_class(m[m$i == "a", ], "wtheta_multi")
   expect_identical(nrow(m[m$i == "a", ]), 10L)
-  expect_false(inherits(m[m$i == "a", ], "wtheta_multi"))
+  expect_false(inherits(m[m$w > 0, c("i", "w")], "wtheta_multi"))
 })
 
 test_that("wtheta_multi() refuses bad input, naming the argument", {
