@@ -59,8 +59,17 @@ read_flag_column <- function(file, src, flags, columns, hdu, sep) {
   if (is.null(flags)) return(NULL)
   f <- flags$flag
   if (src$fits) {
-    tab <- fits_read_table(file, hdu = hdu, columns = f)
-    return(list(values = tab$columns[[1L]], label = names(tab$columns)))
+    h <- check_hdu(hdu)
+    info <- .Call(C_fits_info, path.expand(file), h[[1L]], h[[2L]])
+    have <- info$columns$name
+    idx <- if (is.character(f)) match(tolower(f), tolower(have)) else f
+    if (is.na(idx) || idx > length(have)) {
+      stop("`flag` ", if (is.character(f)) paste0("names \"", f, "\"") else
+        paste("is column", f), ", which is not among the columns of `file` ",
+        "\"", file, "\": ", paste(have, collapse = ", "), ".", call. = FALSE)
+    }
+    tab <- fits_read_table(file, columns = idx, info = info)
+    return(list(values = tab$columns[[1L]], label = have[idx]))
   }
   lines <- text_lines(file, src$bytes)
   s <- text_sep(sep, lines$head)
