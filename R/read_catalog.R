@@ -1,15 +1,18 @@
-# read_catalog(): catalogs from FITS tables and text files, the file's
-# format told by its first bytes, the position columns found and their
-# units converted to degrees. The text reader is R/text.R, the FITS one
-# R/fits.R; their C side is src/io/ and its R boundary src/glue_io.c.
+# read_catalog(): catalogs from FITS tables, HDF5 files and text files,
+# the file's format told by its first bytes, the position columns found and
+# their units converted to degrees, rows kept by a flag. The text reader is
+# R/text.R, the FITS one R/fits.R, HDF5 R/hdf5.R, flags R/flags.R; the C
+# side is src/io/ and its R boundary src/glue_io.c.
 
-#' Read a catalog of sky positions from a FITS table or a text file
+#' Read a catalog of sky positions from a FITS table, an HDF5 file or a text file
 #'
 #' Reads right ascension and declination, and any other columns asked for
-#' (weights, redshifts, flags), from a FITS binary or ASCII table or from a
-#' text file (whitespace separated or CSV). The format is decided by the
-#' content, not the name: a file whose first bytes are `SIMPLE  =` (gzip
-#' compressed or not) is FITS, anything else is text.
+#' (weights, redshifts, flags), from a FITS binary or ASCII table, from
+#' datasets of an HDF5 file (as LSST DESC's TXPipe writes them) or from a
+#' text file (whitespace separated or CSV), and keeps the rows a flag
+#' column allows when asked. The format is decided by the content, not the
+#' name: a file whose first bytes are `SIMPLE  =` (gzip compressed or not)
+#' is FITS, one with the HDF5 signature is HDF5, anything else is text.
 #'
 #' @section FITS:
 #' `hdu` picks the table: `NULL` the first table extension, a number the
@@ -70,7 +73,8 @@
 #' @param hdu FITS only: `NULL`, an HDU number (from 0) or an `EXTNAME`.
 #' @return A data frame with numeric columns `ra` (in `[0, 360)`) and `dec`
 #'   (in `[-90, 90]`), in degrees, then the other columns asked for, one
-#'   row per row of the table or line of data.
+#'   row per row of the table or line of data (those the flag keeps, with
+#'   attribute `"flagged"`, when `flag` is given).
 #' @seealso [write_wtheta()] for results; [simulate_catalog()] and
 #'   [random_catalog()] for simulated catalogs; [wtheta()] and
 #'   [pair_counts()], which take the result.
@@ -81,20 +85,32 @@
 #' read_catalog(f, units = "arcmin")
 #' writeLines(c("ra,dec,w", "10,20,1.5", "30,-40,0.5"), f)
 #' read_catalog(f, columns = c("ra", "dec", weight = "w"))
+#' # flags: rows with no bit outside ok = 1 are kept (0 and 1, not 4)
+#' writeLines(c("ra,dec,flag", "10,20,0", "30,-40,4", "50,5,1"), f)
+#' read_catalog(f, flag = "flag", ok = 1)
 #' @export
 read_catalog <- function(file, units = NULL, columns = NULL, sep = NULL,
-                         hdu = NULL) {
+                         hdu = NULL, group = NULL, flag = NULL, ok = 0) {
   args <- check_read_args(file, units, columns, sep)
-  src <- open_source(file)
-  check_format_args(src, file, sep, hdu)
-  tab <- if (src$fits) {
-    read_fits_columns(file, args$columns, hdu)
+  flags <- check_flag_args(flag, ok, !missing(ok))         # R/flags.R
+  hdf5 <- is_hdf5(file)                                    # R/hdf5.R
+  check_hdf5_args(file, hdf5, sep, hdu, group)
+  if (hdf5) {
+    tab <- read_hdf5_columns(file, args$columns, group, flags)
   } else {
-    read_text_columns(file, src$bytes, args$columns, sep)
+    src <- open_source(file)
+    check_format_args(src, file, sep, hdu)
+    tab <- if (src$fits) {
+      read_fits_columns(file, args$columns, hdu)
+    } else {
+      read_text_columns(file, src$bytes, args$columns, sep)
+    }
+    tab$flag <- read_flag_column(file, src, flags, args$columns, hdu, sep)
   }
   pos <- positions_in_degrees(tab, args$units, file)
   out <- check_catalog(pos, "file", columns = tab$labels)
-  add_columns(out, tab$values[-(1:2)], tab$names[-(1:2)])
+  out <- add_columns(out, tab$values[-(1:2)], tab$names[-(1:2)])
+  apply_flags(out, tab$flag, flags, file)                  # R/flags.R
 }
 
 # The steps of read_catalog(). Each reader gives the same table:

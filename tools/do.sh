@@ -43,6 +43,10 @@ debs="$debs libcfitsio-dev pkg-config r-cran-data.table python3-astropy"
 # chealpix (found by configure) for HEALPix maps; python3-healpy for
 # tools/make-healpix-fixtures.py (the tests read its committed output)
 debs="$debs libchealpix-dev python3-healpy"
+# hdf5r (suggested) for HDF5 catalogs in read_catalog(), as TXPipe writes
+# them; python3-h5py for tools/make-hdf5-fixtures.py (the tests read its
+# committed output, and skip the HDF5 tests without hdf5r)
+debs="$debs r-cran-hdf5r python3-h5py"
 
 install_missing() {
   missing=""
