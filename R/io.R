@@ -1,6 +1,6 @@
 # Files in and out: catalogs from FITS tables and text, results written and
 # read back. The C side is src/io/text.c (text in memory), src/io/fits.c
-# (cfitsio) and their R boundary src/glue_io.c.
+# (cfitsio) and their R boundary src/r/io.c.
 
 #' Read a catalog of sky positions from a FITS table or a text file
 #'

@@ -37,7 +37,7 @@ enum {
   WT_ERR_NO_HEALPIX = 9    /* HEALPix support (chealpix) was not compiled in */
 };
 
-/* The enums below are mirrored on the R side from one place: glue.c's
+/* The enums below are mirrored on the R side from one place: r/backend.c's
  * wt_r_constants() hands their names and values to R (wt_constant() in
  * R/backend.R), so R never writes a raw code. */
 
@@ -303,7 +303,7 @@ int wt_count_cuda(wt_job *job);
 int wt_cuda_release(void);
 
 /* cuda/plan.cxx, built in every build (with or without nvcc): the CUDA
- * engine's host planning, shown to tests (glue.c) so that it is
+ * engine's host planning, shown to tests (r/testing.c) so that it is
  * checked without a GPU */
 typedef struct {
   /* in: the analysis of the points (plan.h's Analysis) and the device */
