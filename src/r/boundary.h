@@ -103,8 +103,9 @@ SEXP wt_r_fits_info(SEXP, SEXP, SEXP);
 SEXP wt_r_fits_read(SEXP, SEXP, SEXP);
 SEXP wt_r_fits_write(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_fits_read_image(SEXP, SEXP);
-/* r/init.c: the registration, and the threads' set-up, at load */
-void R_init_wtheta(DllInfo *dll);
+/* r/init.c: the registration, and the threads' set-up, at load (from
+ * R_init_wtheta in src/wtheta.c) */
+void wtr_init(DllInfo *dll);
 /* r/testing.c */
 SEXP wt_r_grid_builds(void);
 SEXP wt_r_cuda_plan_table(SEXP, SEXP, SEXP);

@@ -51,7 +51,8 @@ static const R_CallMethodDef call_methods[] = {
   {NULL, NULL, 0}
 };
 
-void R_init_wtheta(DllInfo *dll)
+/* called at load by R_init_wtheta (src/wtheta.c) */
+void wtr_init(DllInfo *dll)
 {
   R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
   R_useDynamicSymbols(dll, FALSE);
