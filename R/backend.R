@@ -63,7 +63,7 @@ wtheta_backends <- function() {
 
 # The codes of the C core's enums (backends, grid modes, instruction sets),
 # by name, from the one place that defines them (src/wt.h, handed over by
-# wt_r_constants() in src/glue.c): R never writes a raw code.
+# wt_r_constants() in src/r/backend.c): R never writes a raw code.
 wt_constant <- function(kind, name) {
   if (is.null(constants_cache$codes)) constants_cache$codes <- .Call(C_constants)
   code <- constants_cache$codes[[kind]][name]

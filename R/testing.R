@@ -38,7 +38,7 @@
 #'     counting thread failed: the CUDA worker thread of device D failed
 #'     (fault injected ...)"}.
 #'   \item \code{narrow}: not a failure but a canary: the CPU engine's narrow
-#'     kernel (grid tasks whose pairs span a few bins, see \code{bench/kernel-notes.md})
+#'     kernel (grid tasks whose pairs span a few bins, see \code{bench/kernel/kernel-notes.md})
 #'     adds one false pair per call, so that a test can show that a workload
 #'     reaches that kernel. The counts are then wrong.
 #' }

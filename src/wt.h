@@ -37,7 +37,7 @@ enum {
   WT_ERR_NO_HEALPIX = 9    /* HEALPix support (chealpix) was not compiled in */
 };
 
-/* The enums below are mirrored on the R side from one place: glue.c's
+/* The enums below are mirrored on the R side from one place: r/backend.c's
  * wt_r_constants() hands their names and values to R (wt_constant() in
  * R/backend.R), so R never writes a raw code. */
 
@@ -256,7 +256,7 @@ double wt_grid_builds(void);
  * task over other ranges is counted without a grid) */
 int wt_count_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b);
 /* counts job->a and job->b as given, through temporary catalogs grouped by
- * the ranges of the tasks (for callers without catalogs: bench/kernel.c) */
+ * the ranges of the tasks (for callers without catalogs: bench/kernel/kernel.c) */
 int wt_count(wt_job *job);
 /* the host stages of a count's plan without counting (benches): the grid
  * (when it pays for job, as in a count) and, for the CUDA backend, the
@@ -309,7 +309,7 @@ int wt_cuda_release(void);
 
 /* cuda/plan_tests.cxx (with the other plan_*.cxx, built in every build,
  * with or without nvcc): the CUDA engine's host planning, shown to tests
- * (glue.c) so that it is checked without a GPU */
+ * (r/testing.c) so that it is checked without a GPU */
 typedef struct {
   /* in: the analysis of the points (plan.h's Analysis) and the device */
   int sane;                /* finite unit vectors, non-decreasing edges */

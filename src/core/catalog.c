@@ -9,7 +9,7 @@
 #include "grid.h"
 
 /* Guards every catalog's grid stage, its users and grid_builds: counts on
- * the GPU may run at once from several threads (glue.c,
+ * the GPU may run at once from several threads (r/pending.c,
  * wt_r_count_start). A stage is built under the lock: a second count that
  * needs it waits for it instead of building its own. */
 static pthread_mutex_t grid_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -14,7 +14,7 @@
  * last edge leaves out most pairs, and when there are enough pairs that
  * planning is cheap beside counting; the GPU counts so much faster than
  * the CPU that it needs far more pairs before planning on the host pays.
- * The measurements behind these numbers are in bench/kernel-notes.md
+ * The measurements behind these numbers are in bench/kernel/kernel-notes.md
  * ("Grid thresholds"). */
 #define WT_GRID_AUTO_MAX_DEG 60.0    /* largest last edge that prunes */
 #define WT_GRID_AUTO_MIN_PAIRS_CPU 1e8
@@ -23,7 +23,7 @@
  * win at 5e15; the threshold lies between */
 #define WT_GRID_BULK_MIN_PAIRS_GPU 5e14
 /* the cells: a fraction of the last edge, with a floor in degrees (the
- * shape measured in bench/kernel-notes.md, "Grid thresholds") */
+ * shape measured in bench/kernel/kernel-notes.md, "Grid thresholds") */
 #define WT_GRID_CELLS_PER_EDGE 4.0
 #define WT_GRID_MIN_CELL_DEG 0.02
 /* Node pairs that may be pruned are split down to this many pairs. The
@@ -52,7 +52,7 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
 /* Bulk counting inside bins visits fewer pairs but makes many small
  * tasks: it pays on the CPU at survey sizes, and on the GPU, whose host
  * plans every task, only from WT_GRID_BULK_MIN_PAIRS_GPU pairs
- * (bench/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
+ * (bench/kernel/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
  * need every pair in a bin visited: no bulk counting then. */
 static int grid_bulk(const wt_job *job, double pairs)
 {

@@ -1,6 +1,6 @@
 /* Resampling arithmetic on plain arrays: patch arrays from the per-task
  * histograms, jackknife replicates from a patch array, and the stable
- * counting sort that groups a catalog by patch. glue.c wraps them for R. */
+ * counting sort that groups a catalog by patch. r/patches.c wraps them for R. */
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"

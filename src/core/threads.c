@@ -186,7 +186,7 @@ int wt_cap_threads(int requested)
 /* threads for a light pass over n points: at most one per `grain` points,
  * because a team much larger than the work waits on its slowest member
  * and makes the pass slower than fewer threads would (measured in
- * bench/kernel-notes.md, "Light passes") */
+ * bench/kernel/kernel-notes.md, "Light passes") */
 int wt_threads_for(int requested, int64_t n, int64_t grain)
 {
   int t = wt_cap_threads(requested);

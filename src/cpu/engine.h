@@ -32,7 +32,7 @@
  *    redone in double. AVX2 (and AVX-512 jobs without the float kernel)
  *    does the same in double with exact comparisons (wt_cpu_avx2_narrow).
  *    Unweighted jobs only (weighted ones take the other kernels); see
- *    bench/kernel-notes.md for the measured widths.
+ *    bench/kernel/kernel-notes.md for the measured widths.
  * The vector kernels write the histogram indices of each group of columns to
  * a small ring and increment those counters two groups later, so that the
  * vector work and the scattered increments overlap. Plain C does the rest:

@@ -131,7 +131,7 @@ __device__ __forceinline__ int cpu_slot(const ExactArgs &a, double d2)
  * the block had no item), which the kernel flushes. Forced inline, with
  * the lambdas, so that each kernel compiles as if the loop were written
  * out in it: the machine code of both kernels is byte-identical to the
- * two loops this replaced (bench/kernel-notes.md, "Issue 18"). */
+ * two loops this replaced (bench/kernel/kernel-notes.md, "Issue 18"). */
 template <class Turn, class Count>
 __device__ __forceinline__ int for_each_item(const Item *items, int n_items,
                                              int *counter, int *s_item,

@@ -61,7 +61,7 @@
  * No R API, no printing, no exit.
  *
  * Where the fast kernel's time goes (instruction issue more than
- * shared-memory wavefronts) is in bench/kernel-notes.md. */
+ * shared-memory wavefronts) is in bench/kernel/kernel-notes.md. */
 #include <cuda_runtime.h>
 #include <cub/device/device_radix_sort.cuh>
 

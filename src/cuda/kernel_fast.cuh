@@ -50,7 +50,7 @@ __device__ __forceinline__ unsigned fast_rel(const unsigned char *smem,
  * cnt_off() to the shared base pointer instead (a signed constant), which
  * ptxas folds into the atomic's immediate offset: written as one unsigned
  * 32-bit sum it added the offset with a separate instruction per pair
- * (bench/kernel-notes.md, "Moved from the CUDA engine's comments"). */
+ * (bench/kernel/kernel-notes.md, "Moved from the CUDA engine's comments"). */
 template <int MB, int OCT>
 __device__ __forceinline__ unsigned fast_cell(const unsigned char *smem,
                                               float q, float &d)

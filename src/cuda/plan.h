@@ -4,7 +4,7 @@
  * (plan_launch.cxx); plan_tests.cxx shows them outside (wt.h). Plain C++
  * with no CUDA types: the plan_*.cxx are built by the C++ compiler in
  * every build, with or without nvcc, so that tests can check the planning
- * on a machine without a GPU (glue.c). Private to cuda/: entry.cu and the
+ * on a machine without a GPU (r/testing.c). Private to cuda/: entry.cu and the
  * plan_*.cxx include it. */
 #ifndef WT_CUDA_PLAN_H
 #define WT_CUDA_PLAN_H

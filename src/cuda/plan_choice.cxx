@@ -180,7 +180,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
 }
 
 /* Plans of recent calls: building the candidate tables walks every cell
- * of each (bench/kernel-notes.md, "Moved from the CUDA engine's
+ * of each (bench/kernel/kernel-notes.md, "Moved from the CUDA engine's
  * comments"), and a session repeats the same bins. A plan depends only on
  * the edges, the analysis and the shared memory of the devices. */
 struct PlanEntry {

@@ -1,5 +1,5 @@
 /* The CUDA engine's host planning shown outside the engine (wt.h): to the
- * tests (wt_cuda_plan_table, wt_cuda_plan_work; glue.c shows them R), so
+ * tests (wt_cuda_plan_table, wt_cuda_plan_work; r/testing.c shows them R), so
  * that the planning is checked without a GPU, and to the benches
  * (wt_cuda_host_plan, through wt_plan_catalogs). Built by the C++
  * compiler in every build. No CUDA, no R API, no printing. */

@@ -11,8 +11,8 @@
 namespace {
 
 /* ---- compile-time shape of the fast kernel ----
- * (tuning knobs, chosen by timing variants with bench/kernel.sh; what
- * they measured is in bench/kernel-notes.md. WT_CUDA_FORCE_EXACT and
+ * (tuning knobs, chosen by timing variants with bench/kernel/kernel.sh; what
+ * they measured is in bench/kernel/kernel-notes.md. WT_CUDA_FORCE_EXACT and
  * WT_CUDA_NOSORT exist for tests and comparisons only) */
 #ifndef WT_CUDA_NI
 #define WT_CUDA_NI 4          /* i points held per thread */
@@ -39,7 +39,7 @@ constexpr int BLOCK = WT_CUDA_BLOCK;
  * RL consecutive i points and each group takes its own j, so one
  * instruction spans RL i points x G j points, which land in fewer distinct
  * cells than 32 i points x 1 j: fewer bank conflicts of the threshold
- * load and the counter atomic (bench/kernel-notes.md, "Lane groups"). A
+ * load and the counter atomic (bench/kernel/kernel-notes.md, "Lane groups"). A
  * thread's NI points lie KS apart. */
 constexpr int G = WT_CUDA_G;
 constexpr int RL = 32 / G;
@@ -60,7 +60,7 @@ constexpr int64_t CHUNK = (int64_t)1 << 21;  /* points per device chunk */
  * cells (fewer bank conflicts) but hold several edges more often (more
  * pairs on the exact path); {7, 16} first was faster for log bins and
  * slower for many or linear bins, and coarser shapes still were slower
- * for both (bench/kernel-notes.md, "Table shapes"). */
+ * for both (bench/kernel/kernel-notes.md, "Table shapes"). */
 struct TabCfg { int mb, oct; };
 constexpr TabCfg kCfgs[] = {{7, 16}, {8, 16}, {9, 16}, {10, 16}, {11, 8}};
 constexpr int kNumCfgs = 5;

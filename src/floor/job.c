@@ -2,7 +2,7 @@
  * share: the pairs a task holds and a task list holds, the validity of a
  * task list, fault bits for tests and a clock. The dispatcher (core/) and
  * the engines (cpu/, cuda/) call these; nothing here calls either, so data
- * flows one way (glue, dispatch, engine). */
+ * flows one way (the R boundary, dispatch, engine). */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>

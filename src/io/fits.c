@@ -2,7 +2,7 @@
  * configure finds cfitsio, else fits_stub.c. No R here: statuses and a
  * message in msg (cfitsio's own words). Columns are read in chunks of rows
  * that fit cfitsio's buffers, so a table is read once and never held twice
- * (glue_io.c drives the chunks). */
+ * (r/io.c drives the chunks). */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>

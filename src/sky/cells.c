@@ -3,7 +3,7 @@
  * over the points for every level up to WT_CELLS_LOW (the coarser ones add
  * the four cells each is made of), one pass per finer level, until the
  * search stops. Results are those of the R formulas in
- * R/footprint_check.R (and tests/testthat/test-footprint.R checks them
+ * R/footprint_check.R (and tests/testthat/test-footprint_check.R checks them
  * against R's own tabulate()). */
 #include <stdlib.h>
 #include <string.h>

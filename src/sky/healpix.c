@@ -1,6 +1,6 @@
 /* HEALPix through chealpix (Debian libchealpix-dev): pixel lookups,
  * pixel centres, renumbering and random points drawn from a set of
- * pixels. No R here: status codes back to glue_healpix.c. */
+ * pixels. No R here: status codes back to r/sky.c. */
 #include <math.h>
 #include <stdint.h>
 #include <chealpix.h>

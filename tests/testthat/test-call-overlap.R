@@ -1,4 +1,4 @@
-# Overlapped counts (run_counts(), glue.c wt_r_count_start): each count of
+# Overlapped counts (run_counts(), r/pending.c wt_r_count_start): each count of
 # a wtheta() call in a thread of its own, started before the first is
 # collected. R overlaps GPU counts only; the machinery is the same for
 # either engine, so these tests drive it with CPU counts (the GPU's are in

@@ -1,28 +1,21 @@
-/* The R boundary of the HEALPix code (healpix.c): checks what R hands
- * over, calls the plain-C functions in chunks (checking for interrupts
- * between them, from the main thread), then error() after freeing. */
+/* The sky: the footprint check's cells (sky/cells.c, R/footprint_check.R)
+ * and the HEALPix code (sky/healpix.c, R/footprint.R), called in
+ * chunks with an interrupt check between them, from the main thread;
+ * error() after freeing. */
 #include <stdint.h>
+#include <string.h>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
-#include <R.h>
-#include <Rinternals.h>
-#include "wt.h"
-#include "core/threads.h"
+#include "boundary.h"
+#include "sky/cells.h"
 #include "sky/healpix.h"
 
 #define CHUNK ((R_xlen_t)1 << 21)
 
-static void check_interrupt(void *unused)
-{
-  (void)unused;
-  R_CheckUserInterrupt();
-}
-
 static void interrupt_point(void)
 {
-  if (!R_ToplevelExec(check_interrupt, NULL))
-    error("wtheta: interrupted");
+  if (wtr_interrupted()) error("wtheta: interrupted");
 }
 
 static const double *rot_of(SEXP rot)
@@ -47,15 +40,36 @@ static void fail(int st)
   if (st != WT_OK) error("wtheta internal: HEALPix status %d", st);
 }
 
-static int threads_of(SEXP threads, R_xlen_t n)
+/* the footprint check's cells (sky/cells.h): list(level, id, d, r) for the
+ * level kept, level -1 and empty vectors when none */
+SEXP wt_r_footprint_cells(SEXP ra_d, SEXP dec_d, SEXP ra_r, SEXP dec_r,
+                          SEXP thin, SEXP threads)
 {
-  int t = asInteger(threads);
-  if (t == NA_INTEGER || t < 1) error("wtheta internal: threads < 1");
-  t = wt_threads_for(t, n, WT_LIGHT_GRAIN);
-  char msg[200];
-  if (wt_threads_start(t, msg, sizeof msg) != 0)
-    error("wtheta: cannot start %d CPU threads: %s", t, msg);
-  return t;
+  const int64_t n_d = XLENGTH(ra_d), n_r = XLENGTH(ra_r);
+  if (XLENGTH(dec_d) != n_d || XLENGTH(dec_r) != n_r)
+    error("wtheta internal: ra and dec of different lengths");
+  wt_cells c;
+  int status = wt_footprint_cells(
+    wtr_real_or_die(ra_d, "ra"), wtr_real_or_die(dec_d, "dec"), n_d,
+    wtr_real_or_die(ra_r, "ra"), wtr_real_or_die(dec_r, "dec"), n_r,
+    (int64_t)asReal(thin), WT_CELLS_TOP, 12, 25.0, 256,
+    wtr_team_of(threads, n_d + n_r, WT_LIGHT_GRAIN), &c);
+  if (status == WT_ERR_NOMEM)
+    error("wtheta: not enough memory for the footprint check's cells");
+  if (status != WT_OK) error("wtheta internal: footprint cells (status %d)",
+                             status);
+  const char *names[] = {"level", "id", "d", "r", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, ScalarInteger(c.level));
+  double *src[3] = {c.id, c.d, c.r};
+  for (int k = 0; k < 3; k++) {
+    SEXP v = allocVector(REALSXP, (R_xlen_t)c.n_cells);
+    SET_VECTOR_ELT(out, k + 1, v);
+    if (c.n_cells) memcpy(REAL(v), src[k], (size_t)c.n_cells * sizeof(double));
+  }
+  wt_cells_free(&c);
+  UNPROTECT(1);
+  return out;
 }
 
 SEXP wt_r_healpix_compiled(void)
@@ -78,7 +92,7 @@ SEXP wt_r_healpix_pixels(SEXP nside, SEXP nest, SEXP ra, SEXP dec, SEXP rot,
   R_xlen_t n = radec_length(ra, dec);
   int64_t ns = nside_of(nside);
   const double *r = rot_of(rot);
-  int t = threads_of(threads, n);
+  int t = wtr_team_of(threads, n, WT_LIGHT_GRAIN);
   SEXP out = PROTECT(allocVector(REALSXP, n));
   for (R_xlen_t s = 0; s < n; s += CHUNK) {
     R_xlen_t m = n - s < CHUNK ? n - s : CHUNK;
@@ -96,7 +110,7 @@ SEXP wt_r_healpix_centres(SEXP nside, SEXP nest, SEXP pix, SEXP rot,
 {
   if (TYPEOF(pix) != REALSXP) error("wtheta internal: pix must be double");
   R_xlen_t n = XLENGTH(pix);
-  int t = threads_of(threads, n);
+  int t = wtr_team_of(threads, n, WT_LIGHT_GRAIN);
   SEXP ra = PROTECT(allocVector(REALSXP, n));
   SEXP dec = PROTECT(allocVector(REALSXP, n));
   int st = wt_healpix_centres(nside_of(nside), asLogical(nest), REAL(pix),
@@ -186,7 +200,7 @@ SEXP wt_r_healpix_draw(SEXP nside, SEXP pix, SEXP w, SEXP seed, SEXP n,
   if (!(nd >= 0 && nd <= 4503599627370496.0)) error("wtheta internal: n");
   R_xlen_t nn = (R_xlen_t)nd;
   const double *r = rot_of(rot);
-  int t = threads_of(threads, nn);
+  int t = wtr_team_of(threads, nn, WT_LIGHT_GRAIN);
   wt_runs runs = runs_of(pix, 12 * ns * ns);
   double *prob = NULL;
   int64_t *alias = NULL;
@@ -223,7 +237,7 @@ SEXP wt_r_healpix_on_map(SEXP nside, SEXP nest, SEXP pix, SEXP ra, SEXP dec,
   R_xlen_t n = radec_length(ra, dec);
   int64_t ns = nside_of(nside);
   const double *r = rot_of(rot);
-  int t = threads_of(threads, n);
+  int t = wtr_team_of(threads, n, WT_LIGHT_GRAIN);
   wt_runs runs = runs_of(pix, 12 * ns * ns);
   SEXP out = PROTECT(allocVector(LGLSXP, n));
   huge_pages(LOGICAL(out), (size_t)n * sizeof(int));

@@ -1,22 +1,12 @@
-/* The R boundary of the readers (text.c, fits.c): the only io file that
- * sees SEXP. Kept apart from glue.c, which is the boundary of the counting
- * core, so that each stays a size one can read; the same rules hold here:
- * check what R hands over, call the plain-C readers, free, then error(). */
+/* The R boundary of the readers (R/io.R; io/text.c, io/fits.c): check
+ * what R hands over, call the plain-C readers, free, then error(). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
 #include <zlib.h>
-#include <R.h>
-#include <Rinternals.h>
-#include "wt.h"
+#include "boundary.h"
 #include "io/io.h"
-
-static void check_interrupt(void *unused)
-{
-  (void)unused;
-  R_CheckUserInterrupt();
-}
 
 static const char *path_of(SEXP path)
 {
@@ -422,7 +412,7 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
           }
       }
     }
-    if (status == WT_OK && !R_ToplevelExec(check_interrupt, NULL))
+    if (status == WT_OK && wtr_interrupted())
       status = WT_ERR_INTERRUPTED;
   }
   free(tmp);

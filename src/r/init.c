@@ -1,59 +1,7 @@
-/* Routine registration. */
-#include <R.h>
-#include <Rinternals.h>
-#include <R_ext/Rdynload.h>
-#include "core/threads.h"
-
-SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                      SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                               SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_count_start(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                      SEXP, SEXP);
-SEXP wt_r_count_wait(SEXP, SEXP, SEXP);
-SEXP wt_r_count_cancel(SEXP);
-SEXP wt_r_catalog_new(SEXP, SEXP, SEXP);
-SEXP wt_r_catalog_release(SEXP);
-SEXP wt_r_catalog_alive(SEXP);
-SEXP wt_r_grid_builds(void);
-SEXP wt_r_plan_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
-SEXP wt_r_cuda_info(void);
-SEXP wt_r_cuda_device(SEXP);
-SEXP wt_r_cuda_release(void);
-SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
-SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_check_coords(SEXP, SEXP);
-SEXP wt_r_reduce_ra(SEXP);
-SEXP wt_r_footprint_cells(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_jackknife_counts(SEXP, SEXP, SEXP);
-SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_default_threads(SEXP);
-SEXP wt_r_cpu_cores(void);
-SEXP wt_r_constants(void);
-SEXP wt_r_cpu_isa(void);
-SEXP wt_r_cuda_plan_table(SEXP, SEXP, SEXP);
-SEXP wt_r_cuda_plan_work(SEXP, SEXP, SEXP);
-/* glue_io.c */
-SEXP wt_r_read_gzip(SEXP);
-SEXP wt_r_text_info(SEXP, SEXP);
-SEXP wt_r_text_row(SEXP, SEXP, SEXP);
-SEXP wt_r_text_parse(SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_text_strings(SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_fits_compiled(void);
-SEXP wt_r_fits_info(SEXP, SEXP, SEXP);
-SEXP wt_r_fits_read(SEXP, SEXP, SEXP);
-SEXP wt_r_fits_write(SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_fits_read_image(SEXP, SEXP);
-SEXP wt_r_fits_header(SEXP, SEXP);
-/* glue_healpix.c */
-SEXP wt_r_healpix_compiled(void);
-SEXP wt_r_healpix_pixels(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_healpix_centres(SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_healpix_renumber(SEXP, SEXP, SEXP);
-SEXP wt_r_healpix_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP wt_r_healpix_on_map(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* Routine registration: every .Call entry point of src/r/ (declared in
+ * boundary.h), by the name R calls it with (C_ prefixed by useDynLib's
+ * .fixes in NAMESPACE). */
+#include "boundary.h"
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
@@ -104,7 +52,8 @@ static const R_CallMethodDef call_methods[] = {
   {NULL, NULL, 0}
 };
 
-void R_init_wtheta(DllInfo *dll)
+/* called at load by R_init_wtheta (src/wtheta.c) */
+void wtr_init(DllInfo *dll)
 {
   R_registerRoutines(dll, NULL, call_methods, NULL, NULL);
   R_useDynamicSymbols(dll, FALSE);

@@ -1,0 +1,115 @@
+/* The R boundary's private header: what the files of src/r/ share, and
+ * the .Call entry points that r/init.c registers. Only src/r/ includes it
+ * (and only src/r/ includes R's headers). Shared helpers are named wtr_,
+ * apart from the core's wt_ names of wt.h. */
+#ifndef WT_R_BOUNDARY_H
+#define WT_R_BOUNDARY_H
+
+#include <stdint.h>
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+#include "wt.h"
+#include "core/threads.h"   /* the grains of wtr_team_of */
+
+/* ---- r/poll.c: progress and the one interrupt check ---- */
+
+/* progress lines for long runs: off unless asked, silent for the first
+ * two seconds, then one line every half second on a terminal (rewritten in
+ * place) or every five seconds elsewhere (logs) */
+typedef struct {
+  int show, tty;           /* tty: one line rewritten in place, else lines */
+  double start, last;
+  int printed;
+  SEXP fun;                /* an R function(done, total) to report to instead
+                            * (a progressr progressor), or NULL */
+} wtr_progress;
+
+/* 1 when the user interrupted (R_CheckUserInterrupt under R_ToplevelExec,
+ * so that no longjmp leaves the caller's memory behind), else 0; from the
+ * main thread only, never inside an OpenMP region */
+int wtr_interrupted(void);
+void wtr_progress_init(wtr_progress *prog, SEXP progress);
+int wtr_poll(void *ctx, double done, double total);   /* a wt_job's poll */
+void wtr_progress_done(wtr_progress *p, int status);
+
+/* ---- r/args.c: what R hands over, and status codes to R errors ---- */
+
+const double *wtr_real_or_die(SEXP x, const char *what);
+int wtr_team_of(SEXP threads, int64_t n, int64_t grain);
+void wtr_points_of(SEXP xyz, wt_points *p);
+const double *wtr_weights_of(SEXP w, const wt_points *p, const char *what);
+void wtr_bins_into(SEXP edges, wt_bins *bins, double *upper,
+                   uint16_t *table);
+void wtr_bins_of(SEXP edges, wt_bins *bins);
+R_xlen_t wtr_tasks_count(SEXP tasks);
+void wtr_tasks_fill(SEXP tasks, R_xlen_t k, wt_task *t);
+wt_task *wtr_tasks_of(SEXP tasks, int64_t *n_tasks);
+NORET void wtr_status_error(int status, const wt_job *job);
+
+/* ---- r/catalog.c: prepared catalogs as external pointers ---- */
+
+wt_catalog *wtr_catalog_of(SEXP ptr, const char *what);
+
+/* ---- the .Call entry points, by file ---- */
+
+/* r/catalog.c */
+SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
+SEXP wt_r_catalog_new(SEXP, SEXP, SEXP);
+SEXP wt_r_catalog_release(SEXP);
+SEXP wt_r_catalog_alive(SEXP);
+SEXP wt_r_check_coords(SEXP, SEXP);
+SEXP wt_r_reduce_ra(SEXP);
+/* r/pending.c */
+SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                      SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                               SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_count_start(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                      SEXP, SEXP);
+SEXP wt_r_count_wait(SEXP, SEXP, SEXP);
+SEXP wt_r_count_cancel(SEXP);
+SEXP wt_r_plan_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* r/patches.c */
+SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
+SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_jackknife_counts(SEXP, SEXP, SEXP);
+SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
+/* r/backend.c */
+SEXP wt_r_constants(void);
+SEXP wt_r_cpu_isa(void);
+SEXP wt_r_cuda_info(void);
+SEXP wt_r_cuda_device(SEXP);
+SEXP wt_r_cuda_release(void);
+SEXP wt_r_default_threads(SEXP);
+SEXP wt_r_cpu_cores(void);
+/* r/sky.c */
+SEXP wt_r_footprint_cells(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_compiled(void);
+SEXP wt_r_healpix_pixels(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_centres(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_renumber(SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_healpix_on_map(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* r/io.c */
+SEXP wt_r_read_gzip(SEXP);
+SEXP wt_r_text_info(SEXP, SEXP);
+SEXP wt_r_text_row(SEXP, SEXP, SEXP);
+SEXP wt_r_text_parse(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_text_strings(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_fits_compiled(void);
+SEXP wt_r_fits_info(SEXP, SEXP, SEXP);
+SEXP wt_r_fits_read(SEXP, SEXP, SEXP);
+SEXP wt_r_fits_write(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_fits_header(SEXP, SEXP);
+SEXP wt_r_fits_read_image(SEXP, SEXP);
+/* r/init.c: the registration, and the threads' set-up, at load (from
+ * R_init_wtheta in src/wtheta.c) */
+void wtr_init(DllInfo *dll);
+/* r/testing.c */
+SEXP wt_r_grid_builds(void);
+SEXP wt_r_cuda_plan_table(SEXP, SEXP, SEXP);
+SEXP wt_r_cuda_plan_work(SEXP, SEXP, SEXP);
+
+#endif

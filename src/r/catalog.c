@@ -1,0 +1,186 @@
+/* Catalogs: coordinates checked and reduced (R/catalog.R), unit vectors
+ * made once, and prepared catalogs (wt_catalog) held by R external
+ * pointers (R/pair_counts.R). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <limits.h>
+#include "boundary.h"
+
+/* The unit vectors of k catalogs (lists ra and dec of double vectors), as
+ * a list of n x 3 matrices, by one team of threads (a light pass over all
+ * their points) */
+SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
+{
+  if (TYPEOF(ra) != VECSXP || TYPEOF(dec) != VECSXP ||
+      XLENGTH(ra) != XLENGTH(dec) || XLENGTH(ra) > INT_MAX)
+    error("wtheta internal: ra and dec must be lists of one length");
+  const int k = (int)XLENGTH(ra);
+  SEXP out = PROTECT(allocVector(VECSXP, k));
+  const double **r = (const double **)R_alloc(k > 0 ? (size_t)k : 1,
+                                              sizeof(double *));
+  const double **d = (const double **)R_alloc(k > 0 ? (size_t)k : 1,
+                                              sizeof(double *));
+  double **x = (double **)R_alloc(k > 0 ? (size_t)k : 1, sizeof(double *));
+  double **y = (double **)R_alloc(k > 0 ? (size_t)k : 1, sizeof(double *));
+  double **z = (double **)R_alloc(k > 0 ? (size_t)k : 1, sizeof(double *));
+  int64_t *n = (int64_t *)R_alloc(k > 0 ? (size_t)k : 1, sizeof(int64_t));
+  int64_t total = 0;
+  for (int c = 0; c < k; c++) {
+    SEXP rc = VECTOR_ELT(ra, c), dc = VECTOR_ELT(dec, c);
+    R_xlen_t nc = XLENGTH(rc);
+    if (XLENGTH(dc) != nc)
+      error("wtheta internal: ra and dec lengths differ");
+    if (nc > INT_MAX)
+      error("wtheta: catalogs of more than %d points are not supported",
+            INT_MAX);
+    r[c] = wtr_real_or_die(rc, "ra");
+    d[c] = wtr_real_or_die(dc, "dec");
+    SET_VECTOR_ELT(out, c, allocMatrix(REALSXP, (int)nc, 3));
+    x[c] = REAL(VECTOR_ELT(out, c));
+    y[c] = x[c] + nc;
+    z[c] = y[c] + nc;
+    n[c] = (int64_t)nc;
+    total += n[c];
+  }
+  const int t = wtr_team_of(threads, total, WT_LIGHT_GRAIN);
+  if (wt_unit_vectors_many(k, r, d, n, x, y, z, t) != WT_OK)
+    error("wtheta: not enough memory for the unit vectors");
+  UNPROTECT(1);
+  return out;
+}
+
+/* Prepared catalogs (wt_catalog) as R external pointers. The pointer's
+ * protected slot holds the unit vectors and weights, so the memory the
+ * catalog points at lives as long as the pointer; the finalizer frees the
+ * catalog and its cached grid. */
+static void catalog_finalize(SEXP ptr)
+{
+  wt_catalog *c = (wt_catalog *)R_ExternalPtrAddr(ptr);
+  if (!c) return;
+  wt_catalog_clear(c);
+  free(c);
+  R_ClearExternalPtr(ptr);
+}
+
+static SEXP catalog_tag(void)
+{
+  static SEXP tag = NULL;
+  if (!tag) tag = install("wt_catalog");
+  return tag;
+}
+
+wt_catalog *wtr_catalog_of(SEXP ptr, const char *what)
+{
+  if (TYPEOF(ptr) != EXTPTRSXP || R_ExternalPtrTag(ptr) != catalog_tag())
+    error("wtheta internal: %s must be a catalog pointer", what);
+  wt_catalog *c = (wt_catalog *)R_ExternalPtrAddr(ptr);
+  if (!c) error("wtheta internal: %s is a freed catalog pointer", what);
+  return c;
+}
+
+/* xyz: n x 3 unit vectors; w: NULL or n weights; ranges: NULL (one range)
+ * or a k x 2 double matrix of [start, end) (zero based) of the points of
+ * each patch, as group_patches() gives them */
+SEXP wt_r_catalog_new(SEXP xyz, SEXP w, SEXP ranges)
+{
+  wt_points p;
+  memset(&p, 0, sizeof p);
+  wtr_points_of(xyz, &p);
+  p.w = wtr_weights_of(w, &p, "weights");
+  if (p.n < 1) error("wtheta internal: a catalog without points");
+  int64_t *r = NULL, k = 0;
+  if (!isNull(ranges)) {
+    const double *v = wtr_real_or_die(ranges, "ranges");
+    if (XLENGTH(ranges) % 2 != 0)
+      error("wtheta internal: ranges must be a k x 2 matrix");
+    k = (int64_t)(XLENGTH(ranges) / 2);
+    r = (int64_t *)R_alloc(k > 0 ? (size_t)k * 2 : 1, sizeof *r);
+    for (int64_t i = 0; i < k; i++) {   /* column major: starts, then ends */
+      r[2 * i] = (int64_t)v[i];
+      r[2 * i + 1] = (int64_t)v[i + k];
+    }
+  }
+  /* the pointer first, so that no R allocation can fail while the
+   * catalog is held by nothing */
+  SEXP keep = PROTECT(list2(xyz, w));
+  SEXP ptr = PROTECT(R_MakeExternalPtr(NULL, catalog_tag(), keep));
+  R_RegisterCFinalizerEx(ptr, catalog_finalize, TRUE);
+  wt_catalog *c = (wt_catalog *)calloc(1, sizeof *c);
+  if (!c) error("wtheta: not enough memory for a catalog");
+  int status = wt_catalog_init(c, &p, r, isNull(ranges) ? 0 : k);
+  if (status != WT_OK) {
+    free(c);
+    if (status == WT_ERR_NOMEM) error("wtheta: not enough memory for a catalog");
+    error("wtheta internal: catalog ranges overlap or lie outside its %lld "
+          "points", (long long)p.n);
+  }
+  R_SetExternalPtrAddr(ptr, c);
+  UNPROTECT(2);
+  return ptr;
+}
+
+/* frees a catalog's cached grid now (the catalog stays usable) */
+SEXP wt_r_catalog_release(SEXP ptr)
+{
+  wt_catalog_drop_grid(wtr_catalog_of(ptr, "catalog"));
+  return R_NilValue;
+}
+
+/* TRUE while ptr holds a catalog: FALSE once freed, or when it was read
+ * back from a saved session (external pointers are not saved) */
+SEXP wt_r_catalog_alive(SEXP ptr)
+{
+  return ScalarLogical(TYPEOF(ptr) == EXTPTRSXP &&
+                       R_ExternalPtrTag(ptr) == catalog_tag() &&
+                       R_ExternalPtrAddr(ptr) != NULL);
+}
+
+/* one pass over the coordinates of a catalog (degrees): the first row
+ * (1-based, 0 for none) with a non-finite ra, a non-finite dec, a dec
+ * outside [-90, 90], and whether any ra lies outside [0, 360) */
+SEXP wt_r_check_coords(SEXP ra, SEXP dec)
+{
+  const R_xlen_t n = XLENGTH(ra);
+  if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
+  const double *r = wtr_real_or_die(ra, "ra"), *d = wtr_real_or_die(dec, "dec");
+  double bad_ra = 0, bad_dec = 0, bad_range = 0, wrap = 0;
+  /* a branch-free pass for the usual case, all well */
+  int ok = 1, out_ra = 0;
+  for (R_xlen_t i = 0; i < n; i++) {
+    ok &= isfinite(r[i]) & isfinite(d[i]) & (d[i] >= -90.0) & (d[i] <= 90.0);
+    out_ra |= (r[i] < 0.0) | (r[i] >= 360.0);
+  }
+  wrap = out_ra;
+  for (R_xlen_t i = 0; !ok && i < n; i++) {
+    if (!bad_ra && !isfinite(r[i])) bad_ra = (double)i + 1;
+    if (!bad_dec && !isfinite(d[i])) bad_dec = (double)i + 1;
+    if (!bad_range && (d[i] < -90.0 || d[i] > 90.0)) bad_range = (double)i + 1;
+  }
+  SEXP out = PROTECT(allocVector(REALSXP, 4));
+  REAL(out)[0] = bad_ra;
+  REAL(out)[1] = bad_dec;
+  REAL(out)[2] = bad_range;
+  REAL(out)[3] = wrap;
+  UNPROTECT(1);
+  return out;
+}
+
+/* right ascensions (degrees) reduced to [0, 360): fmod() is exact for
+ * every finite double (the remainder is representable), where R's %%
+ * loses all accuracy beyond 2^53 degrees. A tiny negative angle whose
+ * 360 + ra rounds to 360 becomes 0. */
+SEXP wt_r_reduce_ra(SEXP ra)
+{
+  const R_xlen_t n = XLENGTH(ra);
+  const double *r = wtr_real_or_die(ra, "ra");
+  SEXP out = PROTECT(allocVector(REALSXP, n));
+  double *o = REAL(out);
+  for (R_xlen_t i = 0; i < n; i++) {
+    double v = fmod(r[i], 360.0);
+    if (v < 0.0) v += 360.0;
+    o[i] = v >= 360.0 ? 0.0 : v;
+  }
+  UNPROTECT(1);
+  return out;
+}

@@ -1,0 +1,153 @@
+/* Sky patches and resampling: k-means and nearest centres (R/patches.R),
+ * catalogs grouped by patch (R/pair_counts.R), and jackknife replicate
+ * counts (R/wtheta.R). */
+#include <limits.h>
+#include "boundary.h"
+
+/* xyz: n x 3 unit vectors; centres: k x 3 */
+SEXP wt_r_nearest_centre(SEXP xyz, SEXP centres, SEXP threads)
+{
+  wt_points p, c;
+  wtr_points_of(xyz, &p);
+  wtr_points_of(centres, &c);
+  if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");
+  SEXP out = PROTECT(allocVector(INTSXP, (R_xlen_t)p.n));
+  wt_nearest_centre(p.x, p.y, p.z, p.n, c.x, c.y, c.z, (int)c.n,
+                    INTEGER(out), wtr_team_of(threads, p.n, WT_LIGHT_GRAIN));
+  UNPROTECT(1);
+  return out;
+}
+
+/* A catalog grouped by patch (a stable counting sort) is a list of the
+ * unit vectors (n x 3), the labels (1..P), the weights (or NULL) in the
+ * new order, and the points per patch. group_alloc makes the list
+ * (unprotected); group_fill fills it from plain arrays with labels already
+ * checked to lie in 1..P, using `at` (P values) as scratch; it calls
+ * nothing that can raise an R error. */
+static SEXP group_alloc(R_xlen_t n, int P, int weighted)
+{
+  const char *names[] = {"xyz", "labels", "weights", "counts", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, allocMatrix(REALSXP, (int)n, 3));
+  SET_VECTOR_ELT(out, 1, allocVector(INTSXP, n));
+  if (weighted) SET_VECTOR_ELT(out, 2, allocVector(REALSXP, n));
+  SET_VECTOR_ELT(out, 3, allocVector(INTSXP, P));
+  UNPROTECT(1);
+  return out;
+}
+
+static void group_fill(SEXP out, const double *x, const double *y,
+                       const double *z, const int *lab, const double *wv,
+                       R_xlen_t n, int P, int64_t *at, int threads)
+{
+  double *ox = REAL(VECTOR_ELT(out, 0));
+  wt_group_by_label(x, y, z, lab, wv, (int64_t)n, P, INTEGER(VECTOR_ELT(out, 3)),
+                    at, ox, ox + n, ox + 2 * n, INTEGER(VECTOR_ELT(out, 1)),
+                    wv ? REAL(VECTOR_ELT(out, 2)) : NULL, threads);
+}
+
+/* a catalog's unit vectors grouped by the given patch labels (1..n_patches) */
+SEXP wt_r_group_patches(SEXP xyz, SEXP labels, SEXP n_patches, SEXP w)
+{
+  wt_points p;
+  wtr_points_of(xyz, &p);
+  const R_xlen_t n = (R_xlen_t)p.n;
+  const int P = asInteger(n_patches);
+  if (XLENGTH(labels) != n || TYPEOF(labels) != INTSXP || P < 1)
+    error("wtheta internal: patch labels");
+  const int *lab = INTEGER(labels);
+  for (R_xlen_t i = 0; i < n; i++)
+    if (lab[i] < 1 || lab[i] > P) error("wtheta internal: patch label range");
+  const double *wv = isNull(w) ? NULL : wtr_real_or_die(w, "weights");
+  SEXP out = PROTECT(group_alloc(n, P, wv != NULL));
+  int64_t *at = (int64_t *)R_alloc((size_t)P, sizeof *at);
+  group_fill(out, p.x, p.y, p.z, lab, wv, n, P, at, 1);
+  UNPROTECT(1);
+  return out;
+}
+
+/* unit vectors of ra, dec (degrees), labelled by their nearest centre and
+ * grouped by it, in one call (see wt_patch_vectors: C scratch of one
+ * column, not the ungrouped catalog; nothing extra on R's heap). The
+ * result of group_patches. */
+SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
+                        SEXP threads)
+{
+  const R_xlen_t n = XLENGTH(ra);
+  if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
+  if (n > INT_MAX)
+    error("wtheta: catalogs of more than %d points are not supported",
+          INT_MAX);
+  wt_points c;
+  wtr_points_of(centres, &c);
+  if (c.n < 1 || c.n > INT_MAX) error("wtheta internal: centres");
+  const double *r = wtr_real_or_die(ra, "ra"), *d = wtr_real_or_die(dec, "dec");
+  const double *wv = isNull(w) ? NULL : wtr_real_or_die(w, "weights");
+  if (wv && XLENGTH(w) != n) error("wtheta internal: weights length");
+  const int t = wtr_team_of(threads, (int64_t)n, WT_LIGHT_GRAIN);
+  SEXP out = PROTECT(group_alloc(n, (int)c.n, wv != NULL));
+  double *ox = REAL(VECTOR_ELT(out, 0));
+  int status = wt_patch_vectors(r, d, wv, (int64_t)n, c.x, c.y, c.z,
+                                (int)c.n, INTEGER(VECTOR_ELT(out, 3)), ox,
+                                ox + n, ox + 2 * n,
+                                INTEGER(VECTOR_ELT(out, 1)),
+                                wv ? REAL(VECTOR_ELT(out, 2)) : NULL, t);
+  if (status != WT_OK)
+    error("wtheta: out of memory grouping a catalog by patch");
+  UNPROTECT(1);
+  return out;
+}
+
+/* jackknife replicate counts (see wt_jackknife_counts): an n_bins x P
+ * matrix, each column r divided by total[r] (the replicates' normalisers,
+ * P values) when total is not NULL */
+SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto, SEXP total)
+{
+  SEXP dim = getAttrib(arr, R_DimSymbol);
+  if (TYPEOF(arr) != REALSXP || XLENGTH(dim) != 3)
+    error("wtheta internal: patch array");
+  const int P = INTEGER(dim)[0], nb = INTEGER(dim)[2];
+  if (INTEGER(dim)[1] != P) error("wtheta internal: patch array shape");
+  const int autoc = asLogical(is_auto);
+  const double *S = REAL(arr);
+  const double *tot = NULL;
+  if (!isNull(total)) {
+    tot = wtr_real_or_die(total, "total");
+    if (XLENGTH(total) != P) error("wtheta internal: total length");
+  }
+  SEXP out = PROTECT(allocMatrix(REALSXP, nb, P));
+  double *rows = (double *)R_alloc((size_t)P * 2, sizeof(double));
+  double *o = REAL(out);
+  wt_jackknife_counts(S, P, nb, autoc, tot, rows, o);
+  UNPROTECT(1);
+  return out;
+}
+
+/* sky patches: k-means++ seeding from the k uniform draws, then spherical
+ * k-means; a list of the centres (k x 3), the 1-based label of every point
+ * and the rounds made */
+SEXP wt_r_kmeans(SEXP xyz, SEXP draws, SEXP iter, SEXP threads)
+{
+  wt_points p;
+  wtr_points_of(xyz, &p);
+  const int k = (int)XLENGTH(draws);
+  if (k < 1 || p.n < k) error("wtheta internal: k-means sizes");
+  const double *draw = wtr_real_or_die(draws, "draws");
+  const int n_threads = wtr_team_of(threads, p.n, WT_LIGHT_GRAIN);
+  SEXP cen = PROTECT(allocMatrix(REALSXP, k, 3));
+  SEXP lab = PROTECT(allocVector(INTSXP, (R_xlen_t)p.n));
+  double *cv = REAL(cen);
+  double *d2 = (double *)R_alloc((size_t)p.n + (size_t)p.n / 4096 + 1,
+                                 sizeof(double));
+  wt_kmeanspp(p.x, p.y, p.z, p.n, k, draw, d2, cv, cv + k, cv + 2 * k,
+              n_threads);
+  int rounds = wt_kmeans(p.x, p.y, p.z, p.n, cv, cv + k, cv + 2 * k, k,
+                         asInteger(iter), INTEGER(lab), n_threads);
+  if (rounds < 0) error("wtheta: out of memory in the k-means of sky_patches()");
+  SEXP out = PROTECT(allocVector(VECSXP, 3));
+  SET_VECTOR_ELT(out, 0, cen);
+  SET_VECTOR_ELT(out, 1, lab);
+  SET_VECTOR_ELT(out, 2, ScalarInteger(rounds));
+  UNPROTECT(3);
+  return out;
+}

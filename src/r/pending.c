@@ -1,0 +1,460 @@
+/* Counts (R/pair_counts.R): a count's job and buffers held by an R
+ * external pointer (wt_pending), run here on the main thread or started
+ * in a thread of its own and waited for, its result as an R list; and the
+ * host stages of a count timed without counting. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <pthread.h>
+#include "boundary.h"
+
+/* a patch array (see wt_patch_array) as an R array */
+static SEXP patch_array(const uint64_t *counts, const double *wsums,
+                        int n_patches, int n_bins, int is_auto)
+{
+  SEXP out = PROTECT(alloc3DArray(REALSXP, n_patches, n_patches, n_bins));
+  wt_patch_array(counts, wsums, n_patches, n_bins, is_auto, REAL(out));
+  UNPROTECT(1);
+  return out;
+}
+
+/* A count as the boundary holds it: the job and every buffer it points at, in
+ * memory outside R's heap (the histograms of a count with patches take a
+ * megabyte or more; from R's heap they made R collect garbage more often),
+ * owned by an external pointer whose finalizer frees it: at once when the
+ * count is done, or at garbage collection when an error jumps past that. A count on
+ * the GPU may run in a thread of its own (wt_r_count_start) while R goes
+ * on, so that the host work of one count overlaps the kernels of another;
+ * nothing it points at is then on R's heap except the catalogs' points,
+ * which the pointer's protected slot keeps alive. */
+typedef struct {
+  wt_job job;
+  wt_bins bins;
+  double *upper;
+  uint16_t *table;
+  wt_task *tasks;
+  int *devices;
+  int weighted, angles;
+  wt_catalog *ca, *cb;     /* NULL: the points in job.a, job.b (wt_count) */
+  /* a count in its own thread: the thread, and what it shares with the
+   * main thread under mu */
+  int started;             /* a thread runs or has run and is not joined */
+  pthread_t thread;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int finished, status, cancel;
+  double done, total;
+} wt_pending;
+
+/* stops and joins the thread of p, if any */
+static void pending_join(wt_pending *p)
+{
+  if (!p->started) return;
+  pthread_mutex_lock(&p->mu);
+  p->cancel = 1;
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->thread, NULL);
+  p->started = 0;
+}
+
+static void pending_free(wt_pending *p)
+{
+  if (!p) return;
+  pending_join(p);
+  pthread_mutex_destroy(&p->mu);
+  pthread_cond_destroy(&p->cv);
+  free(p->upper);
+  free(p->table);
+  free(p->tasks);
+  free(p->devices);
+  free(p->job.slots);
+  free(p->job.wsum);
+  free(p->job.thsum);
+  free(p);
+}
+
+static void pending_finalize(SEXP holder)
+{
+  pending_free((wt_pending *)R_ExternalPtrAddr(holder));
+  R_ClearExternalPtr(holder);
+}
+
+static SEXP pending_tag(void)
+{
+  static SEXP tag = NULL;
+  if (!tag) tag = install("wtheta_pending_count");
+  return tag;
+}
+
+static void *pending_alloc(size_t n, size_t size)
+{
+  void *m = calloc(n > 0 ? n : 1, size);
+  if (!m) error("wtheta: not enough memory for the pair counts");
+  return m;
+}
+
+/* A new count, protected (one more to UNPROTECT), whose pointer keeps
+ * `keep` alive; the job from the arguments, its buffers zeroed. job_in
+ * holds the points (a, b, is_auto); ca, cb their catalogs or NULL. */
+static SEXP pending_new(SEXP keep, const wt_job *job_in, wt_catalog *ca,
+                        wt_catalog *cb, int weighted, int angles, SEXP edges,
+                        SEXP self_pairs, SEXP backend, SEXP threads,
+                        SEXP devices, SEXP tasks, SEXP n_out, SEXP grid,
+                        wt_pending **out)
+{
+  SEXP holder = PROTECT(R_MakeExternalPtr(NULL, pending_tag(), keep));
+  R_RegisterCFinalizerEx(holder, pending_finalize, TRUE);
+  wt_pending *p = (wt_pending *)pending_alloc(1, sizeof(wt_pending));
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv, NULL);
+  R_SetExternalPtrAddr(holder, p);
+  p->job = *job_in;
+  p->ca = ca;
+  p->cb = cb;
+  p->weighted = weighted;
+  p->angles = angles;
+  wt_job *job = &p->job;
+  const int n_edges = (int)XLENGTH(edges);
+  if (n_edges < 2) error("wtheta internal: fewer than two edges");
+  R_xlen_t k = wtr_tasks_count(tasks);
+  if (!isNull(tasks)) {
+    p->tasks = (wt_task *)pending_alloc((size_t)k, sizeof(wt_task));
+    wtr_tasks_fill(tasks, k, p->tasks);
+  }
+  job->tasks = p->tasks;
+  job->n_tasks = (int64_t)k;
+  job->n_out = job->tasks ? asInteger(n_out) : 1;
+  if (job->n_out < 1 || job->n_out == NA_INTEGER)
+    error("wtheta internal: n_out must be a positive integer");
+  job->self_pairs = asLogical(self_pairs) == TRUE;
+  job->backend = asInteger(backend);
+  job->n_threads = wtr_team_of(threads, 0, 0);
+  if (TYPEOF(devices) != INTSXP) error("wtheta internal: devices");
+  job->n_devices = (int)XLENGTH(devices);
+  p->devices = (int *)pending_alloc((size_t)job->n_devices, sizeof(int));
+  memcpy(p->devices, INTEGER(devices), (size_t)job->n_devices * sizeof(int));
+  job->devices = p->devices;
+  job->grid = asInteger(grid);
+  if (job->grid < WT_GRID_NEVER || job->grid > WT_GRID_PRUNE)
+    error("wtheta internal: grid must be a wt_grid_mode, not %d", job->grid);
+  p->upper = (double *)pending_alloc((size_t)n_edges + 1, sizeof(double));
+  p->table = (uint16_t *)pending_alloc((size_t)wt_bins_table_capacity(),
+                                       sizeof(uint16_t));
+  wtr_bins_into(edges, &p->bins, p->upper, p->table);
+  job->bins = &p->bins;
+  const size_t n_all = ((size_t)n_edges + 1) * (size_t)job->n_out;
+  job->slots = (uint64_t *)pending_alloc(n_all, sizeof(uint64_t));
+  job->wsum = weighted ? (double *)pending_alloc(n_all, sizeof(double))
+                       : NULL;
+  job->thsum = angles ? (double *)pending_alloc(n_all, sizeof(double)) : NULL;
+  *out = p;
+  return holder;
+}
+
+/* p's count as an R list, and p freed (holder: its pointer); a failed
+ * count is freed, then an R error, or NULL when it was interrupted, which
+ * tells count_pairs() to signal an R interrupt condition (error() cannot) */
+static SEXP pending_result(SEXP holder, wt_pending *p, int status,
+                           SEXP patches)
+{
+  if (status != WT_OK) {
+    wt_job failed = p->job;   /* the message outlives p */
+    pending_finalize(holder);
+    if (status == WT_ERR_INTERRUPTED) return R_NilValue;
+    wtr_status_error(status, &failed);
+  }
+  const wt_job *job = &p->job;
+  const int weighted = p->weighted, angles = p->angles;
+  const int n_edges = job->bins->n_bins + 1;
+  const size_t n_all = ((size_t)n_edges + 1) * (size_t)job->n_out;
+  /* every histogram (n_edges + 1 slots each), unless patch arrays replace
+   * them */
+  SEXP slots = R_NilValue;
+  if (asInteger(patches) <= 0) {
+    slots = allocMatrix(REALSXP, n_edges + 1, job->n_out);
+    for (size_t s = 0; s < n_all; s++) REAL(slots)[s] = (double)job->slots[s];
+  }
+  PROTECT(slots);
+  SEXP wsum = R_NilValue;
+  if (weighted && asInteger(patches) <= 0) {
+    wsum = PROTECT(allocMatrix(REALSXP, n_edges + 1, job->n_out));
+    memcpy(REAL(wsum), job->wsum, n_all * sizeof(double));
+  } else {
+    PROTECT(wsum);
+  }
+  /* the sum over histograms (exact in 64 bits), and of the weight sums */
+  const size_t n_row = (size_t)n_edges + 1;
+  SEXP total = PROTECT(allocVector(REALSXP, (R_xlen_t)n_row));
+  SEXP wtotal = weighted ? allocVector(REALSXP, (R_xlen_t)n_row) : R_NilValue;
+  PROTECT(wtotal);
+  /* and of the angle sums (radians), in histogram order */
+  SEXP thtotal = angles ? allocVector(REALSXP, (R_xlen_t)n_row) : R_NilValue;
+  PROTECT(thtotal);
+  for (size_t s = 0; s < n_row; s++) {
+    uint64_t c = 0;
+    double w = 0.0, th = 0.0;
+    for (size_t h = 0; h < (size_t)job->n_out; h++) {
+      c += job->slots[h * n_row + s];
+      if (weighted) w += job->wsum[h * n_row + s];
+      if (angles) th += job->thsum[h * n_row + s];
+    }
+    REAL(total)[s] = (double)c;
+    if (weighted) REAL(wtotal)[s] = w;
+    if (angles) REAL(thtotal)[s] = th;
+  }
+  /* per patch pair [a, b, bin] arrays (see patch_array) */
+  const int n_patches = asInteger(patches);
+  SEXP pcounts = R_NilValue, pweights = R_NilValue;
+  if (n_patches > 0) {
+    if ((int64_t)n_patches * n_patches != job->n_out)
+      error("wtheta internal: n_out is not n_patches^2");
+    pcounts = patch_array(job->slots, NULL, n_patches, n_edges - 1,
+                          job->is_auto);
+  }
+  PROTECT(pcounts);
+  if (n_patches > 0 && weighted)
+    pweights = patch_array(NULL, job->wsum, n_patches, n_edges - 1,
+                           job->is_auto);
+  PROTECT(pweights);
+  const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", "total",
+                         "wtotal", "patch_counts", "patch_weighted",
+                         "plan_s", "thtotal", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 6, pcounts);
+  SET_VECTOR_ELT(out, 7, pweights);
+  SET_VECTOR_ELT(out, 8, ScalarReal(job->plan_s));
+  SET_VECTOR_ELT(out, 9, thtotal);
+  SET_VECTOR_ELT(out, 0, slots);
+  SET_VECTOR_ELT(out, 1, wsum);
+  SET_VECTOR_ELT(out, 2, ScalarReal(job->gpu_ms));
+  SET_VECTOR_ELT(out, 3, ScalarReal(job->pairs_skipped));
+  SET_VECTOR_ELT(out, 4, total);
+  SET_VECTOR_ELT(out, 5, wtotal);
+  pending_finalize(holder);
+  UNPROTECT(8);
+  return out;
+}
+
+/* p's count here, on the main thread (progress and interrupts through
+ * wtr_poll), and its result */
+static SEXP pending_run(SEXP holder, wt_pending *p, SEXP progress,
+                        SEXP patches)
+{
+  wtr_progress prog;
+  wtr_progress_init(&prog, progress);
+  p->job.poll = wtr_poll;
+  p->job.poll_ctx = &prog;
+  int status = p->ca ? wt_count_catalogs(&p->job, p->ca, p->cb)
+                     : wt_count(&p->job);
+  wtr_progress_done(&prog, status);
+  return pending_result(holder, p, status, patches);
+}
+
+/* a count of unit vectors (n x 3 matrices) xyz1 and xyz2 (NULL: auto)
+ * with weights w1, w2 (or NULL), through catalogs made for this count
+ * (wt_count): benches and tests of the engines call it directly */
+SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
+                      SEXP backend, SEXP threads, SEXP devices, SEXP w1,
+                      SEXP w2, SEXP tasks, SEXP n_out, SEXP progress,
+                      SEXP grid, SEXP patches)
+{
+  wt_job job;
+  memset(&job, 0, sizeof job);
+  wtr_points_of(xyz1, &job.a);
+  job.is_auto = isNull(xyz2);
+  if (!job.is_auto) wtr_points_of(xyz2, &job.b);
+  job.a.w = wtr_weights_of(w1, &job.a, "weights of the first catalog");
+  if (!job.is_auto) job.b.w = wtr_weights_of(w2, &job.b, "weights of the second catalog");
+  int weighted = job.a.w != NULL;
+  if (!job.is_auto && (job.b.w != NULL) != weighted)
+    error("wtheta internal: weights for one catalog only");
+  wt_pending *p;
+  SEXP holder = pending_new(R_NilValue, &job, NULL, NULL, weighted, 0, edges,
+                            self_pairs, backend, threads, devices, tasks,
+                            n_out, grid, &p);
+  SEXP out = pending_run(holder, p, progress, patches);
+  UNPROTECT(1);
+  return out;
+}
+
+/* the count between catalogs cat1 and cat2 (NULL: the auto pairs of cat1),
+ * made by wt_r_catalog_new, whose grids they keep for later counts; the
+ * tasks use their patch ranges (count_pairs()). job.a, job.b and
+ * job.is_auto are set again by wt_count_catalogs, which checks the tasks
+ * against them. */
+static SEXP pending_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
+                             SEXP self_pairs, SEXP backend, SEXP threads,
+                             SEXP devices, SEXP tasks, SEXP n_out, SEXP grid,
+                             SEXP mean_theta, wt_pending **out)
+{
+  wt_catalog *ca = wtr_catalog_of(cat1, "cat1");
+  wt_catalog *cb = isNull(cat2) ? NULL : wtr_catalog_of(cat2, "cat2");
+  int weighted = ca->p.w != NULL;
+  if (cb && (cb->p.w != NULL) != weighted)
+    error("wtheta internal: weights for one catalog only");
+  wt_job job;
+  memset(&job, 0, sizeof job);
+  job.a = ca->p;
+  job.is_auto = cb == NULL;
+  if (cb) job.b = cb->p;
+  SEXP keep = PROTECT(CONS(cat1, CONS(cat2, R_NilValue)));
+  SEXP holder = pending_new(keep, &job, ca, cb, weighted,
+                            asLogical(mean_theta) == TRUE, edges, self_pairs,
+                            backend, threads, devices, tasks, n_out, grid,
+                            out);
+  UNPROTECT(2);
+  return PROTECT(holder);
+}
+
+SEXP wt_r_pair_counts_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
+                               SEXP self_pairs, SEXP backend, SEXP threads,
+                               SEXP devices, SEXP tasks, SEXP n_out,
+                               SEXP progress, SEXP grid, SEXP patches,
+                               SEXP mean_theta)
+{
+  wt_pending *p;
+  SEXP holder = pending_catalogs(cat1, cat2, edges, self_pairs, backend,
+                                 threads, devices, tasks, n_out, grid,
+                                 mean_theta, &p);
+  SEXP out = pending_run(holder, p, progress, patches);
+  UNPROTECT(1);
+  return out;
+}
+
+/* ---- overlapped counts: one count's thread ---- */
+
+/* the thread's poll: records progress for the main thread, and stops when
+ * it asks (interrupt, cancel) */
+static int pending_poll(void *ctx, double done, double total)
+{
+  wt_pending *p = (wt_pending *)ctx;
+  pthread_mutex_lock(&p->mu);
+  p->done = done;
+  p->total = total;
+  int stop = p->cancel;
+  pthread_mutex_unlock(&p->mu);
+  return stop;
+}
+
+static void *pending_main(void *arg)
+{
+  wt_pending *p = (wt_pending *)arg;
+  int status = wt_count_catalogs(&p->job, p->ca, p->cb);
+  pthread_mutex_lock(&p->mu);
+  p->status = status;
+  p->finished = 1;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* Starts the count between catalogs cat1 and cat2 in a thread of its own
+ * and returns at once: a pending count for wt_r_count_wait(). The core
+ * never calls R (its poll here is pending_poll), so either engine may run
+ * so; R overlaps GPU counts only (run_counts()), as CPU counts already use
+ * every core. The catalogs stay alive (the pointer keeps them) and must
+ * stay unchanged until the wait or cancel (run_counts() does one or the
+ * other for every count it starts). Counts may share catalogs:
+ * wt_catalog_grid is safe across threads. */
+SEXP wt_r_count_start(SEXP cat1, SEXP cat2, SEXP edges, SEXP self_pairs,
+                      SEXP backend, SEXP threads, SEXP devices, SEXP tasks,
+                      SEXP n_out, SEXP grid, SEXP mean_theta)
+{
+  wt_pending *p;
+  SEXP holder = pending_catalogs(cat1, cat2, edges, self_pairs, backend,
+                                 threads, devices, tasks, n_out, grid,
+                                 mean_theta, &p);
+  p->job.poll = pending_poll;
+  p->job.poll_ctx = p;
+  if (pthread_create(&p->thread, NULL, pending_main, p) != 0)
+    error("wtheta: cannot start a thread for the count");
+  p->started = 1;
+  UNPROTECT(1);
+  return holder;
+}
+
+static wt_pending *pending_of(SEXP holder)
+{
+  if (TYPEOF(holder) != EXTPTRSXP || R_ExternalPtrTag(holder) != pending_tag())
+    error("wtheta internal: not a pending count");
+  return (wt_pending *)R_ExternalPtrAddr(holder);
+}
+
+/* Waits for a count from wt_r_count_start(), reporting progress and
+ * taking interrupts on this (the main) thread meanwhile; its result as
+ * wt_r_pair_counts_catalogs() gives it. */
+SEXP wt_r_count_wait(SEXP holder, SEXP progress, SEXP patches)
+{
+  wt_pending *p = pending_of(holder);
+  if (!p) error("wtheta internal: the pending count was collected already");
+  wtr_progress prog;
+  wtr_progress_init(&prog, progress);
+  pthread_mutex_lock(&p->mu);
+  while (!p->finished) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 20000000L;            /* 20 ms */
+    if (until.tv_nsec >= 1000000000L) {
+      until.tv_sec += 1;
+      until.tv_nsec -= 1000000000L;
+    }
+    pthread_cond_timedwait(&p->cv, &p->mu, &until);
+    if (p->finished) break;
+    double done = p->done, total = p->total;
+    pthread_mutex_unlock(&p->mu);
+    int stop = wtr_poll(&prog, done, total);
+    pthread_mutex_lock(&p->mu);
+    if (stop) p->cancel = 1;
+  }
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->thread, NULL);
+  p->started = 0;
+  wtr_progress_done(&prog, p->status);
+  return pending_result(holder, p, p->status, patches);
+}
+
+/* Stops a count from wt_r_count_start() and frees it (no result); nothing
+ * when it was collected already. */
+SEXP wt_r_count_cancel(SEXP holder)
+{
+  if (pending_of(holder)) pending_finalize(holder);
+  return R_NilValue;
+}
+
+/* the host stages of a count between catalogs cat1 and cat2 (NULL: auto)
+ * without counting (wt_plan_catalogs): seconds and sizes, named; benches
+ * time the grid and the GPU engine's host work with it on any machine */
+SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
+                        SEXP threads, SEXP grid)
+{
+  wt_catalog *ca = wtr_catalog_of(cat1, "cat1");
+  wt_catalog *cb = isNull(cat2) ? NULL : wtr_catalog_of(cat2, "cat2");
+  wt_job job;
+  memset(&job, 0, sizeof job);
+  job.backend = asInteger(backend);
+  job.n_threads = wtr_team_of(threads, 0, 0);
+  job.grid = asInteger(grid);
+  job.n_devices = 1;
+  job.n_out = 1;
+  if (XLENGTH(edges) < 2) error("wtheta internal: fewer than two edges");
+  wt_bins bins;
+  wtr_bins_of(edges, &bins);
+  job.bins = &bins;
+  double t[WT_PLAN_TIMES];
+  int status = wt_plan_catalogs(&job, ca, cb, t);
+  if (status != WT_OK) wtr_status_error(status, &job);
+  static const char *names[] = {"grid_build_s", "grid_walk_s", "tasks",
+                                "task_pairs", "cuda_analyse_s",
+                                "cuda_launches_s", "cuda_bounds_s",
+                                "cuda_items_s", "cuda_launches",
+                                "cuda_chunk_loads"};
+  SEXP out = PROTECT(allocVector(REALSXP, WT_PLAN_TIMES));
+  SEXP nm = PROTECT(allocVector(STRSXP, WT_PLAN_TIMES));
+  for (int k = 0; k < WT_PLAN_TIMES; k++) {
+    REAL(out)[k] = t[k];
+    SET_STRING_ELT(nm, k, mkChar(names[k]));
+  }
+  setAttrib(out, R_NamesSymbol, nm);
+  UNPROTECT(2);
+  return out;
+}
