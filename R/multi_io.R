@@ -218,19 +218,15 @@ pipeline_vector <- function(x) {
        cov = if (!is.null(cov)) unname(as.matrix(cov)) + 0)
 }
 
-# the checks write_sacc() and write_twopoint() share: file, overwrite, cfitsio
-check_pipeline_file <- function(file, overwrite, what) {
+# the checks write_sacc() and write_twopoint() share: file and overwrite
+# (cfitsio: need_fits_writer(), once the arguments are known to be good)
+check_pipeline_file <- function(file, overwrite) {
   if (!is.character(file) || length(file) != 1L || is.na(file) ||
       !nzchar(file)) {
     stop("`file` must be a single file path, not ", describe(file), ".",
          call. = FALSE)
   }
   check_flag(overwrite, "overwrite")
-  if (!fits_available()) {
-    stop("`format` \"", what, "\" is FITS, and writing FITS needs wtheta ",
-         "built with cfitsio. Install it (Debian/Ubuntu: apt-get install ",
-         "libcfitsio-dev pkg-config) and reinstall wtheta.", call. = FALSE)
-  }
   dir <- dirname(file)
   if (!dir.exists(dir)) {
     stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
@@ -242,6 +238,17 @@ check_pipeline_file <- function(file, overwrite, what) {
   if (file.exists(file) && !overwrite) {
     stop("`file` \"", file, "\" exists; use `overwrite = TRUE` to replace ",
          "it.", call. = FALSE)
+  }
+}
+
+# SACC and twopoint files are FITS: an error naming the format without
+# cfitsio, after the other arguments are checked (a bad `nz` is the same
+# error with or without it)
+need_fits_writer <- function(what) {
+  if (!fits_available()) {
+    stop("`format` \"", what, "\" is FITS, and writing FITS needs wtheta ",
+         "built with cfitsio. Install it (Debian/Ubuntu: apt-get install ",
+         "libcfitsio-dev pkg-config) and reinstall wtheta.", call. = FALSE)
   }
 }
 

@@ -15,9 +15,10 @@
 sacc_data_type <- "galaxy_density_xi"
 
 write_sacc <- function(x, file, nz, overwrite) {
-  check_pipeline_file(file, overwrite, "sacc")
+  check_pipeline_file(file, overwrite)
   v <- pipeline_vector(x)
   nz <- check_nz(nz, v$samples)
+  need_fits_writer("sacc")
   tracers <- lapply(v$samples, function(s) {
     keys <- list(SACCTYPE = "tracer", SACCNAME = s)
     if (is.null(nz)) {

@@ -16,7 +16,7 @@
 twopoint_kernel <- "nz_sample"
 
 write_twopoint <- function(x, file, nz, overwrite) {
-  check_pipeline_file(file, overwrite, "twopoint")
+  check_pipeline_file(file, overwrite)
   v <- pipeline_vector(x)
   nz <- check_nz(nz, v$samples)
   if (length(v$samples) > 99L) {
@@ -29,7 +29,9 @@ write_twopoint <- function(x, file, nz, overwrite) {
       stop("`nz` must give every sample on one z grid for a twopoint file ",
            "(its n(z) extension has one Z_MID column).", call. = FALSE)
     }
-  } else {
+  }
+  need_fits_writer("twopoint")
+  if (is.null(nz)) {
     message("write_wtheta(): no `nz` given, so the twopoint file has no ",
             "n(z) extension (KERNEL_1 and KERNEL_2 name \"",
             twopoint_kernel, "\", which is not there); give ",
