@@ -13,16 +13,7 @@
   a <- attributes(x)
   plain <- as.data.frame(x)
   n <- nrow(plain)
-  out <- if (nargs() < 3L && missing(drop)) {
-    if (missing(i)) plain else plain[i]
-  } else {
-    ii <- if (missing(i)) seq_len(n) else i
-    if (missing(j)) {
-      if (missing(drop)) plain[ii, ] else plain[ii, , drop = drop]
-    } else {
-      if (missing(drop)) plain[ii, j] else plain[ii, j, drop = drop]
-    }
-  }
+  out <- plain_subset(plain, i, j, drop, nargs() < 3L && missing(drop))
   if (!is.data.frame(out)) return(out)
   rows <- kept_rows(out, n)
   whole <- c("i", "j", "theta_lo", "theta_hi", "theta", "w")
@@ -103,16 +94,7 @@ kept_rows <- function(out, n) {
   a <- attributes(x)
   n <- nrow(x)
   plain <- as.data.frame(x)
-  out <- if (nargs() < 3L && missing(drop)) {
-    if (missing(i)) plain else plain[i]
-  } else {
-    ii <- if (missing(i)) seq_len(n) else i
-    if (missing(j)) {
-      if (missing(drop)) plain[ii, ] else plain[ii, , drop = drop]
-    } else {
-      if (missing(drop)) plain[ii, j] else plain[ii, j, drop = drop]
-    }
-  }
+  out <- plain_subset(plain, i, j, drop, nargs() < 3L && missing(drop))
   if (!is.data.frame(out)) return(out)
   rows <- kept_rows(out, n)
   whole <- c("theta_lo", "theta_hi", "theta", "w")
@@ -138,4 +120,17 @@ kept_rows <- function(out, n) {
   }
   class(out) <- a$class
   out
+}
+
+# `plain[i, j, drop]` as `[` was called on the result: `one_index` for
+# `x[i]` (columns), else rows `i` and columns `j`; arguments missing in the
+# call stay missing here
+plain_subset <- function(plain, i, j, drop, one_index) {
+  if (one_index) return(if (missing(i)) plain else plain[i])
+  ii <- if (missing(i)) seq_len(nrow(plain)) else i
+  if (missing(j)) {
+    if (missing(drop)) plain[ii, ] else plain[ii, , drop = drop]
+  } else {
+    if (missing(drop)) plain[ii, j] else plain[ii, j, drop = drop]
+  }
 }
