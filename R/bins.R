@@ -104,7 +104,7 @@ theta_bins <- function(from, to, width = NULL, n = NULL, log = FALSE,
   bins_in_units(check_edges(e, "bins", units), "bins", units)
 }
 
-# ---- angular units ------------------------------------------------------------
+# ---- angular units ----------------------------------------------------
 
 theta_unit_names <- c("deg", "arcmin", "arcsec", "rad")
 

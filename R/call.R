@@ -73,8 +73,8 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
                                  c(list(cats, edges, self_pairs), key,
                                    list(mean_theta = if (mean_theta) TRUE))))
   list(start = start, cats = cats, checked = cc$cats, edges = edges,
-       units = units, weights = w, patches = pat, resample = resample, how = how,
-       threads = threads, progress = progress, counts = counts,
+       units = units, weights = w, patches = pat, resample = resample,
+       how = how, threads = threads, progress = progress, counts = counts,
        check_footprint = check_footprint, footprints = footprints)
 }
 

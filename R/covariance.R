@@ -11,7 +11,8 @@
 #'   bootstrap replicates, or diagonal for Poisson errors; `NULL` for
 #'   `error = "none"`. It is a matrix of class `wtheta_cov`, with
 #'   attributes `edges` (the bin edges, when the bins are adjacent),
-#'   `theta_units` (their unit) and `error`, so that [plot()][plot.wtheta_cov()] draws its correlation
+#'   `theta_units` (their unit) and `error`, so that
+#'   [plot()][plot.wtheta_cov()] draws its correlation
 #'   matrix against theta; `as.matrix()` and `[` give plain matrices.
 #' @seealso [plot.wtheta_cov()], [wtheta()].
 #' @examples

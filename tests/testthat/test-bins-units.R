@@ -61,7 +61,7 @@ test_that("units and edges out of range are refused with their values", {
                "must be one of .* not \"furlong\"")
 })
 
-test_that("pairs at and within an ulp of edges count as with the degree edges", {
+test_that("pairs at and an ulp off edges count as with the degree edges", {
   b <- unit_bins()
   deg <- as.vector(b)
   # pairs along the equator whose separation is each degree edge, and the
@@ -198,7 +198,8 @@ test_that("wtheta_multi results, [ and as.data.frame keep the unit", {
   w <- units_result()
   expect_s3_class(w[2:5, ], "wtheta")
   expect_identical(attr(w[2:5, ], "theta_units"), "arcmin")
-  expect_identical(attr(w[2:5, ], "edges"), attr(unit_bins(), "unit_edges")[2:6])
+  expect_identical(attr(w[2:5, ], "edges"),
+                   attr(unit_bins(), "unit_edges")[2:6])
   expect_identical(attr(as.data.frame(w), "theta_units"), "arcmin")
   expect_identical(attr(w[, c("theta", "w")], "theta_units"), "arcmin")
   expect_null(attr(w[, c("DD", "w")], "theta_units"))
