@@ -4,7 +4,8 @@
 # run_counts() (through call_counts()) and count_catalogs() count.
 
 # The call object: the user's catalogs `users` (named by argument)
-# checked and prepared, the edges, weights, patches, the plan `how`,
+# checked and prepared, the edges (degrees, counted) and `units` (the
+# bins' unit and edges in it, bins_units()), weights, patches, the plan `how`,
 # threads and progress, or the first error in this order:
 #   progress; catalogs; bins; check_catalogs(cats); weights (their
 #   products, then check_weights(w)); the error options (unless `error`
@@ -34,6 +35,7 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
   progress <- progress_or_default(progress)
   cc <- checked_catalogs(users, columns)
   edges <- bins_edges(bins)
+  units <- bins_units(bins, edges)
   check_catalogs(cc$cats)
   w <- call_weights(weights, users, cc$prepared)
   check_weight_products(w)
@@ -71,8 +73,8 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
                                  c(list(cats, edges, self_pairs), key,
                                    list(mean_theta = if (mean_theta) TRUE))))
   list(start = start, cats = cats, checked = cc$cats, edges = edges,
-       weights = w, patches = pat, resample = resample, how = how,
-       threads = threads, progress = progress, counts = counts,
+       units = units, weights = w, patches = pat, resample = resample,
+       how = how, threads = threads, progress = progress, counts = counts,
        check_footprint = check_footprint, footprints = footprints)
 }
 
@@ -84,7 +86,8 @@ on_exit_of <- function(envir, f) {
 
 # The counts of a call object: each of call$counts once (run_counts()),
 # with the footprint checks of call$footprints run meanwhile (or first).
-# list(done: the counts by key, footprint: the checks, or NULL)
+# list(done: the counts by key, in the unit of the bins, footprint: the
+# checks, or NULL)
 call_counts <- function(call, labels = NULL) {
   fchecks <- NULL
   check_fp <- function() {
@@ -95,7 +98,8 @@ call_counts <- function(call, labels = NULL) {
   done <- run_counts(call$how, call$cats, call$counts, call$edges,
                      call$threads, call$progress, labels,
                      meanwhile = check_fp)
-  list(done = done, footprint = fchecks)
+  list(done = lapply(done, pair_counts_in_units, call$units),
+       footprint = fchecks)
 }
 
 # The one place where the functions that take catalogs count: prepared

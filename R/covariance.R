@@ -10,8 +10,9 @@
 #' @return The covariance matrix of `w` between bins: from the jackknife or
 #'   bootstrap replicates, or diagonal for Poisson errors; `NULL` for
 #'   `error = "none"`. It is a matrix of class `wtheta_cov`, with
-#'   attributes `edges` (the bin edges, when the bins are adjacent) and
-#'   `error`, so that [plot()][plot.wtheta_cov()] draws its correlation
+#'   attributes `edges` (the bin edges, when the bins are adjacent),
+#'   `theta_units` (their unit) and `error`, so that
+#'   [plot()][plot.wtheta_cov()] draws its correlation
 #'   matrix against theta; `as.matrix()` and `[` give plain matrices.
 #' @seealso [plot.wtheta_cov()], [wtheta()].
 #' @examples
@@ -31,6 +32,7 @@ wtheta_cov <- function(x) {
   if (is.null(cov)) return(NULL)
   structure(cov, class = c("wtheta_cov", "matrix", "array"),
             edges = attr(x, "edges", exact = TRUE),
+            theta_units = attr(x, "theta_units", exact = TRUE),
             error = attr(x, "error", exact = TRUE),
             blocks = if (inherits(x, "wtheta_multi"))
               names(attr(x, "entries")))
@@ -68,7 +70,7 @@ plot.wtheta_cov <- function(x, main = NULL,
   r[!is.finite(r)] <- NA_real_
   e <- attr(x, "edges", exact = TRUE)
   blocks <- attr(x, "blocks", exact = TRUE)
-  axis_name <- expression(theta ~ "(degrees)")
+  axis_name <- theta_axis_label(x)
   if (!is.null(blocks)) {
     # a joint covariance (wtheta_multi()): one block of bins per
     # correlation, theta increasing within each
@@ -122,6 +124,7 @@ colour_bar <- function(breaks, col, bottom) {
 cov_matrix <- function(x) {
   m <- unclass(x)
   attr(m, "edges") <- NULL
+  attr(m, "theta_units") <- NULL
   attr(m, "error") <- NULL
   attr(m, "blocks") <- NULL
   m

@@ -87,7 +87,8 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
             threads = first$threads,
             elapsed = NA_real_,
             n_outside = vapply(used, `[[`, 0, "n_outside"),
-            edges = edges, footprint_check = NULL)
+            edges = edges, theta_units = theta_units_of(first),
+            footprint_check = NULL)
 }
 
 # the covariance of replicate w (bins x replicates, or any stack of

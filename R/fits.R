@@ -109,6 +109,7 @@ keyword_comments <- c(
   N_PAIRS = "pairs looked at",
   N_BELOW = "pairs closer than the first bin",
   N_ABOVE = "pairs wider than the last bin",
+  THUNIT = "unit of the theta columns",
   WTVERSN = "version of wtheta that wrote this file")
 
 fits_keys <- function(keys) {
@@ -118,8 +119,9 @@ fits_keys <- function(keys) {
 }
 
 # A list of numeric vectors (one number a row) or matrices (one row of
-# numbers a row) as columns for C_fits_write: values row after row
-fits_columns <- function(columns, extname) {
+# numbers a row) as columns for C_fits_write: values row after row; the
+# theta columns have TUNIT `theta_units`
+fits_columns <- function(columns, extname, theta_units = "deg") {
   n <- NROW(columns[[1L]])
   list(extname = extname,
        columns = lapply(columns, function(v) {
@@ -127,7 +129,7 @@ fits_columns <- function(columns, extname) {
            as.vector(t(v)) + 0 else as.double(v)
        }),
        `repeat` = vapply(columns, function(v) as.integer(NCOL(v)), 1L),
-       unit = ifelse(grepl("^theta", names(columns)), "deg", ""),
+       unit = ifelse(grepl("^theta", names(columns)), theta_units, ""),
        n_rows = as.double(n))
 }
 
@@ -138,7 +140,8 @@ write_fits_result <- function(file, extname, table, keys, extra, robject,
                               what) {
   k <- fits_keys(keys)
   none <- fits_keys(list())
-  main <- c(fits_columns(table, extname), list(keys = k))
+  main <- c(fits_columns(table, extname, keys$THUNIT %||% "deg"),
+            list(keys = k))
   hdus <- list(main)
   for (nm in names(extra)) {
     if (nm == "COV") {
@@ -242,6 +245,12 @@ rebuild_wtheta <- function(file) {
     stop(cov_hdu, call. = FALSE)
   }
   adjacent <- nb < 2L || all(out$theta_hi[-nb] == out$theta_lo[-1L])
+  # the unit: keyword THUNIT, else the TUNIT of theta when it names one,
+  # else degrees
+  tunit <- trimws(tolower(info$columns$unit[idx[3L]] %||% ""))
+  units <- key("THUNIT") %||% (if (tunit %in% theta_unit_names) tunit) %||%
+    "deg"
+  units <- check_theta_units(units, paste0("THUNIT of \"", file, "\""))
   a <- list(
     type = key("COUNTING") %||% (if (identical(counts, cross)) "cross" else
       "auto"),
@@ -253,6 +262,7 @@ rebuild_wtheta <- function(file) {
     cov = cov,
     n_patches = key("NPATCHES"), backend = key("BACKEND"),
     edges = if (adjacent) c(out$theta_lo, out$theta_hi[nb]),
+    theta_units = units,
     source = paste0("FITS table without R_OBJECT (HDU ", tab$hdu, ")"))
   a <- a[!vapply(a, is.null, TRUE)]
   do.call(structure, c(list(as.data.frame(out)),

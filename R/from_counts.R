@@ -14,7 +14,8 @@
 #' `rr`, `"DP"` `dd` and `dr`.
 #'
 #' The counts must agree, or they are refused with a message naming the
-#' argument: the same bin edges; all weighted or none; the same
+#' argument: the same bin edges in the same unit (`theta_units`); all
+#' weighted or none; the same
 #' `self_pairs` for the auto counts; the same catalogs where two counts
 #' share one (points and weight sums); and, for jackknife or bootstrap
 #' errors, the same patches.
@@ -29,7 +30,9 @@
 #' @return A `wtheta` object as [wtheta()] returns it; `footprint_check`
 #'   is `NULL` and `elapsed` the seconds of this call. When `dd` was
 #'   counted with `mean_theta = TRUE` the result has its `theta_mean`
-#'   column, as [wtheta()] with `mean_theta = TRUE` has.
+#'   column, as [wtheta()] with `mean_theta = TRUE` has. Its theta
+#'   columns are in the counts' unit (`theta_units`, degrees unless they
+#'   were counted with bins from `theta_bins(units = )`).
 #' @seealso [wtheta()], [pair_counts()], [prepare_catalog()].
 #' @examples
 #' sim <- simulate_catalog(2000, seed = 1)
@@ -117,10 +120,17 @@ check_counts_agree <- function(pcs, args, is_cross) {
       stop("`", a, "` (", nm, ") must count ", kinds[[nm]], " pairs, but ",
            "it counts ", pc$type, " pairs.", call. = FALSE)
     }
+    if (theta_units_of(pc) != theta_units_of(ref)) {
+      stop("`", a, "` has its angles in ", theta_units_of(pc), " but `",
+           args[[1L]], "` in ", theta_units_of(ref), "; count them with ",
+           "the same bins (theta_bins() with the same `units`).",
+           call. = FALSE)
+    }
     if (!identical(pc$edges, ref$edges)) {
       stop("`", a, "` has other bins than `", args[[1L]], "` (",
            length(pc$edges) - 1L, " bins from ", format(pc$edges[1L]),
-           " to ", format(pc$edges[length(pc$edges)]), " degrees, against ",
+           " to ", format(pc$edges[length(pc$edges)]), " ",
+           theta_unit_label(theta_units_of(pc)), ", against ",
            length(ref$edges) - 1L, " from ", format(ref$edges[1L]), " to ",
            format(ref$edges[length(ref$edges)]), "); count them with the ",
            "same bins.", call. = FALSE)

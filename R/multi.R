@@ -37,14 +37,16 @@
 #' @inheritParams wtheta
 #' @return A data frame of class `c("wtheta_multi", "data.frame")`, long and
 #'   tidy: columns `i`, `j` (the sample names, as factors in the order of
-#'   `data`), `theta_lo`, `theta_hi`, `theta`, with `mean_theta = TRUE`
+#'   `data`), `theta_lo`, `theta_hi`, `theta` (in the bins' unit, as in
+#'   [wtheta()]), with `mean_theta = TRUE`
 #'   `theta_mean` (of each correlation's DD or D1D2 pairs), `w` and `w_err`
 #'   (unless `error = "none"`), one row per correlation and bin. Attributes:
 #'   `samples` (the names), `entries` (the `wtheta` result of each
 #'   correlation, named `"i-j"`), `cov` (the joint covariance; see
 #'   [wtheta_cov()]), `replicates` (stacked), `pair_counts` (each count
 #'   done, once), `estimator`, `error`, `self_pairs`, `weighted`,
-#'   `n_patches`, `patches`, `edges`, `backend`, `threads`, `elapsed` and
+#'   `n_patches`, `patches`, `edges`, `theta_units`, `backend`, `threads`,
+#'   `elapsed` and
 #'   `footprint_check` (one per sample).
 #' @seealso [wtheta()], [wtheta_cov()], [plot.wtheta_multi()],
 #'   [prepare_catalog()].
@@ -254,7 +256,9 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
             weighted = attr(first, "weighted"),
             n_patches = attr(first, "n_patches"),
             patches = attr(first, "patches"),
-            edges = attr(first, "edges"), backend = attr(first, "backend"),
+            edges = attr(first, "edges"),
+            theta_units = attr(first, "theta_units"),
+            backend = attr(first, "backend"),
             threads = attr(first, "threads"),
             elapsed = proc.time()[["elapsed"]] - start,
             footprint_check = fchecks)

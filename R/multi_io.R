@@ -157,7 +157,7 @@ write_multi <- function(x, file, overwrite) {
     ESTIMATR = attr(x, "estimator"), SELFPAIR = attr(x, "self_pairs"),
     WEIGHTED = attr(x, "weighted"), BACKEND = attr(x, "backend"),
     ERRMETH = attr(x, "error"), NPATCHES = attr(x, "n_patches"),
-    NSAMPLES = length(samples)),
+    NSAMPLES = length(samples), THUNIT = theta_units_of(x)),
     stats::setNames(as.list(samples), paste0("SAMPLE", seq_along(samples)))))
   cols <- unclass(x)[names(x)]
   table <- lapply(cols, function(v) {
@@ -187,7 +187,8 @@ read_multi <- function(file) {
 
 # What SACC and twopoint files hold of a result: per row the sample
 # numbers i and j (from 1), the angular bin within the correlation (from
-# 1), w, the angles in degrees, the pair counts (DD or D1D2 of each row,
+# 1), w, the angles in arcmin (theta_convert() from the result's unit,
+# theta_units_of()), the pair counts (DD or D1D2 of each row,
 # NULL when not known), the sample names and the covariance (NULL when
 # none)
 pipeline_vector <- function(x) {
@@ -211,9 +212,11 @@ pipeline_vector <- function(x) {
   angbin <- stats::ave(seq_len(n), factor(pair, levels = unique(pair)),
                        FUN = seq_along)
   cov <- attr(x, "cov", exact = TRUE)
+  u <- theta_units_of(x)
+  arcmin <- function(v) theta_convert(as.double(v), u, "arcmin")
   list(samples = samples, i = i, j = j, angbin = as.integer(angbin),
-       value = as.double(x$w), theta = as.double(x$theta),
-       theta_lo = as.double(x$theta_lo), theta_hi = as.double(x$theta_hi),
+       value = as.double(x$w), theta = arcmin(x$theta),
+       theta_lo = arcmin(x$theta_lo), theta_hi = arcmin(x$theta_hi),
        npair = if (!is.null(npair)) as.double(npair),
        cov = if (!is.null(cov)) unname(as.matrix(cov)) + 0)
 }

@@ -37,7 +37,10 @@
 #'   are then used; `weights` applies to the catalogs given unprepared).
 #' @param y A second catalog for cross pairs, or `NULL` for auto pairs of
 #'   `x`.
-#' @param bins Bin edges in degrees, for example from [theta_bins()].
+#' @param bins Bin edges in degrees, for example from [theta_bins()]. Bins
+#'   made with `theta_bins(units = )` (arcmin, arcsec or radians) give the
+#'   result in that unit: `edges`, `theta_lo`, `theta_hi`, `theta_mean` and
+#'   `theta_sum` are then in it (see [theta_bins()] for the edges counted).
 #' @param self_pairs For auto pairs only: `TRUE` counts all ordered pairs,
 #'   self pairs included (the counts sum to `n^2`), the classic convention;
 #'   `FALSE` (the default) counts each unordered pair once.
@@ -122,7 +125,7 @@
 #'   and the block is retried or the call ends.
 #' @param mean_theta `FALSE` (the default) or `TRUE`: also give, per bin,
 #'   the pair-weighted mean separation of the pairs counted in it,
-#'   `theta_mean = sum(w_i w_j theta_ij) / sum(w_i w_j)` in degrees
+#'   `theta_mean = sum(w_i w_j theta_ij) / sum(w_i w_j)` in the bins' unit
 #'   (`w = 1` without weights), `NA` for a bin without pairs (or, weighted,
 #'   whose weights sum to zero). Each angle comes from the chord between
 #'   the unit vectors, `2 asin(|a - b| / 2)`, which stays accurate at small
@@ -147,7 +150,9 @@
 #'   `theta_hi`, `n1`, `n2`, `type` (`"auto"` or `"cross"`), `self_pairs`,
 #'   `mean_theta` (the argument), with `mean_theta = TRUE` also
 #'   `theta_mean` (see `mean_theta`) and `theta_sum` (the sums of
-#'   `w_i w_j theta_ij` per bin, in degrees, which add up across counts),
+#'   `w_i w_j theta_ij` per bin, which add up across counts), `theta_units`
+#'   (the unit of `edges`, `theta_lo`, `theta_hi`, `theta_mean` and
+#'   `theta_sum`: `"deg"` unless the bins were made with another `units`),
 #'   `n_pairs` (all pairs counted), `n_below` and `n_above` (pairs below the
 #'   first and at or beyond the last edge), `n_outside` (their sum),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole
@@ -214,6 +219,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                    })
   pc <- count_catalogs(call$how, call$cats$x, call$cats$y, call$edges,
                        self_pairs, call$threads, call$progress)
+  pc <- pair_counts_in_units(pc, call$units)
   pc$elapsed <- proc.time()[["elapsed"]] - call$start
   if (is.null(pc$distributed)) {
     pc$gpu_idle_s <- gpu_idle(pc$elapsed, pc$gpu_ms, pc$devices)

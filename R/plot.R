@@ -23,7 +23,7 @@ plot_points <- function(theta, w, w_err, log_x, log_y) {
 # model's function or NULL), d (theta, w, lo, hi of the points drawn) and
 # grid and model_w (the model's curve, NULL without a model or points).
 plot_data <- function(x, model, log, errors, band, legend = TRUE) {
-  fun <- model_function(model)
+  fun <- model_function(model, theta_units_of(x))
   check_flag(errors, "errors")
   check_flag(legend, "legend")
   lay <- plot_layout(x, log, band)
@@ -47,15 +47,24 @@ plot_data <- function(x, model, log, errors, band, legend = TRUE) {
        has_err = has_err, fun = fun, d = d, grid = grid, model_w = mw)
 }
 
-# a function of theta from `model`: a function, or a simulated catalog
-model_function <- function(model) {
+# a function of theta in `units` (the result's) from `model`: a function
+# (of theta in that unit), or a simulated catalog (whose model_wtheta()
+# takes degrees)
+model_function <- function(model, units = "deg") {
   if (is.null(model)) return(NULL)
   if (is.function(model)) return(model)
   if (!is.null(attr(model, "model", exact = TRUE))) {
-    return(function(theta) model_wtheta(model, theta))
+    return(function(theta) model_wtheta(model, theta_to_deg(theta, units)))
   }
-  stop("`model` must be a function of theta (degrees) or a catalog from ",
+  stop("`model` must be a function of theta (",
+       theta_unit_label(units), ") or a catalog from ",
        "simulate_catalog(), not ", describe(model), ".", call. = FALSE)
+}
+
+# the theta axis label of a result: "theta (degrees)", or its unit
+theta_axis_label <- function(x) {
+  u <- theta_unit_label(theta_units_of(x))
+  as.expression(bquote(theta ~ .(paste0("(", u, ")"))))
 }
 
 model_grid <- function(x, log_x) {
@@ -161,7 +170,9 @@ plot_subtitle <- function(x) {
 #' says so.
 #'
 #' @param x A result of [wtheta()].
-#' @param model A model to draw as a line: a function of theta in degrees
+#' @param model A model to draw as a line: a function of theta in the
+#'   result's unit (`attr(x, "theta_units")`, degrees unless the bins came
+#'   from `theta_bins(units = )`)
 #'   returning w, or a catalog from [simulate_catalog()] (drawn with
 #'   [model_wtheta()]).
 #' @param log Axes to draw logarithmically, `""`, `"x"`, `"y"` or `"xy"`;
@@ -200,7 +211,7 @@ plot.wtheta <- function(x, model = NULL, log = NULL, errors = TRUE,
   col <- if (is.null(args$col)) "black" else args$col
   args$col <- NULL
   if (is.null(args$main)) args$main <- plot_title(x)
-  if (is.null(args$xlab)) args$xlab <- expression(theta ~ "(degrees)")
+  if (is.null(args$xlab)) args$xlab <- theta_axis_label(x)
   if (is.null(args$ylab)) {
     args$ylab <- if (lay$y == "asinh") {
       bquote(w(theta) ~ "(asinh scale," ~ s == .(lay$asinh_scale) * ")")
@@ -346,7 +357,7 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
     ylab <- bquote(w(theta) ~ "(asinh scale," ~ s == .(lay$asinh_scale) * ")")
   }
   p + ggplot2::labs(
-    x = expression(theta ~ "(degrees)"), y = ylab, title = plot_title(x),
+    x = theta_axis_label(x), y = ylab, title = plot_title(x),
     subtitle = paste0(plot_subtitle(x),
                       if (!is.null(pd$fun))
                         "\nline: measured; dashed: model"),
@@ -407,7 +418,7 @@ plot.wtheta_multi <- function(x, log = NULL, errors = TRUE, ...) {
       if (!all(is.finite(yr))) yr <- c(-1, 1)
       graphics::plot(e$theta[ok], e$w[ok], log = if (log_x) "x" else "",
                      ylim = yr, pch = 19, cex = 0.6,
-                     xlab = expression(theta ~ "(degrees)"),
+                     xlab = theta_axis_label(x),
                      ylab = "w", main = paste(s[i], "x", s[j]),
                      cex.main = 0.9, ...)
       graphics::abline(h = 0, col = "grey70", lty = 2)
@@ -443,7 +454,7 @@ autoplot.wtheta_multi <- function(object, log = NULL, errors = TRUE, ...) {
     ggplot2::geom_point(size = 1) +
     ggplot2::facet_grid(rows = ggplot2::vars(.data$i),
                         cols = ggplot2::vars(.data$j), drop = FALSE) +
-    ggplot2::labs(x = expression(theta ~ "(degrees)"), y = "w",
+    ggplot2::labs(x = theta_axis_label(object), y = "w",
                   title = paste0("w(theta) of ",
                                  length(attr(object, "samples")),
                                  " samples (",

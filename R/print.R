@@ -19,7 +19,8 @@ describe_run <- function(backend, threads, devices, elapsed) {
 #'
 #' `print()` shows the samples, the correlations and the first rows;
 #' `as.data.frame()` gives the plain long data frame (columns `i`, `j`,
-#' `theta_lo`, `theta_hi`, `theta`, `w`, `w_err`). `[` that selects whole
+#' `theta_lo`, `theta_hi`, `theta`, `w`, `w_err`, in the unit of the
+#' attribute `theta_units`, which it keeps). `[` that selects whole
 #' correlations, or the same bins of each correlation it keeps (rows in
 #' their order, none repeated, columns `i`, `j`, `theta_lo`, `theta_hi`,
 #' `theta` and `w` kept), stays a `wtheta_multi` result: the covariance
@@ -72,7 +73,8 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
         paste0("; ", length(a$pair_counts), " counts in ",
                format(signif(a$elapsed, 3)), " s"), "\n", sep = "")
   d <- as.data.frame(x)
-  print(utils::head(d, n), row.names = FALSE, digits = 5)
+  print(unit_headers(utils::head(d, n), theta_units_of(x)),
+        row.names = FALSE, digits = 5)
   if (nrow(d) > n) cat("  ... ", nrow(d) - n, " more rows\n", sep = "")
   invisible(x)
 }
@@ -93,7 +95,8 @@ print.pair_counts <- function(x, ...) {
       if (x$type == "cross") paste0(" x ", format_n(x$n2)), " points, ",
       conv, "\n", sep = "")
   cat("  ", length(x$counts), " bins from ", format(x$edges[1L]), " to ",
-      format(x$edges[length(x$edges)]), " deg; ", format_n(x$n_pairs),
+      format(x$edges[length(x$edges)]), " ", theta_units_of(x), "; ",
+      format_n(x$n_pairs),
       " pairs, ", format_n(x$n_outside), " outside the edges\n", sep = "")
   cat("  ", describe_run(x$backend, x$threads, x$devices, x$elapsed), "\n",
       sep = "")
@@ -103,11 +106,22 @@ print.pair_counts <- function(x, ...) {
   tab <- data.frame(theta_lo = x$theta_lo, theta_hi = x$theta_hi,
                     count = x$counts)
   if (!is.null(x$theta_mean)) tab$theta_mean <- x$theta_mean
-  print(tab[seq_len(show), ], row.names = FALSE)
+  print(unit_headers(tab[seq_len(show), ], theta_units_of(x)),
+        row.names = FALSE)
   if (length(x$counts) > show) {
     cat("  ... ", length(x$counts) - show, " more bins\n", sep = "")
   }
   invisible(x)
+}
+
+# A table to print with the unit in its theta columns' headers
+# ("theta_lo[arcmin]") when it is not degrees, the package's unit, which
+# the line above the table names
+unit_headers <- function(d, units) {
+  if (units == "deg") return(d)
+  th <- names(d) %in% c("theta_lo", "theta_hi", "theta", "theta_mean")
+  names(d)[th] <- paste0(names(d)[th], "[", units, "]")
+  d
 }
 
 # one line on a distributed count: tasks, workers, what each received
@@ -185,14 +199,18 @@ describe_run_attr <- function(a) {
 #' `print()` shows the sizes, estimator, counting convention, errors,
 #' backend and time of a [wtheta()] result, then its first bins.
 #' `summary()` gives the headline numbers; `as.data.frame()` drops the
-#' class and attributes.
+#' class and attributes but `theta_units`. The angles are in the result's
+#' unit (its attribute `theta_units`, degrees unless the bins came from
+#' `theta_bins(units = )`), which the bins line names; with a unit other
+#' than degrees the theta columns' headers name it too (`theta[arcmin]`).
 #'
 #' @param x,object A result of [wtheta()].
 #' @param n Number of bins to show.
 #' @param ... Ignored.
 #' @return `print()` returns `x` invisibly; `summary()` an object of class
 #'   `summary.wtheta`, a list with `type`, `estimator`, `n_data`,
-#'   `n_random`, `self_pairs`, `n_bins`, `theta_range`, `pairs` (pairs
+#'   `n_random`, `self_pairs`, `n_bins`, `theta_units`, `theta_range`
+#'   (in that unit), `pairs` (pairs
 #'   counted in the bins, by count column), `n_outside`, `w_first` (w in
 #'   the first bin with a finite w), `w_max` and `theta_at_max`,
 #'   `theta_zero` (centre of the first bin after the first where w is not
@@ -230,7 +248,7 @@ print.wtheta <- function(x, n = 10L, ...) {
   }
   show <- min(nrow(x), n)
   df <- as.data.frame(x)[seq_len(show), , drop = FALSE]
-  print(df, row.names = FALSE, digits = 4)
+  print(unit_headers(df, theta_units_of(x)), row.names = FALSE, digits = 4)
   if (nrow(x) > show) {
     cat("# ... ", nrow(x) - show, " more bin", if (nrow(x) - show > 1L) "s",
         "; print(x, n = ", nrow(x), ") or as.data.frame(x) for all\n",
@@ -258,7 +276,7 @@ summary.wtheta <- function(object, ...) {
   structure(list(
     type = result_type(x), estimator = a$estimator,
     n_data = a$n_data, n_random = a$n_random, self_pairs = a$self_pairs,
-    n_bins = nrow(x),
+    n_bins = nrow(x), theta_units = theta_units_of(x),
     theta_range = c(x$theta_lo[1L], x$theta_hi[nrow(x)]),
     pairs = vapply(x[cols], function(v) sum(as.double(v)), 0),
     n_outside = a$n_outside,
@@ -276,6 +294,7 @@ summary.wtheta <- function(object, ...) {
 #' @export
 print.summary.wtheta <- function(x, ...) {
   f <- function(v) format(signif(v, 4))
+  u <- x$theta_units %||% "deg"
   cat(if (x$type == "cross") "Angular cross-correlation" else
     "Angular auto-correlation", ", ", estimator_name(x$estimator),
     if (!is.null(x$estimator)) " estimator", "\n", sep = "")
@@ -285,14 +304,14 @@ print.summary.wtheta <- function(x, ...) {
                                   collapse = " x "),
       " points\n", sep = "")
   cat("  bins:     ", x$n_bins, " from ", f(x$theta_range[1L]), " to ",
-      f(x$theta_range[2L]), " deg\n", sep = "")
+      f(x$theta_range[2L]), " ", u, "\n", sep = "")
   cat("  pairs:    ", paste0(names(x$pairs), " ", format_n(x$pairs),
                               collapse = ", "), " in the bins\n", sep = "")
   cat("  w:        ", f(x$w_first), " at ", f(x$theta_first),
-      " deg (first bin); largest ", f(x$w_max), " at ", f(x$theta_at_max),
-      " deg\n", sep = "")
+      " ", u, " (first bin); largest ", f(x$w_max), " at ",
+      f(x$theta_at_max), " ", u, "\n", sep = "")
   cat("  w <= 0:   ", if (is.na(x$theta_zero)) "in no bin" else
-    paste0("first at ", f(x$theta_zero), " deg"), "\n", sep = "")
+    paste0("first at ", f(x$theta_zero), " ", u), "\n", sep = "")
   cat("  errors:   ", x$error, if (is.finite(x$median_rel_err))
     paste0(", median w_err / |w| = ", f(x$median_rel_err)), "\n", sep = "")
   if (!is.null(x$backend)) {
@@ -309,9 +328,11 @@ as.data.frame.wtheta <- function(x, row.names = NULL, optional = FALSE, ...) {
 }
 
 # a wtheta or wtheta_multi result as a plain data frame: its columns,
-# without the class and attributes
+# without the class and attributes but `theta_units` (the unit of its
+# theta columns)
 plain_data_frame <- function(x) {
   cols <- unclass(x)
   structure(cols[names(x)], class = "data.frame",
-            row.names = c(NA_integer_, -length(cols[[1L]])))
+            row.names = c(NA_integer_, -length(cols[[1L]])),
+            theta_units = attr(x, "theta_units", exact = TRUE))
 }

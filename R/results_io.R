@@ -11,12 +11,15 @@
 #'   the package must be built with it (Debian: `apt-get install
 #'   libcfitsio-dev pkg-config`, then reinstall; without it writing FITS is
 #'   an error and `.csv` is the way). Its extension `WTHETA` is a binary
-#'   table with `theta_lo`, `theta_hi`, `theta` (`TUNIT` `deg`), `DD`,
+#'   table with `theta_lo`, `theta_hi`, `theta` (`TUNIT` the result's
+#'   unit, `attr(x, "theta_units")`: `deg`, or `arcmin`, `arcsec`, `rad`
+#'   for bins from `theta_bins(units = )`), `DD`,
 #'   `DR`, `RR`, `w`, `w_err` (every column of the result, in double
 #'   precision); the primary header and the table's carry the keywords
 #'   `ESTIMATR` (estimator), `COUNTING` (`auto` or `cross`), `SELFPAIR`,
 #'   `WEIGHTED`, `N_DATA`, `N_RANDOM`, `BACKEND`, `ERRMETH` (error method),
-#'   `NPATCHES` and `WTVERSN` (wtheta's version), each with a comment saying
+#'   `NPATCHES`, `THUNIT` (the unit of the theta columns) and `WTVERSN`
+#'   (wtheta's version), each with a comment saying
 #'   what it is. Extension `COV` is an image holding the covariance matrix
 #'   (astropy's `fits.getdata(file, "COV")[i, j]` is the covariance of bins
 #'   `i` and `j`); extension `R_OBJECT` holds the remaining R attributes
@@ -37,7 +40,10 @@
 #' `DR`, `RR` (or `D1D2`, `D1R2`, `R1D2`, `R1R2`), `w` and optionally
 #' `w_err` (names case-insensitive), the covariance from an extension `COV`
 #' (an image, or a table whose first column holds one row of the matrix per
-#' bin) and the attributes from the keywords above in the table's header;
+#' bin) and the attributes from the keywords above in the table's header
+#' (the unit from `THUNIT`, else from the `TUNIT` of `theta` when that is
+#' `deg`, `arcmin`, `arcsec` or `rad`, else degrees; a file without the
+#' unit, as written before units, is in degrees);
 #' what the file does not give is left out (the error method is
 #' `"unknown"` when there are errors but no `ERRMETH`), and attribute
 #' `source` says the object was rebuilt this way.
@@ -55,13 +61,15 @@
 #' * SACC: one tracer per sample, named after it (an `NZ` tracer with
 #'   `nz`, else a `Misc` tracer with no n(z), with a message saying so);
 #'   data type `galaxy_density_xi`, points tagged `theta`, `theta_min`,
-#'   `theta_max` (arcmin, as TXPipe writes them), `npair` and `weight` (both
+#'   `theta_max` (arcmin, as TXPipe writes them, converted from the
+#'   result's unit), `npair` and `weight` (both
 #'   the DD or D1D2 count of the point: the weighted sum for weighted
 #'   catalogs); the full joint covariance.
 #' * twopoint: extension `wtheta` (`2PTDATA = T`, `QUANT1 = QUANT2 = 'GPR'`,
 #'   `WINDOWS = 'SAMPLE'`, `KERNEL_1 = KERNEL_2 = 'nz_sample'`) with columns
 #'   `BIN1`, `BIN2` (the sample numbers, from 1), `ANGBIN`, `VALUE`, `ANG`,
-#'   `ANGLEMIN`, `ANGLEMAX` (arcmin) and `NPAIRS`, the sample names as
+#'   `ANGLEMIN`, `ANGLEMAX` (arcmin, converted from the result's unit) and
+#'   `NPAIRS`, the sample names as
 #'   metadata keywords `MD_BIN1`, `MD_BIN2`, ...; `COVMAT`, the covariance
 #'   image with `NAME_0`, `STRT_0`, `LEN_0`; with `nz`, the n(z) extension
 #'   `nz_sample` (`Z_MID` the z given, `Z_LOW`, `Z_HIGH` halfway to the
@@ -83,7 +91,8 @@
 #' `write_pair_counts()` and `read_pair_counts()` do the same for a
 #' [pair_counts()] result (extensions `PAIR_COUNTS`, with `theta_lo`,
 #' `theta_hi`, `counts`, and, when counted with `mean_theta = TRUE`,
-#' `theta_mean` and `theta_sum`; and `PATCHES` with the per-patch count
+#' `theta_mean` and `theta_sum`, all with `TUNIT` the result's unit and
+#' the keyword `THUNIT`; and `PATCHES` with the per-patch count
 #' arrays when there are any), so that counts made on one machine can be
 #' combined on another. A result with `theta_mean` (from
 #' `mean_theta = TRUE`) writes it as a column like the others, and
@@ -124,7 +133,7 @@ write_wtheta <- function(x, file,
     SELFPAIR = attr(x, "self_pairs"), WEIGHTED = attr(x, "weighted"),
     N_DATA = attr(x, "n_data"), N_RANDOM = attr(x, "n_random"),
     BACKEND = attr(x, "backend"), ERRMETH = attr(x, "error"),
-    NPATCHES = attr(x, "n_patches")))
+    NPATCHES = attr(x, "n_patches"), THUNIT = theta_units_of(x)))
   table <- stats::setNames(lapply(names(x), function(nm) as.double(x[[nm]])),
                            names(x))
   extra <- if (is.null(cov)) NULL else list(COV = list(COV = unname(cov)))
@@ -152,7 +161,7 @@ write_pair_counts <- function(x, file, overwrite = FALSE) {
   keys <- result_keywords(list(
     COUNTING = x$type, SELFPAIR = x$self_pairs, N1 = x$n1, N2 = x$n2,
     N_PAIRS = x$n_pairs, N_BELOW = x$n_below, N_ABOVE = x$n_above,
-    BACKEND = x$backend))
+    BACKEND = x$backend, THUNIT = theta_units_of(x)))
   table <- list(theta_lo = as.double(x$theta_lo),
                 theta_hi = as.double(x$theta_hi),
                 counts = as.double(x$counts))

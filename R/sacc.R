@@ -37,12 +37,10 @@ write_sacc <- function(x, file, nz, overwrite) {
             "n(z) (sacc's Misc tracers, named after the samples); give ",
             "`nz = list(<sample> = list(z =, nz =), ...)` for NZ tracers.")
   }
-  arcmin <- 60
   n <- length(v$value)
   cols <- list(tracer_0 = v$samples[v$i], tracer_1 = v$samples[v$j],
-               value = v$value, theta = v$theta * arcmin,
-               theta_min = v$theta_lo * arcmin,
-               theta_max = v$theta_hi * arcmin)
+               value = v$value, theta = v$theta, theta_min = v$theta_lo,
+               theta_max = v$theta_hi)
   if (!is.null(v$npair)) {
     cols$npair <- v$npair
     cols$weight <- v$npair

@@ -15,6 +15,7 @@
   n <- nrow(plain)
   out <- plain_subset(plain, i, j, drop, nargs() < 3L && missing(drop))
   if (!is.data.frame(out)) return(out)
+  out <- keep_theta_units(out, a)
   rows <- kept_rows(out, n)
   whole <- c("i", "j", "theta_lo", "theta_hi", "theta", "w")
   if (!all(whole %in% names(out)) || anyNA(rows) || anyDuplicated(rows) ||
@@ -52,6 +53,15 @@
     attr(out, "pair_counts") <- NULL
   }
   class(out) <- a$class
+  out
+}
+
+# a subset `out` of a result with attributes `a`: the unit of its theta
+# columns when it has any (a plain data frame keeps it too)
+keep_theta_units <- function(out, a) {
+  th <- any(names(out) %in% c("theta_lo", "theta_hi", "theta",
+                              "theta_mean"))
+  attr(out, "theta_units") <- if (th) a$theta_units
   out
 }
 
@@ -96,6 +106,7 @@ kept_rows <- function(out, n) {
   plain <- as.data.frame(x)
   out <- plain_subset(plain, i, j, drop, nargs() < 3L && missing(drop))
   if (!is.data.frame(out)) return(out)
+  out <- keep_theta_units(out, a)
   rows <- kept_rows(out, n)
   whole <- c("theta_lo", "theta_hi", "theta", "w")
   if (!all(whole %in% names(out)) || anyNA(rows) || anyDuplicated(rows) ||

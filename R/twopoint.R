@@ -37,11 +37,9 @@ write_twopoint <- function(x, file, nz, overwrite) {
             twopoint_kernel, "\", which is not there); give ",
             "`nz = list(<sample> = list(z =, nz =), ...)` to write it.")
   }
-  arcmin <- 60
   n <- length(v$value)
   cols <- list(BIN1 = v$i, BIN2 = v$j, ANGBIN = v$angbin, VALUE = v$value,
-               ANG = v$theta * arcmin, ANGLEMIN = v$theta_lo * arcmin,
-               ANGLEMAX = v$theta_hi * arcmin)
+               ANG = v$theta, ANGLEMIN = v$theta_lo, ANGLEMAX = v$theta_hi)
   if (!is.null(v$npair)) cols$NPAIRS <- v$npair
   keys <- c(list(`2PTDATA` = TRUE, QUANT1 = "GPR", QUANT2 = "GPR",
                  KERNEL_1 = twopoint_kernel, KERNEL_2 = twopoint_kernel,

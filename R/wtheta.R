@@ -62,7 +62,9 @@
 #'   catalog prepared by [prepare_catalog()].
 #' @param random Random points on the same footprint, as a catalog or
 #'   prepared: a random catalog prepared once serves many calls.
-#' @param bins Bin edges in degrees, for example from [theta_bins()].
+#' @param bins Bin edges in degrees, for example from [theta_bins()]. Bins
+#'   made with `theta_bins(units = )` (arcmin, arcsec or radians) give the
+#'   theta columns and the `edges` of the result in that unit.
 #' @param estimator One of `"LS"`, `"natural"`, `"DP"`, `"Hamilton"`.
 #' @param weights Per-object weights of the catalogs given unprepared
 #'   (prepared ones keep theirs): `NULL`, the name of a column (the
@@ -93,7 +95,7 @@
 #'   comparable with the GPU's counts; with more points it is a small
 #'   fraction of the counting time. `FALSE` skips it.
 #' @param mean_theta `TRUE` adds a column `theta_mean`: the pair-weighted
-#'   mean separation of the DD (D1D2) pairs in each bin, in degrees, `NA`
+#'   mean separation of the DD (D1D2) pairs in each bin, in the bins' unit, `NA`
 #'   for a bin without pairs (see [pair_counts()], which says how it is
 #'   computed and what it costs). Only DD (D1D2) sums the angles; DR and
 #'   RR are counted as without it. With jackknife or bootstrap errors it
@@ -101,7 +103,9 @@
 #'   (the default) leaves it out.
 #' @inheritParams pair_counts
 #' @return A data frame of class `c("wtheta", "data.frame")` with columns
-#'   `theta_lo`, `theta_hi`, `theta` (the bin's centre in degrees: the
+#'   `theta_lo`, `theta_hi`, `theta` (all three in the unit of the bins,
+#'   degrees unless [theta_bins()] was given `units`; `theta` is the bin's
+#'   centre: the
 #'   geometric centre `sqrt(theta_lo * theta_hi)` when the edges are
 #'   log-spaced, as from `theta_bins(log = TRUE)`, the midpoint
 #'   otherwise; attribute `bin_centres` says which), with
@@ -118,7 +122,9 @@
 #'   of a cross-correlation is the count of `data2` against the randoms,
 #'   transposed; see [wtheta_from_counts()] to reuse them),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
-#'   `n_outside` (pairs outside the edges per count), `edges` and
+#'   `n_outside` (pairs outside the edges per count), `edges` (in the
+#'   bins' unit), `theta_units` (that unit: `"deg"`, `"arcmin"`,
+#'   `"arcsec"` or `"rad"`; a result without it is in degrees) and
 #'   `footprint_check` (the [footprint_check()] results, or `NULL`). `w` is
 #'   `NA` in bins where its denominator is zero, and `w_err` in bins where
 #'   that of a replicate is, each with a warning that names the bins.

@@ -18,11 +18,13 @@ if (!requireNamespace("optparse", quietly = TRUE)) {
 
 columns_text <- "
 Output columns (--out, CSV, one row per bin):
-  theta_lo, theta_hi  bin edges in degrees
-  theta               bin centre in degrees
+  theta_lo, theta_hi  bin edges in degrees, or in the unit of --bins
+                      (log:2.5,250,20:arcmin: arcmin)
+  theta               bin centre, in the same unit
   theta_mean          with --mean-theta: the mean separation of the DD
                       (D1D2) pairs in the bin, weighted by w_i w_j with
-                      --weights, in degrees; NA for a bin without pairs
+                      --weights, in the same unit; NA for a bin without
+                      pairs
   DD, DR, RR          pair counts: data-data, data-random, random-random
                       (weighted sums of w_i w_j with --weights); for a
                       cross-correlation (--data2) D1D2, D1R2, R1D2, R1R2
@@ -57,9 +59,12 @@ option_list <- list(
                  "a header: 1,2)")),
   optparse::make_option(c("-b", "--bins"), default = "lin:0,90,0.25",
     metavar = "SPEC",
-    help = paste("angular bins in degrees: lin:FROM,TO,WIDTH (linear,",
+    help = paste("angular bins: lin:FROM,TO,WIDTH (linear,",
                  "default lin:0,90,0.25), log:FROM,TO,N (N logarithmic",
-                 "bins) or edges:E0,E1,... (as given)")),
+                 "bins) or edges:E0,E1,... (as given), in degrees, or in",
+                 "the unit of a last :UNIT, one of deg, arcmin, arcsec,",
+                 "rad (log:2.5,250,20:arcmin); the output's angles are",
+                 "in that unit")),
   optparse::make_option(c("-e", "--estimator"), default = "LS",
     metavar = "E",
     help = "LS (default, Landy-Szalay), natural, DP, Hamilton"),
@@ -117,12 +122,18 @@ parse_numbers <- function(text, what) {
 }
 
 parse_bins <- function(spec) {
-  kind <- sub(":.*$", "", spec)
-  rest <- sub("^[^:]*:", "", spec)
-  if (!grepl(":", spec, fixed = TRUE) ||
-      !kind %in% c("lin", "log", "edges")) {
+  parts <- strsplit(spec, ":", fixed = TRUE)[[1L]]
+  kind <- parts[1L]
+  if (!length(parts) %in% 2:3 || !kind %in% c("lin", "log", "edges")) {
     fail_usage("--bins: \"", spec, "\" is not lin:FROM,TO,WIDTH, ",
-               "log:FROM,TO,N or edges:E0,E1,...")
+               "log:FROM,TO,N or edges:E0,E1,..., with an optional ",
+               ":UNIT (deg, arcmin, arcsec, rad)")
+  }
+  rest <- parts[2L]
+  units <- "deg"
+  if (length(parts) == 3L) {
+    units <- parse_choice(parts[3L], c("deg", "arcmin", "arcsec", "rad"),
+                          "bins")
   }
   v <- parse_numbers(rest, "bins")
   if (kind != "edges" && length(v) != 3L) {
@@ -130,9 +141,10 @@ parse_bins <- function(spec) {
                ".")
   }
   tryCatch(switch(kind,
-    lin = wtheta::theta_bins(v[1L], v[2L], width = v[3L]),
-    log = wtheta::theta_bins(v[1L], v[2L], n = v[3L], log = TRUE),
-    edges = wtheta::theta_bins(edges = v)),
+    lin = wtheta::theta_bins(v[1L], v[2L], width = v[3L], units = units),
+    log = wtheta::theta_bins(v[1L], v[2L], n = v[3L], log = TRUE,
+                             units = units),
+    edges = wtheta::theta_bins(edges = v, units = units)),
     error = function(e) fail_usage("--bins: ", conditionMessage(e)))
 }
 

@@ -198,3 +198,38 @@ test_that("--mean-theta adds the theta_mean column of wtheta()", {
   expect_true(all(got$theta_mean > got$theta_lo &
                     got$theta_mean < got$theta_hi))
 })
+
+test_that("--bins takes a unit: the output's angles are in it", {
+  sim <- simulate_catalog(300, n_clusters = 5, sigma = 0.5, seed = 61)
+  ran <- random_catalog(400, like = sim, seed = 62)
+  dfile <- withr_tempfile()
+  rfile <- withr_tempfile()
+  out <- withr_tempfile()
+  utils::write.csv(sim[c("ra", "dec")], dfile, row.names = FALSE,
+                   quote = FALSE)
+  utils::write.csv(ran[c("ra", "dec")], rfile, row.names = FALSE,
+                   quote = FALSE)
+  res <- run_cli("--data", dfile, "--random", rfile, "--bins",
+                 "log:6,600,5:arcmin", "--threads", "1", "--out", out)
+  expect_identical(res$status, 0L)
+  expect_true(any(grepl("5 bins from 6 to 600 arcmin, log-spaced", res$out,
+                        fixed = TRUE)))
+  got <- utils::read.csv(out)
+  want <- wtheta(read_catalog(dfile), read_catalog(rfile),
+                 theta_bins(6, 600, n = 5, log = TRUE, units = "arcmin"),
+                 threads = 1, backend = "cpu", progress = FALSE)
+  expect_equal(got$theta_lo, want$theta_lo, tolerance = 1e-14)
+  expect_identical(got$theta_lo[1], 6)
+  expect_equal(got$DD, want$DD)
+  expect_equal(got$w, want$w, tolerance = 1e-12)
+  # a unit the bins cannot take, named with its flag
+  res <- run_cli("--data", dfile, "--random", rfile, "--bins",
+                 "lin:0,10,1:furlong")
+  expect_false(res$status == 0L)
+  expect_true(any(grepl("--bins must be one of deg, arcmin, arcsec, rad, ",
+                        res$out, fixed = TRUE)))
+  res <- run_cli("--data", dfile, "--random", rfile, "--bins",
+                 "lin:0,10,1:arcmin:x")
+  expect_false(res$status == 0L)
+  expect_true(any(grepl("with an optional :UNIT", res$out, fixed = TRUE)))
+})
