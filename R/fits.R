@@ -109,7 +109,8 @@ keyword_comments <- c(
   N_PAIRS = "pairs looked at",
   N_BELOW = "pairs closer than the first bin",
   N_ABOVE = "pairs wider than the last bin",
-  WTVERSN = "version of wtheta that wrote this file")
+  WTVERSN = "version of wtheta that wrote this file",
+  SERMD5 = "md5 of the serialized R object")
 
 fits_keys <- function(keys) {
   list(name = names(keys), value = unname(keys),
@@ -154,14 +155,25 @@ write_fits_result <- function(file, extname, table, keys, extra, robject,
     }
   }
   blob <- serialize(robject, NULL, xdr = TRUE)
+  # the md5 of the bytes, checked before they are unserialized: R's
+  # unserialize() can crash on damaged bytes
   hdus[[length(hdus) + 1L]] <- c(
     fits_columns(list(SERIAL = matrix(blob, 1L)), "R_OBJECT"),
-    list(keys = none))
-  tmp <- tempfile(paste0(".", basename(file), "-"), tmpdir = dirname(file),
-                  fileext = ".part")
+    list(keys = fits_keys(list(SERMD5 = raw_md5(blob)))))
+  # a short temporary name: the final name may be as long as NAME_MAX
+  tmp <- short_temp(dirname(file))
   on.exit(if (file.exists(tmp)) unlink(tmp), add = TRUE)
   .Call(C_fits_write, path.expand(tmp), path.expand(file), k, hdus)
   invisible(file)
+}
+
+# md5 of raw bytes (through a temporary file: tools::md5sum() reads only
+# files before R 4.5)
+raw_md5 <- function(bytes) {
+  tmp <- tempfile("wtheta-md5-")
+  on.exit(unlink(tmp), add = TRUE)
+  writeBin(bytes, tmp)
+  unname(tools::md5sum(tmp))
 }
 
 # Internal: the 2-d image HDU named `extname` as a double matrix, [i, j]
