@@ -222,7 +222,8 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
     points_per_task = max(per_task),
     bytes_per_task = max(per_task) * bytes_point)
   out$elapsed <- proc.time()[["elapsed"]] - start
-  new_pair_counts(out)
+  add_fingerprints(new_pair_counts(out), catalog_fingerprint(a),
+                   if (!is_auto) catalog_fingerprint(b))
 }
 
 # The block pairs of a count: `jobs` (block indices i, j), the blocks'
