@@ -104,7 +104,12 @@
 #'   again reuses the saved blocks and counts only the rest, with a result
 #'   identical to an uninterrupted run. The directory records a hash of
 #'   the inputs (catalogs, bins, weights, patches, options) and the number
-#'   of blocks; a call with other inputs is refused. In [wtheta()] with
+#'   of blocks; a call with other inputs is refused. Each block file says
+#'   which block it holds (the inputs' hash, its two block numbers, the
+#'   number of blocks); a file that holds another block (copied, or left by
+#'   another cut) is counted again, with a message naming it. A directory
+#'   this process cannot write is refused before anything is counted. In
+#'   [wtheta()] with
 #'   jackknife or bootstrap errors and patches made by [sky_patches()],
 #'   give `seed` (or the patches), or a rerun makes other patches and is
 #'   refused. Delete the directory when the result is safe.
