@@ -190,7 +190,7 @@ check_counts_agree <- function(pcs, args, is_cross) {
       stop("`", args[[ab[[1L]][1L]]], "` and `", args[[ab[[2L]][1L]]], "` ",
            "do not count the same ", what, " catalog: both have ",
            format_n(x$n), " points, but at other positions (their ",
-           "fingerprints, sums of the points' unit vectors, differ). Count ",
+           "fingerprints, sums over the points' positions, differ). Count ",
            "them from the same catalog.", call. = FALSE)
     }
   }
