@@ -15,15 +15,7 @@ as_catalog <- function(x, arg, columns = c("ra", "dec")) {
   }
   if (is.matrix(x) || is.data.frame(x)) {
     # two columns of one name: which one is meant cannot be known
-    nms <- colnames(x)
-    for (nm in columns) {
-      if (sum(nms == nm, na.rm = TRUE) > 1L) {
-        stop("`", arg, "` has ", sum(nms == nm, na.rm = TRUE), " columns ",
-             "named ", dQuote(nm, FALSE), " (columns ",
-             paste(which(nms == nm), collapse = " and "), "); rename all ",
-             "but one.", call. = FALSE)
-      }
-    }
+    match_names(columns, colnames(x), paste0("`", arg, "`"))
   }
   if (is.matrix(x)) {
     if (!is.numeric(x)) {
@@ -62,6 +54,27 @@ as_catalog <- function(x, arg, columns = c("ra", "dec")) {
   })
   check_catalog(list(ra = cols[[1L]], dec = cols[[2L]]), arg,
                 columns = columns)
+}
+
+# Where each name of `want` is among the column names `have` (NA when
+# absent), compared exactly or, with ignore_case, as files' column names
+# are. Two columns that answer to one name are an error naming `what` and
+# both columns: which one is meant cannot be known. Data frames, FITS and
+# text headers and HDF5 groups resolve names through this.
+match_names <- function(want, have, what, ignore_case = FALSE) {
+  if (is.null(have)) return(rep(NA_integer_, length(want)))
+  key <- if (ignore_case) tolower(have) else have
+  vapply(want, function(nm) {
+    i <- which(key == if (ignore_case) tolower(nm) else nm)
+    if (length(i) > 1L) {
+      stop(what, " has ", length(i), " columns named ", dQuote(nm, FALSE),
+           if (ignore_case) ", ignoring case", " (columns ",
+           paste(i, collapse = " and "), if (ignore_case)
+             paste0(": ", paste(have[i], collapse = ", ")),
+           "); rename all but one.", call. = FALSE)
+    }
+    if (length(i)) i else NA_integer_
+  }, 1L, USE.NAMES = FALSE)
 }
 
 check_catalog <- function(cat, arg, columns = c("ra", "dec")) {

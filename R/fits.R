@@ -40,7 +40,8 @@ fits_read_table <- function(file, hdu = NULL, columns = NULL,
   info <- info %||% .Call(C_fits_info, path.expand(file), h[[1L]], h[[2L]])
   have <- info$columns$name
   idx <- if (is.null(columns)) seq_along(have) else if (is.character(columns)) {
-    i <- match(tolower(columns), tolower(have))
+    i <- match_names(columns, have, paste0("`file` \"", file, "\""),
+                     ignore_case = TRUE)
     if (anyNA(i)) {
       stop("`columns` names ", dQuote(columns[is.na(i)][1L], FALSE),
            ", which is not among the columns of `file`: ",

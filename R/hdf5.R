@@ -224,9 +224,12 @@ hdf5_columns <- function(h5, root, base, columns, file) {
     # groups too: one named ra is an error that says it is a group
     have <- names(root)
     low <- tolower(have)
+    what <- paste0("`file` \"", file, "\" (group \"", base, "\")")
     for (k in seq_along(ra_names)) {
-      i <- match(ra_names[k], low)
-      j <- match(dec_names[k], low)
+      ij <- match_names(c(ra_names[k], dec_names[k]), have, what,
+                        ignore_case = TRUE)
+      i <- ij[1L]
+      j <- ij[2L]
       if (!is.na(i) && !is.na(j)) {
         w <- match(c("weight", "weights"), low)
         w <- w[!is.na(w)][1L]

@@ -269,11 +269,11 @@ dec_names <- c("dec", "delta_j2000", "dej2000", "dec_j2000", "delta",
                "dec_deg", "dedeg", "dec2000", "de_icrs", "deltawin_j2000")
 
 find_positions <- function(have, file) {
-  low <- tolower(have)
+  what <- paste0("`file` \"", file, "\"")
   for (k in seq_along(ra_names)) {
-    i <- match(ra_names[k], low)
-    j <- match(dec_names[k], low)
-    if (!is.na(i) && !is.na(j)) return(c(i, j))
+    ij <- match_names(c(ra_names[k], dec_names[k]), have, what,
+                      ignore_case = TRUE)
+    if (!anyNA(ij)) return(ij)
   }
   stop("`file` \"", file, "\" has no columns with the usual names of ",
        "right ascension and declination (RA/DEC, ALPHA_J2000/DELTA_J2000, ",
@@ -288,7 +288,8 @@ resolve_columns <- function(columns, have, file) {
   }
   w <- columns$which
   if (is.character(w)) {
-    idx <- match(tolower(w), tolower(have))
+    idx <- match_names(w, have, paste0("`file` \"", file, "\""),
+                       ignore_case = TRUE)
     if (anyNA(idx)) {
       stop("`columns` names ", dQuote(w[is.na(idx)][1L], FALSE),
            ", which is not among the columns of `file`: ",
