@@ -246,6 +246,14 @@ hdf5_columns <- function(h5, root, base, columns, file) {
          "alpha_j2000/delta_j2000, ...); give `group` or `columns`. It ",
          "holds: ", hdf5_listing(root), ".", call. = FALSE)
   }
+  if (isTRUE(columns$auto) && is.character(columns$which)) {
+    pos <- hdf5_columns(h5, root, base, NULL, file)
+    extra <- hdf5_columns(h5, root, base, list(which = columns$which,
+                                               names = columns$names), file)
+    keep <- pos$names %in% c("ra", "dec")
+    return(list(paths = c(pos$paths[keep], extra$paths),
+                names = c(pos$names[keep], extra$names)))
+  }
   if (!is.character(columns$which)) {
     stop("`columns` must name the datasets of the HDF5 `file` \"", file,
          "\" (HDF5 columns have names, not numbers), not ",
@@ -267,6 +275,7 @@ hdf5_columns <- function(h5, root, base, columns, file) {
          "c(ra = ..., dec = ..., name = ...).", call. = FALSE)
   }
   first <- match(c("ra", "dec"), nm)
+  first <- first[!is.na(first)]
   o <- c(first, setdiff(seq_along(nm), first))
   list(paths = paths[o], names = nm[o])
 }
