@@ -27,7 +27,12 @@
 #' * `.csv`: the table, numbers with 17 significant digits (exact), after
 #'   comment lines (`#`) giving the same keywords and naming two files
 #'   written beside it: the covariance (`<name>-cov.csv`) and the R
-#'   attributes (`<name>-attributes.rds`).
+#'   attributes (`<name>-attributes.rds`, which also holds the table and
+#'   the covariance: reading checks the CSV files against it and refuses a
+#'   table or covariance edited since, or a sidecar of another result).
+#'   All are written under short temporary names in the same directory and
+#'   renamed into place only when every one is written: a failed write
+#'   leaves the old files as they were.
 #'
 #' `read_wtheta()` gives back an object identical to the one written,
 #' covariance and attributes included. Read only files you trust: the R
