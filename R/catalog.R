@@ -15,15 +15,7 @@ as_catalog <- function(x, arg, columns = c("ra", "dec")) {
   }
   if (is.matrix(x) || is.data.frame(x)) {
     # two columns of one name: which one is meant cannot be known
-    nms <- colnames(x)
-    for (nm in columns) {
-      if (sum(nms == nm, na.rm = TRUE) > 1L) {
-        stop("`", arg, "` has ", sum(nms == nm, na.rm = TRUE), " columns ",
-             "named ", dQuote(nm, FALSE), " (columns ",
-             paste(which(nms == nm), collapse = " and "), "); rename all ",
-             "but one.", call. = FALSE)
-      }
-    }
+    match_names(columns, colnames(x), paste0("`", arg, "`"))
   }
   if (is.matrix(x)) {
     if (!is.numeric(x)) {
@@ -62,6 +54,27 @@ as_catalog <- function(x, arg, columns = c("ra", "dec")) {
   })
   check_catalog(list(ra = cols[[1L]], dec = cols[[2L]]), arg,
                 columns = columns)
+}
+
+# Where each name of `want` is among the column names `have` (NA when
+# absent), compared exactly or, with ignore_case, as files' column names
+# are. Two columns that answer to one name are an error naming `what` and
+# both columns: which one is meant cannot be known. Data frames, FITS and
+# text headers and HDF5 groups resolve names through this.
+match_names <- function(want, have, what, ignore_case = FALSE) {
+  if (is.null(have)) return(rep(NA_integer_, length(want)))
+  key <- if (ignore_case) tolower(have) else have
+  vapply(want, function(nm) {
+    i <- which(key == if (ignore_case) tolower(nm) else nm)
+    if (length(i) > 1L) {
+      stop(what, " has ", length(i), " columns named ", dQuote(nm, FALSE),
+           if (ignore_case) ", ignoring case", " (columns ",
+           paste(i, collapse = " and "), if (ignore_case)
+             paste0(": ", paste(have[i], collapse = ", ")),
+           "); rename all but one.", call. = FALSE)
+    }
+    if (length(i)) i else NA_integer_
+  }, 1L, USE.NAMES = FALSE)
 }
 
 check_catalog <- function(cat, arg, columns = c("ra", "dec")) {
@@ -153,7 +166,8 @@ grid_builds <- function() .Call(C_grid_builds)
 checked_catalogs <- function(users, columns) {
   prepared <- vapply(users, inherits, TRUE, "wtheta_prepared")
   cats <- lapply(names(users), function(nm) {
-    if (prepared[[nm]]) users[[nm]] else as_catalog(users[[nm]], nm, columns)
+    if (prepared[[nm]]) check_prepared(users[[nm]], nm) else
+      as_catalog(users[[nm]], nm, columns)
   })
   list(cats = stats::setNames(cats, names(users)), prepared = prepared)
 }
@@ -186,8 +200,10 @@ call_catalogs <- function(cats, prepared, w, pat, threads) {
         # prepared without patches: its points are in their first order;
         # grouped by patch they are another catalog, with its own handle
         if (pat$kind != "centres") {
-          stop("wtheta internal: labels for an unlabelled catalog",
-               call. = FALSE)
+          stop("`", nm, "` is a prepared catalog without patches, but the ",
+               "patches of this call are labels; prepare it with labels ",
+               "too (prepare_catalog(patches = ...)), or give it ",
+               "unprepared.", call. = FALSE)
         }
         own <- patch_catalog(x$radec, w[[nm]], pat$patches, threads)
         own$own <- TRUE
@@ -196,6 +212,13 @@ call_catalogs <- function(cats, prepared, w, pat, threads) {
         x <- relabel_catalog(x, pat$labels)
       }
       if (!is.null(w) && is.null(x$weights)) x$weights <- w[[nm]]
+      # a copy whose points, weights or patches were edited no longer
+      # matches the C catalog its shared handle holds: it gets its own
+      if (stale_handle(x)) {
+        x$handle <- new_catalog_handle()
+        x$own <- TRUE
+        return(x)
+      }
       # other weights or patch ranges make another C catalog: one of this
       # call's own, so that the handle the user holds keeps its grid
       if (!identical(x$weights, given$weights) ||
@@ -219,6 +242,54 @@ call_catalogs <- function(cats, prepared, w, pat, threads) {
     own
   })
   stats::setNames(out, names(cats))
+}
+
+# A prepared catalog as given (perhaps a copy edited since): its parts
+# of one size and kind, or an error naming the argument
+check_prepared <- function(x, arg) {
+  bad <- function(what) {
+    stop("`", arg, "` is a prepared catalog whose ", what, ": it was ",
+         "edited after prepare_catalog(). Prepare the catalog again.",
+         call. = FALSE)
+  }
+  xyz <- x$xyz
+  if (!is.double(xyz) || !is.matrix(xyz) || ncol(xyz) != 3L ||
+      !nrow(xyz) || anyNA(xyz) || any(!is.finite(xyz))) {
+    bad(paste0("`xyz` is not a matrix of finite unit vectors (n x 3 ",
+               "doubles) but ", describe(xyz)))
+  }
+  n <- nrow(xyz)
+  if (!is.numeric(x$n) || length(x$n) != 1L || !identical(as.double(x$n),
+                                                         as.double(n))) {
+    bad(paste0("`n` (", format(x$n), ") is not the ", n, " rows of `xyz`"))
+  }
+  if (!is.data.frame(x$radec) || nrow(x$radec) != n) {
+    bad(paste0("`radec` does not have the ", n, " rows of `xyz`"))
+  }
+  w <- x$weights
+  if (!is.null(w) && (!is.numeric(w) || length(w) != n ||
+                      any(!is.finite(w)))) {
+    bad(paste0("`weights` are not ", n, " finite numbers"))
+  }
+  p <- x$patch
+  if (!is.null(p) && (length(p) != n || is.null(attr(p, "ranges")))) {
+    bad(paste0("`patch` does not give ", n, " patch numbers with their ",
+               "ranges"))
+  }
+  if (!is.environment(x$handle)) bad("`handle` is not an environment")
+  x
+}
+
+# does the C catalog in x's handle hold other points, weights or patch
+# ranges than x (a copy of a prepared catalog edited since)?
+stale_handle <- function(x) {
+  h <- x$handle
+  if (is.null(h$ptr)) return(FALSE)
+  ranges <- attr(x$patch, "ranges")
+  !identical(h$xyz, x$xyz) ||
+    !identical(h$w, if (!is.null(x$weights)) as.double(x$weights)) ||
+    !identical(h$ranges, if (!is.null(ranges))
+      matrix(as.double(ranges), ncol = 2L))
 }
 
 # frees the grids of the C catalogs a call made for itself (those of

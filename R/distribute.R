@@ -81,6 +81,7 @@ checkpoint_open <- function(how, what, key) {
   if (is.null(how$n_blocks) || how$n_blocks == 0L || is.null(dir)) return(how)
   hash <- input_hash(list(what = what, key = key))
   manifest <- file.path(dir, "manifest.rds")
+  if (dir.exists(dir)) check_checkpoint_writable(dir)
   if (file.exists(manifest)) {
     m <- tryCatch(readRDS(manifest), error = function(e) NULL)
     if (!is.list(m) || is.null(m$hash)) {
@@ -108,7 +109,8 @@ checkpoint_open <- function(how, what, key) {
            "and holds no wtheta manifest; use an empty or new directory.",
            call. = FALSE)
     }
-    if (!dir.exists(dir) && !dir.create(dir, recursive = TRUE)) {
+    if (!dir.exists(dir) && !dir.create(dir, recursive = TRUE,
+                                        showWarnings = FALSE)) {
       stop("`checkpoint` directory ", dQuote(dir, FALSE), " cannot be ",
            "created.", call. = FALSE)
     }
@@ -118,8 +120,25 @@ checkpoint_open <- function(how, what, key) {
                      version = format(utils::packageVersion("wtheta"))),
                 manifest)
   }
+  check_checkpoint_writable(dir)
   how$checkpoint_hash <- hash
   how
+}
+
+# Blocks are written to the checkpoint as they finish: a directory that
+# cannot take them is refused before anything is counted (a file is made
+# and removed, which also catches what file.access() does not, such as a
+# read-only file system or a root user)
+check_checkpoint_writable <- function(dir) {
+  probe <- file.path(dir, ".wt-probe")
+  ok <- file.access(dir, 2L) == 0L &&
+    suppressWarnings(tryCatch(file.create(probe), error = function(e) FALSE))
+  if (file.exists(probe)) unlink(probe)
+  if (!isTRUE(ok)) {
+    stop("`checkpoint` directory ", dQuote(dir, FALSE), " is not writable: ",
+         "the finished blocks could not be saved. Use a directory this ",
+         "process can write.", call. = FALSE)
+  }
 }
 
 # md5 of an object's serialization (through a temporary file: base R has
@@ -143,6 +162,18 @@ save_atomic <- function(x, path) {
     stop("`checkpoint`: cannot write ", dQuote(path, FALSE), ".",
          call. = FALSE)
   }
+}
+
+# why a block file is not the block wanted
+block_mismatch <- function(got, want) {
+  if (is.null(got)) return("says nothing of the block it holds")
+  if (!identical(got$hash, want$hash)) return("holds a block of other inputs")
+  if (!identical(got$n_blocks, want$n_blocks)) {
+    return(paste0("holds a block of a count cut into ", got$n_blocks,
+                  " blocks, not ", want$n_blocks))
+  }
+  paste0("holds block pair ", got$label, "-", got$i, "-", got$j, ", not ",
+         want$label, "-", want$i, "-", want$j)
 }
 
 # counts unit vectors a, b (NULL for auto) as plan_counting() decided: here
@@ -183,9 +214,15 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
     file.path(how$checkpoint, paste0(block_name(label, jobs$i, jobs$j),
                                      ".rds"))
   }
+  # what each block file must say it holds: this count's inputs, its two
+  # blocks and the number of blocks per catalog
+  ids <- lapply(seq_len(nrow(jobs)), function(k) {
+    list(hash = how$checkpoint_hash, label = label, i = jobs$i[k],
+         j = jobs$j[k], n_blocks = n_blocks)
+  })
   run <- run_blocks(nrow(jobs), make_task, files, how$retries, how$timeout,
                     function(k) block_name(label, jobs$i[k], jobs$j[k]),
-                    progress = !isFALSE(progress))
+                    progress = !isFALSE(progress), ids = ids)
   parts <- run$parts
   out <- merge_counts(parts, is_auto, self_pairs)
   out$mean_theta <- isTRUE(how$mean_theta)
@@ -222,7 +259,8 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
     points_per_task = max(per_task),
     bytes_per_task = max(per_task) * bytes_point)
   out$elapsed <- proc.time()[["elapsed"]] - start
-  new_pair_counts(out)
+  add_fingerprints(new_pair_counts(out), catalog_fingerprint(a),
+                   if (!is_auto) catalog_fingerprint(b))
 }
 
 # The block pairs of a count: `jobs` (block indices i, j), the blocks'
@@ -271,13 +309,24 @@ block_name <- function(label, i, j) sprintf("%s-%d-%d", label, i, j)
 # blocks are read from and written to them. Returns the parts in task
 # order, which blocks were reused and how many retries ran.
 run_blocks <- function(n, make_task, files, retries, timeout, name,
-                       progress = TRUE) {
+                       progress = TRUE, ids = NULL) {
   parts <- vector("list", n)
   reused <- logical(n)
   if (!is.null(files)) {
     for (k in which(file.exists(files))) {
       part <- tryCatch(readRDS(files[k]), error = function(e) NULL)
       if (is.list(part) && inherits(part, "pair_counts")) {
+        # a block file that does not say it holds this block (of these
+        # inputs, of this number of blocks) is counted again: the
+        # checkpoint is a cache, and the count it would spoil is right
+        # once recounted; a message says which file and why
+        got <- attr(part, "wtheta_block")
+        if (!is.null(ids) && !identical(got, ids[[k]])) {
+          message("`checkpoint`: ", dQuote(files[k], FALSE), " ",
+                  block_mismatch(got, ids[[k]]), "; counting it again.")
+          next
+        }
+        attr(part, "wtheta_block") <- NULL
         parts[[k]] <- part
         reused[k] <- TRUE
       }
@@ -293,7 +342,9 @@ run_blocks <- function(n, make_task, files, retries, timeout, name,
   t0 <- proc.time()[["elapsed"]]
   wait <- 0.02
   finish <- function(k, v) {
-    if (!is.null(files)) save_atomic(v, files[k])
+    if (!is.null(files)) {
+      save_atomic(structure(v, wtheta_block = ids[[k]]), files[k])
+    }
     parts[[k]] <<- v
     tick(proc.time()[["elapsed"]] - t0)
   }

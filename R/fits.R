@@ -40,7 +40,8 @@ fits_read_table <- function(file, hdu = NULL, columns = NULL,
   info <- info %||% .Call(C_fits_info, path.expand(file), h[[1L]], h[[2L]])
   have <- info$columns$name
   idx <- if (is.null(columns)) seq_along(have) else if (is.character(columns)) {
-    i <- match(tolower(columns), tolower(have))
+    i <- match_names(columns, have, paste0("`file` \"", file, "\""),
+                     ignore_case = TRUE)
     if (anyNA(i)) {
       stop("`columns` names ", dQuote(columns[is.na(i)][1L], FALSE),
            ", which is not among the columns of `file`: ",
@@ -110,7 +111,8 @@ keyword_comments <- c(
   N_BELOW = "pairs closer than the first bin",
   N_ABOVE = "pairs wider than the last bin",
   THUNIT = "unit of the theta columns",
-  WTVERSN = "version of wtheta that wrote this file")
+  WTVERSN = "version of wtheta that wrote this file",
+  SERMD5 = "md5 of the serialized R object")
 
 fits_keys <- function(keys) {
   list(name = names(keys), value = unname(keys),
@@ -157,14 +159,25 @@ write_fits_result <- function(file, extname, table, keys, extra, robject,
     }
   }
   blob <- serialize(robject, NULL, xdr = TRUE)
+  # the md5 of the bytes, checked before they are unserialized: R's
+  # unserialize() can crash on damaged bytes
   hdus[[length(hdus) + 1L]] <- c(
     fits_columns(list(SERIAL = matrix(blob, 1L)), "R_OBJECT"),
-    list(keys = none))
-  tmp <- tempfile(paste0(".", basename(file), "-"), tmpdir = dirname(file),
-                  fileext = ".part")
+    list(keys = fits_keys(list(SERMD5 = raw_md5(blob)))))
+  # a short temporary name: the final name may be as long as NAME_MAX
+  tmp <- short_temp(dirname(file))
   on.exit(if (file.exists(tmp)) unlink(tmp), add = TRUE)
   .Call(C_fits_write, path.expand(tmp), path.expand(file), k, hdus)
   invisible(file)
+}
+
+# md5 of raw bytes (through a temporary file: tools::md5sum() reads only
+# files before R 4.5)
+raw_md5 <- function(bytes) {
+  tmp <- tempfile("wtheta-md5-")
+  on.exit(unlink(tmp), add = TRUE)
+  writeBin(bytes, tmp)
+  unname(tools::md5sum(tmp))
 }
 
 # Internal: the 2-d image HDU named `extname` as a double matrix, [i, j]

@@ -62,7 +62,8 @@ read_flag_column <- function(file, src, flags, columns, hdu, sep) {
     h <- check_hdu(hdu)
     info <- .Call(C_fits_info, path.expand(file), h[[1L]], h[[2L]])
     have <- info$columns$name
-    idx <- if (is.character(f)) match(tolower(f), tolower(have)) else f
+    idx <- if (is.character(f)) match_names(f, have, paste0(
+      "`file` \"", file, "\""), ignore_case = TRUE) else f
     if (is.na(idx) || idx > length(have)) {
       stop("`flag` ", if (is.character(f)) paste0("names \"", f, "\"") else
         paste("is column", f), ", which is not among the columns of `file` ",
@@ -81,7 +82,8 @@ read_flag_column <- function(file, src, flags, columns, hdu, sep) {
       stop("`flag` names the column \"", f, "\" but `file` \"", file,
            "\" has no header line; give its number.", call. = FALSE)
     }
-    idx <- match(tolower(f), tolower(have))
+    idx <- match_names(f, have, paste0("`file` \"", file, "\""),
+                       ignore_case = TRUE)
     if (is.na(idx)) {
       stop("`flag` names \"", f, "\", which is not among the columns of ",
            "`file` \"", file, "\": ", paste(have, collapse = ", "), ".",

@@ -207,6 +207,42 @@ check_nside <- function(nside, what) {
   }
 }
 
+# A healpix_map as given (perhaps built or edited by hand): what the C
+# code reads of it checked here, with messages naming the argument and
+# the field
+check_healpix_map <- function(m, arg) {
+  if (!is.list(m)) {
+    stop("`", arg, "` must be a healpix_map (a list), not ", describe(m), ".",
+         call. = FALSE)
+  }
+  check_nside(m$nside, paste0("`", arg, "$nside` is"))
+  if (!is.character(m$ordering) || length(m$ordering) != 1L ||
+      !m$ordering %in% c("NESTED", "RING")) {
+    stop("`", arg, "$ordering` must be \"NESTED\" or \"RING\", not ",
+         describe(m$ordering), ".", call. = FALSE)
+  }
+  if (!is.character(m$coordsys) || length(m$coordsys) != 1L ||
+      !m$coordsys %in% c("C", "G")) {
+    stop("`", arg, "$coordsys` must be \"C\" (equatorial) or \"G\" ",
+         "(galactic), not ", describe(m$coordsys), ".", call. = FALSE)
+  }
+  p <- m$pixel
+  n_pixels <- 12 * m$nside^2
+  if (!is.numeric(p) || !length(p) || anyNA(p) || any(p != round(p)) ||
+      any(p < 0) || any(p >= n_pixels) || is.unsorted(p, strictly = TRUE)) {
+    stop("`", arg, "$pixel` must be pixel numbers from 0 to ",
+         format_n(n_pixels - 1), " (nside ", m$nside, "), increasing, not ",
+         describe(p), ".", call. = FALSE)
+  }
+  v <- m$value
+  if (!is.numeric(v) || length(v) != length(p) || any(!is.finite(v)) ||
+      any(v <= 0)) {
+    stop("`", arg, "$value` must be ", length(p), " finite values above 0 ",
+         "(one per pixel), not ", describe(v), ".", call. = FALSE)
+  }
+  invisible(m)
+}
+
 # keep the pixels above 0, sorted; UNSEEN and NaN are outside
 make_healpix_map <- function(nside, ordering, coordsys, pixel, values,
                              source, where) {
@@ -272,6 +308,7 @@ print.healpix_map <- function(x, ...) {
 # point's pixel is looked up among the map's pixels, taken as runs of
 # consecutive numbers (src/sky/healpix.c)
 on_map <- function(m, ra, dec) {
+  check_healpix_map(m, "mask")
   .Call(C_healpix_on_map, m$nside, m$ordering == "NESTED",
         as.double(m$pixel), as.double(ra), as.double(dec), rot_to_map(m),
         threads_or_default(NULL))
@@ -296,6 +333,7 @@ in_footprint <- function(x, mask, columns = c("ra", "dec")) {
 # bounding box in equatorial coordinates, widened by 1.5 pixel sizes; the
 # area is the map's.
 map_footprint <- function(m, weighted) {
+  check_healpix_map(m, "mask")
   nest <- map_nested_pixels(m)
   cen <- .Call(C_healpix_centres, m$nside, TRUE, nest, rot_from_map(m),
                threads_or_default(NULL))

@@ -17,8 +17,14 @@
 #' argument: the same bin edges in the same unit (`theta_units`); all
 #' weighted or none; the same
 #' `self_pairs` for the auto counts; the same catalogs where two counts
-#' share one (points and weight sums); and, for jackknife or bootstrap
-#' errors, the same patches.
+#' share one (points, weight sums and, for counts that carry them, the
+#' catalogs' fingerprints: DD's data must be DR's data, RR's randoms DR's
+#' randoms, wherever they lie on the sky); and, for jackknife or bootstrap
+#' errors, the same patches. Each count is checked first: its fields of the
+#' right type and size (a count built or edited by hand), and counts that
+#' are finite and not negative, or an error naming the field and the bin.
+#' Counts saved before fingerprints were kept combine with the other
+#' checks.
 #'
 #' @param dd,dr,rr,rd [pair_counts()] results, see Details.
 #' @param estimator One of `"LS"`, `"natural"`, `"DP"`, `"Hamilton"`, as in
@@ -66,6 +72,10 @@ wtheta_from_counts <- function(dd, dr = NULL, rr = NULL, rd = NULL,
   is_pc(dr, "dr")
   is_pc(rr, "rr")
   is_pc(rd, "rd")
+  for (a in c("dd", "dr", "rr", "rd")) {
+    pc <- get(a)
+    if (!is.null(pc)) check_pair_counts(pc, a)
+  }
   is_cross <- dd$type == "cross"
   pcs <- if (!is_cross) {
     if (!is.null(rd)) {
@@ -169,7 +179,8 @@ check_counts_agree <- function(pcs, args, is_cross) {
   }
   side <- function(pc, s) {
     if (pc$type == "auto") s <- "1"
-    list(n = pc[[paste0("n", s)]], w = pc[[paste0("sum_w", s)]])
+    list(n = pc[[paste0("n", s)]], w = pc[[paste0("sum_w", s)]],
+         fp = pc[[paste0("fingerprint", s)]])
   }
   for (what in names(same)) {
     ab <- same[[what]]
@@ -184,6 +195,86 @@ check_counts_agree <- function(pcs, args, is_cross) {
            format_n(y$n), if (!is.null(y$w))
              paste0(", weight sum ", format(y$w)), ").", call. = FALSE)
     }
+    # counts made before fingerprints were kept have none: checked as above
+    if (!is.null(x$fp) && !is.null(y$fp) && !same_fingerprint(x$fp, y$fp)) {
+      stop("`", args[[ab[[1L]][1L]]], "` and `", args[[ab[[2L]][1L]]], "` ",
+           "do not count the same ", what, " catalog: both have ",
+           format_n(x$n), " points, but at other positions (their ",
+           "fingerprints, sums over the points' positions, differ). Count ",
+           "them from the same catalog.", call. = FALSE)
+    }
   }
   invisible()
+}
+
+# A pair_counts object, perhaps built or edited by hand: the fields the
+# estimators read, of the right type and size, and counts that can be
+# (finite, and not negative unless weighted by negative weights), or an
+# error naming the argument and the field.
+check_pair_counts <- function(pc, arg) {
+  bad <- function(field, what) {
+    stop("`", arg, "$", field, "` ", what, ".", call. = FALSE)
+  }
+  is_num <- function(v) is.numeric(v) && !is.object(v) && is.null(dim(v))
+  one <- function(field, ok = function(v) TRUE, what) {
+    v <- pc[[field]]
+    if (!is_num(v) || length(v) != 1L || !is.finite(v) || !ok(v)) {
+      bad(field, paste0("must be ", what, ", not ", describe(v)))
+    }
+  }
+  e <- pc$edges
+  if (!is_num(e) || length(e) < 2L || anyNA(e) || any(!is.finite(e)) ||
+      any(diff(e) <= 0)) {
+    bad("edges", paste0("must be increasing finite bin edges (two or more), ",
+                        "not ", describe(e)))
+  }
+  nb <- length(e) - 1L
+  for (field in c("type")) {
+    v <- pc[[field]]
+    if (!is.character(v) || length(v) != 1L || !v %in% c("auto", "cross")) {
+      bad(field, paste0("must be \"auto\" or \"cross\", not ",
+                        describe(v)))
+    }
+  }
+  v <- pc$self_pairs
+  if (!is.logical(v) || length(v) != 1L || is.na(v)) {
+    bad("self_pairs", paste0("must be TRUE or FALSE, not ", describe(v)))
+  }
+  one("n1", function(v) v >= 1, "a number of points (one number, 1 or more)")
+  one("n2", function(v) v >= 1, "a number of points (one number, 1 or more)")
+  one("n_pairs", function(v) v >= 0, "a number of pairs (one number, 0 or more)")
+  counts_ok <- function(field, v, negative_ok) {
+    if (!is_num(v) || length(v) != nb) {
+      bad(field, paste0("must be ", nb, " numbers (one per bin), not ",
+                        describe(v)))
+    }
+    k <- which(!is.finite(v) | (!negative_ok & v < 0))[1L]
+    if (!is.na(k)) {
+      bad(field, paste0("has ", format(v[k]), " in bin ", k, " (", format(e[k]),
+                        " to ", format(e[k + 1L]), " degrees): a count ",
+                        "must be finite", if (!negative_ok)
+                          " and not negative"))
+    }
+  }
+  counts_ok("counts", pc$counts, FALSE)
+  if (!is.null(pc$weighted)) {
+    counts_ok("weighted", pc$weighted, TRUE)
+    for (f in c("sum_w1", "sum_w2", "sum_w1_sq", "sum_w2_sq",
+                "weighted_pairs")) {
+      one(f, what = "one finite number")
+    }
+  }
+  for (f in c("patch_counts", "patch_weighted")) {
+    a <- pc[[f]]
+    if (is.null(a)) next
+    d <- dim(a)
+    if (!is.numeric(a) || length(d) != 3L || d[1L] != d[2L] || d[3L] != nb) {
+      bad(f, paste0("must be a P x P x ", nb, " array (patches, patches, ",
+                    "bins), not ", describe(a)))
+    }
+    if (any(!is.finite(a)) || (f == "patch_counts" && any(a < 0))) {
+      bad(f, "holds a count that is not finite, or negative")
+    }
+  }
+  invisible(pc)
 }

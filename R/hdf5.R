@@ -224,9 +224,12 @@ hdf5_columns <- function(h5, root, base, columns, file) {
     # groups too: one named ra is an error that says it is a group
     have <- names(root)
     low <- tolower(have)
+    what <- paste0("`file` \"", file, "\" (group \"", base, "\")")
     for (k in seq_along(ra_names)) {
-      i <- match(ra_names[k], low)
-      j <- match(dec_names[k], low)
+      ij <- match_names(c(ra_names[k], dec_names[k]), have, what,
+                        ignore_case = TRUE)
+      i <- ij[1L]
+      j <- ij[2L]
       if (!is.na(i) && !is.na(j)) {
         w <- match(c("weight", "weights"), low)
         w <- w[!is.na(w)][1L]
@@ -242,6 +245,14 @@ hdf5_columns <- function(h5, root, base, columns, file) {
          "with the usual names of right ascension and declination (ra/dec, ",
          "alpha_j2000/delta_j2000, ...); give `group` or `columns`. It ",
          "holds: ", hdf5_listing(root), ".", call. = FALSE)
+  }
+  if (isTRUE(columns$auto) && is.character(columns$which)) {
+    pos <- hdf5_columns(h5, root, base, NULL, file)
+    extra <- hdf5_columns(h5, root, base, list(which = columns$which,
+                                               names = columns$names), file)
+    keep <- pos$names %in% c("ra", "dec")
+    return(list(paths = c(pos$paths[keep], extra$paths),
+                names = c(pos$names[keep], extra$names)))
   }
   if (!is.character(columns$which)) {
     stop("`columns` must name the datasets of the HDF5 `file` \"", file,
@@ -264,6 +275,7 @@ hdf5_columns <- function(h5, root, base, columns, file) {
          "c(ra = ..., dec = ..., name = ...).", call. = FALSE)
   }
   first <- match(c("ra", "dec"), nm)
+  first <- first[!is.na(first)]
   o <- c(first, setdiff(seq_along(nm), first))
   list(paths = paths[o], names = nm[o])
 }

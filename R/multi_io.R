@@ -235,6 +235,10 @@ check_pipeline_file <- function(file, overwrite) {
     stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
          "\" does not exist.", call. = FALSE)
   }
+  if (file.access(dir, 2L) != 0L) {
+    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
+         "\" is not writable.", call. = FALSE)
+  }
   if (dir.exists(file)) {
     stop("`file` \"", file, "\" is a directory, not a file.", call. = FALSE)
   }
@@ -242,6 +246,7 @@ check_pipeline_file <- function(file, overwrite) {
     stop("`file` \"", file, "\" exists; use `overwrite = TRUE` to replace ",
          "it.", call. = FALSE)
   }
+  check_name_lengths(file, file)
 }
 
 # SACC and twopoint files are FITS: an error naming the format without
@@ -302,13 +307,12 @@ pipeline_table <- function(extname, columns, units = NULL, keys = list()) {
        keys = fits_keys(keys))
 }
 
-# writes the HDUs (after a primary HDU with keys `primary`) under a
-# temporary name, renamed when complete
+# writes the HDUs (after a primary HDU with keys `primary`) under a short
+# temporary name, renamed over `file` when complete: a failed write leaves
+# the old file as it was
 write_pipeline_fits <- function(file, primary, hdus) {
-  tmp <- tempfile(paste0(".", basename(file), "-"), tmpdir = dirname(file),
-                  fileext = ".part")
+  tmp <- short_temp(dirname(file))
   on.exit(if (file.exists(tmp)) unlink(tmp), add = TRUE)
-  if (file.exists(file)) unlink(file)
   .Call(C_fits_write, path.expand(tmp), path.expand(file),
         fits_keys(primary), hdus)
   invisible(file)

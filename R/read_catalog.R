@@ -66,7 +66,9 @@
 #'   column names (case-insensitive) or a vector of column numbers, named by
 #'   the names the result gets: `c(ra = "ALPHA", dec = "DELTA", weight =
 #'   "W")`. Unnamed, the first two are ra and dec and the others keep their
-#'   names in the file.
+#'   names in the file. One named column other than `ra` and `dec`
+#'   (`c(weight = "W")`): the positions are found as with `NULL` and that
+#'   column is read besides them.
 #' @param sep Text only. Field separator: `NULL` (the default) detects
 #'   commas in the first lines, otherwise splits on spaces and tabs; or a
 #'   single character (a space or a tab mean runs of spaces and tabs).
@@ -232,13 +234,20 @@ check_columns <- function(columns) {
   } else {
     bad("name or number the columns to read")
   }
-  if (length(columns) < 2L) bad("give at least the two position columns")
+  # named columns without ra and dec: the positions found by their usual
+  # names (text without a header: columns 1 and 2), these besides
+  nm <- names(columns)
+  auto <- length(columns) == 1L && !is.null(nm) && !anyNA(nm) &&
+    nzchar(nm) && !nm %in% c("ra", "dec")
+  if (length(columns) < 2L && !auto) {
+    bad("give at least the two position columns")
+  }
   key <- if (is.character(columns)) tolower(columns) else columns
   if (anyDuplicated(key)) {
     stop("`columns` names column ", format(columns[anyDuplicated(key)]),
          " twice: ", describe(columns), ".", call. = FALSE)
   }
-  nm <- names(columns)
+  if (auto) return(list(which = unname(columns), names = nm, auto = TRUE))
   if (is.null(nm)) {
     nm <- c("ra", "dec", rep("", length(columns) - 2L))
   } else {
@@ -269,11 +278,11 @@ dec_names <- c("dec", "delta_j2000", "dej2000", "dec_j2000", "delta",
                "dec_deg", "dedeg", "dec2000", "de_icrs", "deltawin_j2000")
 
 find_positions <- function(have, file) {
-  low <- tolower(have)
+  what <- paste0("`file` \"", file, "\"")
   for (k in seq_along(ra_names)) {
-    i <- match(ra_names[k], low)
-    j <- match(dec_names[k], low)
-    if (!is.na(i) && !is.na(j)) return(c(i, j))
+    ij <- match_names(c(ra_names[k], dec_names[k]), have, what,
+                      ignore_case = TRUE)
+    if (!anyNA(ij)) return(ij)
   }
   stop("`file` \"", file, "\" has no columns with the usual names of ",
        "right ascension and declination (RA/DEC, ALPHA_J2000/DELTA_J2000, ",
@@ -286,9 +295,21 @@ resolve_columns <- function(columns, have, file) {
   if (is.null(columns)) {
     return(list(idx = find_positions(have, file), names = c("ra", "dec")))
   }
+  if (isTRUE(columns$auto)) {
+    pos <- if (is.null(have)) 1:2 else find_positions(have, file)
+    extra <- resolve_columns(list(which = columns$which,
+                                  names = columns$names), have, file)
+    if (any(extra$idx %in% pos)) {
+      stop("`columns` asks for a position column (", paste(have[pos] %||%
+        pos, collapse = ", "), ") as ", paste(columns$names[extra$idx %in%
+        pos], collapse = ", "), ".", call. = FALSE)
+    }
+    return(list(idx = c(pos, extra$idx), names = c("ra", "dec", extra$names)))
+  }
   w <- columns$which
   if (is.character(w)) {
-    idx <- match(tolower(w), tolower(have))
+    idx <- match_names(w, have, paste0("`file` \"", file, "\""),
+                       ignore_case = TRUE)
     if (anyNA(idx)) {
       stop("`columns` names ", dQuote(w[is.na(idx)][1L], FALSE),
            ", which is not among the columns of `file`: ",
@@ -309,8 +330,9 @@ resolve_columns <- function(columns, have, file) {
          dQuote(nm[anyDuplicated(nm)], FALSE), ".", call. = FALSE)
   }
   # ra and dec first
-  o <- c(match(c("ra", "dec"), nm), setdiff(seq_along(nm),
-                                            match(c("ra", "dec"), nm)))
+  first <- match(c("ra", "dec"), nm)
+  first <- first[!is.na(first)]
+  o <- c(first, setdiff(seq_along(nm), first))
   list(idx = idx[o], names = nm[o])
 }
 

@@ -30,7 +30,12 @@
 #' * `.csv`: the table, numbers with 17 significant digits (exact), after
 #'   comment lines (`#`) giving the same keywords and naming two files
 #'   written beside it: the covariance (`<name>-cov.csv`) and the R
-#'   attributes (`<name>-attributes.rds`).
+#'   attributes (`<name>-attributes.rds`, which also holds the table and
+#'   the covariance: reading checks the CSV files against it and refuses a
+#'   table or covariance edited since, or a sidecar of another result).
+#'   All are written under short temporary names in the same directory and
+#'   renamed into place only when every one is written: a failed write
+#'   leaves the old files as they were.
 #'
 #' `read_wtheta()` gives back an object identical to the one written,
 #' covariance and attributes included. Read only files you trust: the R
@@ -184,7 +189,7 @@ write_pair_counts <- function(x, file, overwrite = FALSE) {
 #' @rdname write_wtheta
 #' @export
 read_pair_counts <- function(file) {
-  read_result(file, "PAIR_COUNTS", "pair counts")$object
+  read_result(file, "PAIR_COUNTS", "pair counts")
 }
 
 result_keywords <- function(k) {
@@ -231,22 +236,114 @@ write_result <- function(file, overwrite, extname, table, keys, extra,
     stop("`file` \"", file, "\" exists; use `overwrite = TRUE` to replace ",
          "it.", call. = FALSE)
   }
+  check_name_lengths(file, c(file, if (format == "csv") c(
+    sidecar(file, paste0(tolower(names(extra)), ".csv")),
+    sidecar(file, "attributes.rds"))))
   if (format == "fits") {
     write_fits_result(file, extname, table, keys, extra, robject, what)
     return(invisible(file))
   }
   lines <- c(paste0("# wtheta ", keys$WTVERSN, ": ", what),
              paste0("# ", names(keys), ": ", vapply(keys, format_value, "")))
+  writers <- list()
   for (nm in names(extra)) {
     f <- sidecar(file, paste0(tolower(nm), ".csv"))
-    write_csv_numbers(extra[[nm]][[1L]], f, NULL)
+    writers[[f]] <- local({
+      v <- extra[[nm]][[1L]]
+      function(tmp) write_csv_numbers(v, tmp, NULL)
+    })
     lines <- c(lines, paste0("# ", tolower(nm), ": ", basename(f)))
   }
   rds <- sidecar(file, "attributes.rds")
-  saveRDS(robject, rds)
   lines <- c(lines, paste0("# r_object: ", basename(rds)))
-  write_csv_numbers(table, file, lines)
+  # the sidecar holds the table and the extra tables too, so that a reader
+  # can tell an edited table, or a sidecar of another result, and refuse it
+  side <- list(wtheta_csv = 2L, what = what, table = table,
+               extra = lapply(extra, `[[`, 1L), robject = robject)
+  writers[[rds]] <- function(tmp) saveRDS(side, tmp)
+  writers[[file]] <- function(tmp) write_csv_numbers(table, tmp, lines)
+  write_all_or_nothing(writers)
   invisible(file)
+}
+
+# file names longer than this many bytes cannot be made (NAME_MAX)
+name_max <- 255L
+
+# the files a write makes must all have names the system can make
+check_name_lengths <- function(file, paths) {
+  long <- paths[nchar(basename(paths), "bytes") > name_max]
+  if (length(long)) {
+    stop("`file` \"", file, "\" cannot be written: the file name ",
+         dQuote(basename(long[1L]), FALSE), " that it needs is ",
+         nchar(basename(long[1L]), "bytes"), " bytes long, more than the ",
+         name_max, " a file name may have; use a shorter name.",
+         call. = FALSE)
+  }
+  for (f in paths) {
+    if (dir.exists(f)) {
+      stop("`file` \"", file, "\" cannot be written: ", dQuote(f, FALSE),
+           ", which it writes, is a directory.", call. = FALSE)
+    }
+  }
+}
+
+# a short temporary name in `dir` (whatever the length of the final name)
+short_temp <- function(dir) tempfile(".wt-", tmpdir = dir, fileext = ".part")
+
+# Writes files all or nothing. `writers` is named by final path; each
+# element writes that file's content to the temporary path it is given.
+# Every file is written under a short temporary name in its own directory;
+# only when all are written are they renamed into place, the old files
+# moved aside first and put back if a rename fails, so that a failure
+# leaves the old files standing and no temporary behind. (Tests only: the
+# option wtheta.test_write_fault, a number k, fails the k-th write, or
+# "rename" the last rename.)
+write_all_or_nothing <- function(writers) {
+  targets <- names(writers)
+  fault <- getOption("wtheta.test_write_fault")
+  tmps <- vapply(targets, function(f) short_temp(dirname(f)), "",
+                 USE.NAMES = FALSE)
+  olds <- rep(NA_character_, length(targets))
+  on.exit({
+    unlink(tmps[file.exists(tmps)])
+    gone <- olds[!is.na(olds) & file.exists(olds)]
+    unlink(gone)
+  }, add = TRUE)
+  for (k in seq_along(writers)) {
+    if (identical(fault, k)) stop("wtheta test: write fault", call. = FALSE)
+    writers[[k]](tmps[k])
+  }
+  fail <- function(what) {
+    stop("`file` \"", targets[length(targets)], "\" was not written: ",
+         "cannot ", what, "; the files that were there are left as they ",
+         "were.", call. = FALSE)
+  }
+  # put back what was moved aside, then fail
+  restore <- function(placed, what) {
+    for (k in which(placed)) unlink(targets[k])
+    for (k in which(!is.na(olds))) {
+      if (file.rename(olds[k], targets[k])) olds[k] <<- NA_character_
+    }
+    fail(what)
+  }
+  placed <- logical(length(targets))
+  for (k in seq_along(targets)) {
+    if (file.exists(targets[k])) {
+      old <- short_temp(dirname(targets[k]))
+      if (!file.rename(targets[k], old)) {
+        restore(placed, paste0("move the old \"", targets[k], "\" aside"))
+      }
+      olds[k] <- old
+    }
+  }
+  for (k in seq_along(targets)) {
+    ok <- !(identical(fault, "rename") && k == length(targets)) &&
+      suppressWarnings(file.rename(tmps[k], targets[k]))
+    if (!ok) restore(placed, paste0("rename a finished file to \"",
+                                    targets[k], "\""))
+    placed[k] <- TRUE
+  }
+  invisible(targets)
 }
 
 format_value <- function(v) {
@@ -294,18 +391,44 @@ read_result <- function(file, extname, what) {
                      error = function(e) conditionMessage(e))
     if (is.character(blob)) {
       if (!grepl("no HDU with EXTNAME \"R_OBJECT\"", blob, fixed = TRUE)) {
-        stop(blob, call. = FALSE)
+        stop("`file` \"", file, "\": its R_OBJECT HDU cannot be read (",
+             sub("[.]$", "", blob), "); the file is damaged.", call. = FALSE)
       }
       if (extname == "WTHETA") return(rebuild_wtheta(file))
       stop("`file` \"", file, "\" has no R_OBJECT extension: it was not ",
            "written by wtheta; read its tables with read_catalog() or ",
            "another FITS reader.", call. = FALSE)
     }
-    tab <- fits_read_table(file, hdu = extname)
-    robject <- unserialize(as.raw(blob$columns$SERIAL))
+    tab <- tryCatch(fits_read_table(file, hdu = extname),
+                    error = function(e) conditionMessage(e))
+    if (is.character(tab)) {
+      if (grepl("no HDU with EXTNAME", tab, fixed = TRUE)) {
+        other <- if (extname == "PAIR_COUNTS") "WTHETA" else "PAIR_COUNTS"
+        has <- function(e) !is.null(tryCatch(
+          .Call(C_fits_info, path.expand(file), -1L, e),
+          error = function(err) NULL))
+        hint <- if (has(other) || (other == "WTHETA" && has("WTHETA_MULTI")))
+          wrong_reader(file, if (other == "WTHETA") "w(theta)" else
+            "pair counts") else ""
+        stop("`file` \"", file, "\" holds no ", extname, " table: it is ",
+             "not ", what, " that wtheta wrote", hint, ".", call. = FALSE)
+      }
+      stop(tab, call. = FALSE)
+    }
+    robject <- unserialize_hdu(blob, file)
     table <- tab$columns
   } else {
     lines <- readLines(file, n = 40L, warn = FALSE)
+    wrote <- sub("^# wtheta [^:]*: ", "", lines[1L])
+    if (!length(lines) || !grepl("^# wtheta [^:]*: ", lines[1L])) {
+      stop("`file` \"", file, "\" is not a CSV file that wtheta wrote ",
+           "(its first line is not \"# wtheta <version>: ...\").",
+           call. = FALSE)
+    }
+    if (!identical(wrote, what)) {
+      stop("`file` \"", file, "\" holds ", wrote, ", not ", what,
+           wrong_reader(file, wrote), ".", call. = FALSE)
+    }
     rds <- sub("^# r_object: ", "", grep("^# r_object: ", lines,
                                          value = TRUE))
     if (length(rds) != 1L) {
@@ -317,11 +440,138 @@ read_result <- function(file, extname, what) {
       stop("`file` \"", file, "\" names \"", rds, "\", which does not ",
            "exist: keep the files written beside it.", call. = FALSE)
     }
-    robject <- readRDS(rds)
+    side <- tryCatch(readRDS(rds), error = function(e) {
+      stop("`file` \"", file, "\": its sidecar \"", rds, "\" cannot be ",
+           "read (", conditionMessage(e), ").", call. = FALSE)
+    })
     table <- read_csv_numbers(file)
+    robject <- check_sidecar(side, table, file, rds, lines, what)
   }
-  if (extname == "PAIR_COUNTS") return(robject)
+  if (extname == "PAIR_COUNTS") {
+    return(check_counts_table(robject$object, table, file))
+  }
+  n <- length(attr(structure(list(), row.names = robject$row.names),
+                   "row.names"))
+  if (!is.null(robject$row.names) &&
+      any(lengths(table) != n)) {
+    stop("`file` \"", file, "\" has ", length(table[[1L]]), " rows, but ",
+         "the result it was written from had ", n, ": it was edited.",
+         call. = FALSE)
+  }
   out <- table
   attributes(out) <- c(list(names = names(table)), robject)
   out
+}
+
+# " (read it with ...)" for a file of another kind of result
+wrong_reader <- function(file, wrote = NULL) {
+  if (is.null(wrote)) {
+    lines <- tryCatch(readLines(file, n = 1L, warn = FALSE),
+                      error = function(e) "")
+    wrote <- sub("^# wtheta [^:]*: ", "", lines[1L] %||% "")
+  }
+  if (identical(wrote, "pair counts")) "; read it with read_pair_counts()"
+  else if (wrote %in% c("w(theta)", "w(theta) of several samples"))
+    "; read it with read_wtheta()" else ""
+}
+
+# the R_OBJECT HDU's bytes as the object they serialize, after checking
+# them against their md5 (keyword SERMD5; files written before it had none)
+unserialize_hdu <- function(blob, file) {
+  bytes <- as.raw(blob$columns$SERIAL)
+  damaged <- function(why) {
+    stop("`file` \"", file, "\": its R_OBJECT HDU cannot be read back (",
+         why, "); the file is damaged.", call. = FALSE)
+  }
+  kw <- blob$keywords
+  i <- match("SERMD5", kw$name)
+  if (!is.na(i) && !identical(keyword_value(kw$value[i]), raw_md5(bytes))) {
+    damaged("its bytes do not have the md5 that SERMD5 gives")
+  }
+  tryCatch(unserialize(bytes), error = function(e) {
+    damaged(conditionMessage(e))
+  })
+}
+
+# The sidecar of a CSV result, checked against the table read from the
+# CSV and the extra tables (covariance) the CSV names: the same columns,
+# rows and values, or an error naming the file. Sidecars from before the
+# table was kept in them (the object alone) are checked by size only.
+check_sidecar <- function(side, table, file, rds, lines, what) {
+  if (!(is.list(side) && identical(side$wtheta_csv, 2L))) return(side)
+  differs <- function(why) {
+    stop("`file` \"", file, "\" does not match its sidecar \"", rds,
+         "\": ", why, ". The table or the sidecar was edited or comes from ",
+         "another result; write the result again.", call. = FALSE)
+  }
+  if (!identical(side$what, what)) {
+    differs(paste0("the sidecar is of ", side$what))
+  }
+  if (!identical(names(side$table), names(table))) {
+    differs(paste0("the table has columns ", paste(names(table),
+                                                  collapse = ", "),
+                   ", the sidecar ", paste(names(side$table),
+                                           collapse = ", ")))
+  }
+  if (length(table[[1L]]) != length(side$table[[1L]])) {
+    differs(paste0("the table has ", length(table[[1L]]), " rows, the ",
+                   "sidecar ", length(side$table[[1L]])))
+  }
+  for (nm in names(table)) {
+    bad <- which(!(table[[nm]] == side$table[[nm]] |
+                     (is.na(table[[nm]]) & is.na(side$table[[nm]]))) |
+                   xor(is.na(table[[nm]]), is.na(side$table[[nm]])))
+    if (length(bad)) {
+      differs(paste0("row ", bad[1L], " of column ", nm, " is ",
+                     format(table[[nm]][bad[1L]], digits = 17), " in the ",
+                     "table but ", format(side$table[[nm]][bad[1L]],
+                                          digits = 17), " in the sidecar"))
+    }
+  }
+  for (nm in names(side$extra)) {
+    f <- sub(paste0("^# ", tolower(nm), ": "), "",
+             grep(paste0("^# ", tolower(nm), ": "), lines, value = TRUE))
+    if (length(f) != 1L) differs(paste0("the table names no ", nm, " file"))
+    f <- file.path(dirname(file), f)
+    if (!file.exists(f)) {
+      stop("`file` \"", file, "\" names \"", f, "\", which does not ",
+           "exist: keep the files written beside it.", call. = FALSE)
+    }
+    m <- unname(as.matrix(as.data.frame(read_csv_numbers(f))))
+    want <- unname(as.matrix(side$extra[[nm]]))
+    if (!identical(dim(m), dim(want)) ||
+        !isTRUE(all(m == want | (is.na(m) & is.na(want))))) {
+      differs(paste0("its ", nm, " file \"", f, "\" holds other values"))
+    }
+  }
+  side$robject
+}
+
+# The pair counts of a file, checked against the table it holds (counts,
+# bin edges, mean angles): a table edited, or a row deleted, is refused.
+check_counts_table <- function(pc, table, file) {
+  if (!inherits(pc, "pair_counts")) {
+    stop("`file` \"", file, "\" does not hold pair counts.", call. = FALSE)
+  }
+  cols <- c("theta_lo", "theta_hi", "counts",
+            if (!is.null(pc$theta_mean)) c("theta_mean", "theta_sum"))
+  for (nm in cols) {
+    v <- table[[nm]]
+    want <- as.double(pc[[nm]])
+    if (is.null(v) || length(v) != length(want)) {
+      stop("`file` \"", file, "\" has ", if (is.null(v)) "no column " else
+        paste0(length(v), " rows of column "), nm, " for pair counts of ",
+        length(want), " bins: it was edited, or holds other counts.",
+        call. = FALSE)
+    }
+    bad <- which(!(v == want | (is.na(v) & is.na(want))) |
+                   xor(is.na(v), is.na(want)))
+    if (length(bad)) {
+      stop("`file` \"", file, "\" column ", nm, " row ", bad[1L], " is ",
+           format(v[bad[1L]], digits = 17), " but the pair counts stored ",
+           "with it say ", format(want[bad[1L]], digits = 17), ": it was ",
+           "edited, or its parts come from other counts.", call. = FALSE)
+    }
+  }
+  pc
 }

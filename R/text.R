@@ -92,11 +92,14 @@ text_layout <- function(file, lines, fields, columns) {
 # where some of them are numbers and some not is an error
 is_header <- function(file, f, lines, skip, columns) {
   names_given <- !is.null(columns) && is.character(columns$which)
-  look <- if (names_given) integer() else if (is.null(columns)) 1:2 else
+  # positions found by name (columns NULL or only other columns named):
+  # columns 1 and 2 when there is no header
+  auto <- is.null(columns) || isTRUE(columns$auto)
+  look <- if (names_given) integer() else if (auto) 1:2 else
     as.integer(columns$which[match(c("ra", "dec"), columns$names)])
   look <- look[look <= length(f)]
   num <- !is.na(suppressWarnings(as.numeric(f[look])))
-  if (names_given || (is.null(columns) && !any(num)) ||
+  if (names_given || (auto && !any(num)) ||
       (length(look) && !any(num))) {
     return(TRUE)
   }

@@ -224,4 +224,19 @@ fits.HDUList([fits.PrimaryHDU(),
               fits.BinTableHDU.from_columns(
                   [fits.Column(name="COV", format="%dD" % nb, array=cov)],
                   name="COV")]).writeto(p("foreign-wtheta-f32.fits"), overwrite=True)
+# columns whose names differ only in case (RA, DEC, ra, dec): which pair
+# `columns = c("ra", "dec")` means cannot be known (issue 31). Its own
+# generator, so that its values do not move the fixtures above.
+rng_case = np.random.default_rng(31)
+up = rng_case.uniform(10, 20, 5)
+low = rng_case.uniform(100, 110, 5)
+fits.BinTableHDU.from_columns([
+    fits.Column(name="RA", format="D", array=up),
+    fits.Column(name="DEC", format="D", array=up - 15),
+    fits.Column(name="ra", format="D", array=low),
+    fits.Column(name="dec", format="D", array=low - 105),
+    fits.Column(name="W", format="D", array=np.ones(5))]).writeto(
+        p("case-dup.fits"), overwrite=True)
+write_csv("case-dup.csv", [("RA", up), ("DEC", up - 15), ("ra", low),
+                           ("dec", low - 105)])
 print("fixtures written to", out)

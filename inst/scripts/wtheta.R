@@ -77,8 +77,9 @@ option_list <- list(
   optparse::make_option("--seed", metavar = "N", type = "character",
     help = "seed for the patches and bootstrap draws (default: none)"),
   optparse::make_option(c("-w", "--weights"), metavar = "COL",
-    help = paste("per-object weights: this column (a number or a header",
-                 "name) of every catalog file")),
+    help = paste("per-object weights: this column (a number or a name,",
+                 "as --columns) of every catalog file, read with it;",
+                 "random catalogs without it get unit weights")),
   optparse::make_option(c("-s", "--self-pairs"), action = "store_true",
     default = FALSE,
     help = paste("count all ordered pairs, self pairs included (the",
@@ -168,46 +169,70 @@ parse_count <- function(text, flag, min = 1) {
   as.integer(v)
 }
 
-# The weights in column `col` (a number or a header name) of a catalog
-# file, read with the conventions of read_catalog(): `#` comments and blank
-# lines skipped, an optional row-count line and header line, whitespace or
-# comma separated.
-read_weights <- function(file, col, n, flag) {
-  lines <- readLines(file, warn = FALSE)
-  text <- trimws(sub("#.*$", "", lines))
-  text <- text[nzchar(text)]
-  sep <- if (any(grepl(",", utils::head(text, 3L), fixed = TRUE))) "," else ""
-  fields <- if (sep == ",") strsplit(text, ",", fixed = TRUE) else
-    strsplit(text, "[[:space:]]+")
-  if (length(fields) && length(fields[[1L]]) == 1L &&
-      grepl("^[0-9]+$", fields[[1L]])) {
-    fields <- fields[-1L]
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+# The columns read_catalog() reads of every catalog file: `columns`
+# (NULL: the positions by their usual names, or columns 1 and 2 without a
+# header) and, with --weights, the weight column besides them
+catalog_columns <- function(columns, weights) {
+  if (is.null(weights)) return(columns)
+  num <- suppressWarnings(as.numeric(weights))
+  w <- if (!is.na(num) && num == round(num) && num >= 1) num else weights
+  if (is.null(columns)) return(c(weight = w))
+  if (is.numeric(columns) != is.numeric(w)) {
+    fail_usage("--columns and --weights must both give column numbers or ",
+               "both names, not \"", paste(columns, collapse = ","),
+               "\" and \"", weights, "\".")
   }
-  header <- NULL
-  if (length(fields) &&
-      anyNA(suppressWarnings(as.numeric(fields[[1L]])))) {
-    header <- gsub("^[\"']|[\"']$", "", trimws(fields[[1L]]))
-    fields <- fields[-1L]
+  c(ra = columns[1L], dec = columns[2L], weight = w)
+}
+
+# every catalog file read once, through read_catalog() as the R functions
+# read them; with --weights, a catalog without the weight column is refused
+# for the data and has unit weights for randoms, as wtheta() gives them
+read_catalogs <- function(files, units, columns, weights) {
+  cols <- catalog_columns(columns, weights)
+  Map(function(f, nm) {
+    tryCatch(read_catalog(f, units = units, columns = cols),
+             error = function(e) {
+               if (!is.null(weights) && startsWith(nm, "random")) {
+                 cat <- tryCatch(read_catalog(f, units = units,
+                                              columns = columns),
+                                 error = function(e2) NULL)
+                 if (!is.null(cat)) return(cat)
+               }
+               msg <- conditionMessage(e)
+               # say which file, where the message does not
+               if (!grepl(f, msg, fixed = TRUE)) {
+                 msg <- paste0("--", nm, " \"", f, "\": ", msg)
+               }
+               stop(msg, call. = FALSE)
+             })
+  }, files, names(files))
+}
+
+# -o and --plot are checked before the computation: a directory that does
+# not exist or cannot be written is an error now, not after the count
+check_out <- function(file, flag) {
+  if (is.null(file)) return(invisible())
+  dir <- dirname(file)
+  if (dir.exists(file)) {
+    fail_usage(flag, ": \"", file, "\" is a directory.")
   }
-  k <- suppressWarnings(as.integer(col))
-  if (is.na(k)) {
-    k <- match(col, header)
-    if (is.na(k)) {
-      fail_usage("--weights: \"", col, "\" is not a column of ", flag, " \"",
-                 file, "\"", if (!is.null(header))
-                   paste0(" (its columns: ", paste(header, collapse = ", "),
-                          ")"), ".")
-    }
+  if (!dir.exists(dir)) {
+    fail_usage(flag, ": the directory \"", dir, "\" of \"", file,
+               "\" does not exist.")
   }
-  v <- suppressWarnings(as.numeric(trimws(vapply(fields, `[`, "", k))))
-  if (length(v) != n || anyNA(v)) {
-    bad <- which(is.na(v))
-    fail_usage("--weights: column ", col, " of ", flag, " \"", file, "\" ",
-               if (length(bad)) paste0("has no number in data row ", bad[1L])
-               else paste0("has ", length(v), " values for ", n, " points"),
-               ".")
+  probe <- file.path(dir, paste0(".wt-probe-", Sys.getpid()))
+  ok <- file.access(dir, 2L) == 0L &&
+    (file.exists(file) && file.access(file, 2L) == 0L ||
+     !file.exists(file)) &&
+    suppressWarnings(tryCatch(file.create(probe), error = function(e) FALSE))
+  if (file.exists(probe)) unlink(probe)
+  if (!isTRUE(ok)) {
+    fail_usage(flag, ": \"", file, "\" cannot be written (its directory ",
+               "or the file is not writable).")
   }
-  v
 }
 
 main <- function(args) {
@@ -260,16 +285,19 @@ main <- function(args) {
     fail_usage("--self-pairs applies to auto-correlations, not to --data2.")
   }
 
+  check_out(opt$out, "--out")
+  check_out(opt$plot, "--plot")
+
   suppressPackageStartupMessages(library(wtheta))
   files <- list(data = opt$data, random = opt$random, data2 = opt$data2,
                 random2 = opt$random2)
   files <- files[!vapply(files, is.null, TRUE)]
-  cats <- lapply(files, read_catalog, units = units, columns = columns)
+  cats <- read_catalogs(files, units, columns, opt$weights)
   weights <- NULL
   if (!is.null(opt$weights)) {
-    weights <- Map(function(f, nm) {
-      read_weights(f, opt$weights, nrow(cats[[nm]]), paste0("--", nm))
-    }, files, names(files))
+    # unit weights for a random catalog without the column
+    weights <- lapply(cats, function(x) x$weight %||% rep(1, nrow(x)))
+    cats <- lapply(cats, function(x) x[c("ra", "dec")])
   }
   w <- wtheta(cats$data, cats$random, bins, estimator = estimator,
               self_pairs = isTRUE(opt$self_pairs), backend = backend,

@@ -108,7 +108,8 @@ test_that("the command line names the argument it rejects", {
   writeLines(c("1 2", "3 x"), bad)
   res <- run_cli("--data", bad, "--random", f)
   expect_identical(res$status, 1L)
-  expect_true(any(grepl("error: `file` line 2", res$out, fixed = TRUE)))
+  expect_true(any(grepl(paste0("error: --data \"", bad, "\": `file` line 2"),
+                        res$out, fixed = TRUE)))
 })
 
 test_that("short flags, errors, weights and cross-correlations", {
@@ -158,8 +159,9 @@ test_that("short flags, errors, weights and cross-correlations", {
   expect_equal(got$w, want$w, tolerance = 1e-12)
   # a weight column that is not there
   res <- run_cli("-d", dfile, "-r", rfile, "-c", "ra,dec", "-w", "nope")
-  expect_identical(res$status, 2L)
-  expect_true(any(grepl("--weights: \"nope\" is not a column of --data",
+  expect_identical(res$status, 1L)
+  expect_true(any(grepl(paste0("--data \"", dfile, "\": `columns` names ",
+                               "\"nope\", which is not among the columns"),
                         res$out, fixed = TRUE)))
 })
 
@@ -232,4 +234,78 @@ test_that("--bins takes a unit: the output's angles are in it", {
                  "lin:0,10,1:arcmin:x")
   expect_false(res$status == 0L)
   expect_true(any(grepl("with an optional :UNIT", res$out, fixed = TRUE)))
+})
+
+# ---- issue 31, round three: catalogs read once, through read_catalog() ----
+
+test_that("-w reads FITS and headerless text catalogs as read_catalog() does", {
+  b <- theta_bins(1, 30, n = 4)
+  out <- withr_tempfile()
+  # FITS: the weight column read with the catalog, randoms without it
+  # have unit weights
+  skip_if_not(wtheta:::fits_available(), "built without cfitsio")
+  g <- fixture("galaxies.fits")
+  ran <- random_catalog(300, ra_range = c(0, 360), dec_range = c(-60, 60),
+                        seed = 5)
+  rfile <- withr_tempfile()
+  writeLines(sprintf("%.17g %.17g", ran$ra, ran$dec), rfile)
+  res <- run_cli("-d", g, "-r", rfile, "-w", "W", "-b", "lin:1,30,7.25",
+                 "--error", "none", "-t", "1", "-o", out, "-q")
+  expect_identical(res$status, 0L)
+  cat <- read_catalog(g, columns = c(weight = "W"))
+  rc <- read_catalog(rfile)
+  want <- wtheta(cat[c("ra", "dec")], rc, b, error = "none", threads = 1,
+                 weights = list(data = cat$weight, random = rep(1, nrow(rc))),
+                 progress = FALSE)
+  got <- utils::read.csv(out)
+  expect_equal(got$DD, want$DD, tolerance = 1e-12)
+  expect_equal(got$w, want$w, tolerance = 1e-12)
+  # headerless text with a name column: -w 3 keeps the first row
+  d <- withr_tempfile()
+  set.seed(9)
+  n <- 60
+  ra <- runif(n, 0, 20)
+  dec <- runif(n, -10, 10)
+  wt <- runif(n, 0.5, 2)
+  writeLines(sprintf("%.17g %.17g %.17g gal%d", ra, dec, wt, seq_len(n)), d)
+  r2 <- withr_tempfile()
+  ran2 <- random_catalog(200, seed = 3)
+  writeLines(sprintf("%.17g %.17g 1 r%d", ran2$ra, ran2$dec,
+                     seq_len(200)), r2)
+  res <- run_cli("-d", d, "-r", r2, "-w", "3", "-b", "lin:1,30,7.25",
+                 "--error", "none", "-t", "1", "-o", out, "-q")
+  expect_identical(res$status, 0L)
+  want <- wtheta(data.frame(ra = ra, dec = dec, w = wt),
+                 cbind(ran2, w = 1), b, weights = "w", error = "none",
+                 threads = 1, progress = FALSE)
+  got <- utils::read.csv(out)
+  expect_equal(got$DD, want$DD, tolerance = 1e-12)
+  expect_equal(got$w, want$w, tolerance = 1e-12)
+})
+
+test_that("-o and --plot that cannot be written fail before counting", {
+  f <- withr_tempfile()
+  writeLines(c("10 10", "11 11", "12 12"), f)
+  res <- run_cli("-d", f, "-r", f, "-o", file.path(tempdir(), "nope",
+                                                   "w.csv"))
+  expect_identical(res$status, 2L)
+  expect_true(any(grepl("--out: the directory \"", res$out, fixed = TRUE)))
+  res <- run_cli("-d", f, "-r", f, "--plot", tempdir())
+  expect_identical(res$status, 2L)
+  expect_true(any(grepl("is a directory", res$out, fixed = TRUE)))
+  ro <- tempfile("ro-")
+  dir.create(ro)
+  Sys.chmod(ro, "0555")
+  on.exit({
+    Sys.chmod(ro, "0755")
+    unlink(ro, recursive = TRUE)
+  }, add = TRUE)
+  where <- if (file.access(ro, 2L) != 0L) ro else if (dir.exists("/sys/kernel"))
+    "/sys/kernel" else skip("no directory this process cannot write")
+  # a count that would take long: refused at once, before reading
+  res <- run_cli("-d", f, "-r", f, "-o", file.path(where, "w.csv"))
+  expect_identical(res$status, 2L)
+  expect_true(any(grepl(paste0("--out: \"", file.path(where, "w.csv"),
+                               "\" cannot be written"), res$out,
+                        fixed = TRUE)))
 })

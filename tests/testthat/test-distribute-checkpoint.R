@@ -254,3 +254,72 @@ test_that("a hung block is stopped by `timeout` and counted again", {
                                    retries = 0)),
                "block pairs-1-1 \\(task 1 of 3\\) failed after 1 attempt: it ran past timeout = 2 s")
 })
+
+# ---- issue 31, round three: blocks know which block they hold --------------
+
+test_that("a block file of another block, or of another cut, is counted again", {
+  skip_if_not_installed("future")
+  old <- future::plan("sequential")
+  on.exit(future::plan(old), add = TRUE)
+  cs <- ck_cases()
+  dir <- tempfile("ck-")
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  local <- ck_count(cs)
+  ref <- ck_count(cs, distribute = 3)
+  d1 <- ck_count(cs, distribute = 3, checkpoint = dir)
+  same_pc(d1, ref)
+  # one block file copied over another: that block alone is counted again
+  file.copy(file.path(dir, "pairs-1-2.rds"), file.path(dir, "pairs-1-3.rds"),
+            overwrite = TRUE)
+  expect_message(d2 <- ck_count(cs, distribute = 3, checkpoint = dir),
+                 "pairs-1-3.rds\" holds block pair pairs-1-2, not pairs-1-3; counting it again.",
+                 fixed = TRUE)
+  same_pc(d2, ref)
+  expect_equal(d2$distributed$reused, 5)
+  # and the file now holds its own block
+  expect_silent(d3 <- ck_count(cs, distribute = 3, checkpoint = dir))
+  expect_equal(d3$distributed$reused, 6)
+  # a manifest edited to another number of blocks: its blocks (cut in 3)
+  # are refused, the count is right
+  m <- readRDS(file.path(dir, "manifest.rds"))
+  m$n_blocks <- 2L
+  saveRDS(m, file.path(dir, "manifest.rds"))
+  msgs <- character()
+  d4 <- withCallingHandlers(
+    ck_count(cs, distribute = TRUE, checkpoint = dir),
+    message = function(m) {
+      msgs <<- c(msgs, conditionMessage(m))
+      invokeRestart("muffleMessage")
+    })
+  expect_true(any(grepl("holds a block of a count cut into 3 blocks, not 2",
+                        msgs, fixed = TRUE)))
+  expect_equal(d4$distributed$blocks, 2L)
+  like_local(d4, local)
+  # a block file from before blocks carried their identity: counted again
+  b <- readRDS(file.path(dir, "pairs-1-1.rds"))
+  attr(b, "wtheta_block") <- NULL
+  saveRDS(b, file.path(dir, "pairs-1-1.rds"))
+  expect_message(d5 <- ck_count(cs, distribute = TRUE, checkpoint = dir),
+                 "says nothing of the block it holds")
+  like_local(d5, local)
+})
+
+test_that("a checkpoint directory that cannot be written is refused before counting", {
+  skip_if_not_installed("future")
+  old <- future::plan("sequential")
+  on.exit(future::plan(old), add = TRUE)
+  cs <- ck_cases()
+  ro <- tempfile("ck-ro-")
+  dir.create(ro)
+  Sys.chmod(ro, "0555")
+  on.exit({
+    Sys.chmod(ro, "0755")
+    unlink(ro, recursive = TRUE)
+  }, add = TRUE)
+  # root writes a 0555 directory; /sys refuses even root
+  where <- if (file.access(ro, 2L) != 0L) ro else if (dir.exists("/sys/kernel"))
+    "/sys/kernel" else skip("no directory this process cannot write")
+  expect_error(ck_count(cs, distribute = 3, checkpoint = where),
+               paste0("`checkpoint` directory \"", where, "\" is not writable"),
+               fixed = TRUE)
+})

@@ -255,3 +255,35 @@ test_that("without chealpix, HEALPix functions say what to install", {
   expect_error(random_catalog(10, mask = m), "libchealpix-dev")
 })
 
+
+test_that("a healpix_map built or edited by hand is checked in R, naming the field", {
+  skip_if_not(wtheta:::healpix_available(), "built without chealpix")
+  sim <- simulate_catalog(300, seed = 31)
+  m <- healpix_map(sim, nside = 16)
+  expect_identical(sum(in_footprint(sim, m)), 300L)
+  bad <- m
+  bad$nside <- 12
+  expect_error(in_footprint(sim, bad),
+               "`mask$nside` is 12 (numeric); it must be a power of two from 1 to 8192.",
+               fixed = TRUE)
+  hand <- structure(list(nside = 3, ordering = "NESTED", coordsys = "C",
+                         pixel = 1, value = 1), class = "healpix_map")
+  expect_error(random_catalog(10, mask = hand, seed = 1),
+               "`mask$nside` is 3 (numeric); it must be a power of two", fixed = TRUE)
+  bad <- m
+  bad$ordering <- "nest"
+  expect_error(in_footprint(sim, bad), "`mask$ordering` must be \"NESTED\" or \"RING\"",
+               fixed = TRUE)
+  bad <- m
+  bad$pixel[1L] <- 12 * 16^2
+  expect_error(in_footprint(sim, bad),
+               "`mask$pixel` must be pixel numbers from 0 to 3,071 (nside 16), increasing",
+               fixed = TRUE)
+  bad <- m
+  bad$value <- bad$value[-1L]
+  expect_error(random_catalog(10, mask = bad, seed = 1),
+               "`mask$value` must be", fixed = TRUE)
+  bad <- m
+  bad$coordsys <- NULL
+  expect_error(in_footprint(sim, bad), "`mask$coordsys` must be \"C\"", fixed = TRUE)
+})

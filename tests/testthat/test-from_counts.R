@@ -92,3 +92,94 @@ test_that("counts saved in one session give the same w(theta) in another", {
   expect_identical(res$status, 0L)
   expect_identical(strip_time(readRDS(f_out)), strip_time(w))
 })
+
+# ---- issue 31, round three: impossible or mismatched counts --------------
+
+fc31 <- function() {
+  sim <- simulate_catalog(400, seed = 31)
+  ran <- random_catalog(800, like = sim, seed = 32)
+  b <- theta_bins(0.2, 4, n = 4)
+  list(sim = sim, ran = ran, b = b,
+       dd = pair_counts(sim, bins = b, threads = 1),
+       dr = pair_counts(sim, ran, bins = b, threads = 1),
+       rr = pair_counts(ran, bins = b, threads = 1))
+}
+
+test_that("wtheta_from_counts() refuses negative or non-finite counts, naming count and bin", {
+  k <- fc31()
+  dd <- k$dd
+  dd$counts[2L] <- -3
+  expect_error(wtheta_from_counts(dd, k$dr, k$rr),
+               "`dd$counts` has -3 in bin 2 (1.15 to 2.1 degrees): a count must be finite and not negative",
+               fixed = TRUE)
+  rr <- k$rr
+  rr$counts[4L] <- NaN
+  expect_error(wtheta_from_counts(k$dd, k$dr, rr),
+               "`rr$counts` has NaN in bin 4 ", fixed = TRUE)
+  dr <- k$dr
+  dr$counts[1L] <- Inf
+  expect_error(wtheta_from_counts(k$dd, dr, k$rr), "`dr$counts` has Inf in bin 1",
+               fixed = TRUE)
+  # hand-built objects: the field named, not "values must be length 1"
+  hb <- k$dd
+  hb$self_pairs <- NULL
+  expect_error(wtheta_from_counts(hb, k$dr, k$rr),
+               "`dd$self_pairs` must be TRUE or FALSE, not NULL", fixed = TRUE)
+  hb <- k$rr
+  hb$counts <- hb$counts[-1L]
+  expect_error(wtheta_from_counts(k$dd, k$dr, hb),
+               "`rr$counts` must be 4 numbers (one per bin)", fixed = TRUE)
+  hb <- k$dr
+  hb$n1 <- c(1, 2)
+  expect_error(wtheta_from_counts(k$dd, hb, k$rr), "`dr$n1` must be a number of points",
+               fixed = TRUE)
+  hb <- k$dd
+  hb$type <- "both"
+  expect_error(wtheta_from_counts(hb, k$dr, k$rr),
+               "`dd$type` must be \"auto\" or \"cross\"", fixed = TRUE)
+  expect_silent(w <- wtheta_from_counts(k$dd, k$dr, k$rr, error = "none"))
+  expect_equal(w$w, wtheta(k$sim, k$ran, k$b, threads = 1, error = "none")$w)
+})
+
+test_that("wtheta_from_counts() refuses a DR of other catalogs of the same size", {
+  k <- fc31()
+  # another random catalog of the same size, elsewhere on the sky: same n,
+  # no weights, so only the fingerprint tells it apart
+  far <- k$ran
+  far$ra <- (far$ra + 120) %% 360
+  dr2 <- pair_counts(k$sim, far, bins = k$b, threads = 1)
+  expect_error(wtheta_from_counts(k$dd, dr2, k$rr),
+               "`dr` and `rr` do not count the same random catalog: both have 800 points, but at other positions",
+               fixed = TRUE)
+  sim2 <- k$sim
+  sim2$dec <- -sim2$dec
+  dr3 <- pair_counts(sim2, k$ran, bins = k$b, threads = 1)
+  expect_error(wtheta_from_counts(k$dd, dr3, k$rr),
+               "`dd` and `dr` do not count the same data catalog", fixed = TRUE)
+  # the same catalog in another order, prepared: accepted
+  rp <- prepare_catalog(k$ran[rev(seq_len(nrow(k$ran))), ])
+  rr2 <- pair_counts(rp, bins = k$b, threads = 1)
+  w <- wtheta_from_counts(k$dd, k$dr, rr2, error = "poisson")
+  expect_equal(w$w, wtheta_from_counts(k$dd, k$dr, k$rr)$w)
+  # counts without fingerprints (made before them) combine as before
+  old <- lapply(list(k$dd, dr2, k$rr), function(pc) {
+    pc$fingerprint1 <- pc$fingerprint2 <- NULL
+    pc
+  })
+  expect_silent(do.call(wtheta_from_counts, old))
+  expect_true(all(abs(wtheta_from_counts(k$dd, dr2, k$rr |> (\(p) {
+    p$fingerprint1 <- p$fingerprint2 <- NULL; p })())$w) > 0.5))
+})
+
+test_that("fingerprints: kept by write and read, cross counts transposed", {
+  k <- fc31()
+  expect_identical(k$dd$fingerprint1, k$dd$fingerprint2)
+  expect_identical(k$dr$fingerprint1, k$dd$fingerprint1)
+  expect_true(wtheta:::same_fingerprint(k$dr$fingerprint2, k$rr$fingerprint1))
+  t <- wtheta:::transpose_counts(k$dr)
+  expect_identical(t$fingerprint1, k$dr$fingerprint2)
+  f <- tempfile(fileext = ".csv")
+  on.exit(unlink(c(f, sub("\\.csv$", "-attributes.rds", f))), add = TRUE)
+  write_pair_counts(k$dr, f)
+  expect_identical(read_pair_counts(f)$fingerprint2, k$dr$fingerprint2)
+})

@@ -117,3 +117,44 @@ test_that("wtheta() of prepared catalogs is that of the catalogs", {
   expect_identical(strip_time(wl), strip_time(wr))
 })
 
+
+# ---- issue 31, round three: a copy of a prepared catalog, edited ------------
+
+test_that("an edited copy of a prepared catalog counts as edited, or is refused by name", {
+  ran <- random_catalog(1500, seed = 312)
+  b <- theta_bins(0.5, 5, n = 4)
+  rp <- prepare_catalog(ran, n_patches = 4, seed = 1)
+  r1 <- pair_counts(rp, bins = b, threads = 1)
+  # weights set on a copy: its own C catalog, weighted counts of 2 x 2
+  p2 <- rp
+  p2$weights <- rep(2, p2$n)
+  r2 <- pair_counts(p2, bins = b, threads = 1)
+  expect_identical(r2$weighted, 4 * r1$counts)
+  # a point moved: the counts of the moved catalog, as brute force says
+  p3 <- rp
+  p3$xyz[1L, ] <- c(0, 0, 1)
+  r3 <- pair_counts(p3, bins = b, threads = 1)
+  radec <- rp$radec
+  k <- which(rowSums(abs(wtheta:::unit_vectors(radec, 1L) -
+                           matrix(rp$xyz[1L, ], nrow(radec), 3L, byrow = TRUE))) == 0)
+  radec[k[1L], ] <- list(0, 90)
+  expect_identical(r3$counts, pair_counts(radec, bins = b, threads = 1)$counts)
+  # the original is untouched by its copies
+  expect_identical(pair_counts(rp, bins = b, threads = 1)$counts, r1$counts)
+  # parts of other sizes: an error naming the argument
+  p4 <- rp
+  p4$xyz <- p4$xyz[-1L, ]
+  expect_error(pair_counts(p4, bins = b, threads = 1),
+               "`x` is a prepared catalog whose `n` (1500) is not the 1499 rows of `xyz`: it was edited after prepare_catalog()",
+               fixed = TRUE)
+  p5 <- rp
+  p5$weights <- c(1, 2)
+  expect_error(wtheta(random_catalog(300, seed = 1), p5, b, threads = 1),
+               "`random` is a prepared catalog whose `weights` are not 1500 finite numbers",
+               fixed = TRUE)
+  p6 <- rp
+  p6$xyz <- "no"
+  expect_error(pair_counts(p6, bins = b, threads = 1),
+               "`x` is a prepared catalog whose `xyz` is not a matrix of finite unit vectors",
+               fixed = TRUE)
+})

@@ -327,3 +327,37 @@ test_that("the GPU agrees on the hostile geometry", {
   expect_identical(slots_of(pair_counts(x, bins = b, backend = "cuda")),
                    as.double(ref_slots(x, NULL, b)))
 })
+
+# ---- issue 31, round three: names that differ only in case ------------------
+
+test_that("columns that differ only in case are an error, not the first one", {
+  msg <- "has 2 columns named \"ra\", ignoring case (columns 1 and 3: RA, ra); rename all but one."
+  # a text header (the same columns as the FITS fixture)
+  f <- fixture("case-dup.csv")
+  expect_error(read_catalog(f, columns = c("ra", "dec")), msg, fixed = TRUE)
+  expect_error(read_catalog(f), msg, fixed = TRUE)
+  expect_error(read_catalog(f, columns = c(ra = "RA", dec = "dec")),
+               "has 2 columns named \"RA\", ignoring case", fixed = TRUE)
+  # by number, nothing is ambiguous
+  byn <- read_catalog(f, columns = c(3, 4))
+  ref <- utils::read.csv(f)
+  expect_identical(byn$ra, ref[[3L]])
+  skip_if_no_fits()
+  g <- fixture("case-dup.fits")
+  expect_error(read_catalog(g, columns = c("ra", "dec")), msg, fixed = TRUE)
+  expect_error(read_catalog(g), msg, fixed = TRUE)
+  expect_identical(read_catalog(g, columns = c(3, 4))$ra, ref[[3L]])
+  # the flag column resolves the same way
+  expect_error(read_catalog(g, columns = c(1, 2), flag = "dec"),
+               "has 2 columns named \"dec\", ignoring case", fixed = TRUE)
+})
+
+test_that("data frames: the same check, exact names", {
+  df <- data.frame(ra = 1:3, dec = 1:3, ra = 4:6, check.names = FALSE)
+  expect_error(wtheta:::as_catalog(df, "x"),
+               "`x` has 2 columns named \"ra\" (columns 1 and 3); rename all but one.",
+               fixed = TRUE)
+  # other case is another name in a data frame
+  df <- data.frame(RA = 10:12, dec = 1:3, ra = 4:6)
+  expect_identical(wtheta:::as_catalog(df, "x")$ra, c(4, 5, 6))
+})

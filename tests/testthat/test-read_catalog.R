@@ -54,3 +54,22 @@ test_that("the reference catalogs read in both forms", {
   writeLines(c("100000", readLines(path)), f)
   expect_identical(read_catalog(f, units = "arcmin"), cat)
 })
+
+test_that("one named column besides the positions found by name", {
+  f <- withr_tempfile()
+  writeLines(c("RA,DEC,w", "10,20,1.5", "30,-40,0.5"), f)
+  x <- read_catalog(f, columns = c(weight = "W"))
+  expect_identical(x, data.frame(ra = c(10, 30), dec = c(20, -40),
+                                 weight = c(1.5, 0.5)))
+  g <- withr_tempfile()
+  writeLines(c("10 20 1.5 a", "30 -40 0.5 b"), g)
+  expect_identical(read_catalog(g, columns = c(weight = 3)), x)
+  expect_error(read_catalog(g, columns = c(weight = 2)),
+               "`columns` asks for a position column (1, 2) as weight.",
+               fixed = TRUE)
+  skip_if_no_fits()
+  gal <- read_catalog(fixture("galaxies.fits"), columns = c(weight = "w"))
+  ref <- utils::read.csv(fixture("galaxies.csv"))
+  expect_identical(names(gal), c("ra", "dec", "weight"))
+  expect_identical(gal$weight, ref$w)
+})

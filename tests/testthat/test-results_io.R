@@ -120,7 +120,7 @@ test_that("a FITS write that cannot be made is a clear error and leaves no file"
       # cfitsio's failure, then no file
       if (dir.exists("/sys/kernel")) {
         expect_error(write_wtheta(w, "/sys/w.fits"),
-                     "`file` \"/sys/w.fits\": cannot create the file (as \"/sys/.w.fits-",
+                     "`file` \"/sys/w.fits\": cannot create the file (as \"/sys/.wt-",
                      fixed = TRUE)
         expect_false(any(grepl("w.fits", list.files("/sys", all.files = TRUE))))
       }
@@ -194,4 +194,180 @@ test_that("read_wtheta() rebuilds a result from a FITS table another tool wrote"
   on.exit(unlink(f), add = TRUE)
   write_wtheta(w, f)
   expect_identical(read_wtheta(f), w)
+})
+
+# ---- issue 31, round three: writes all or nothing; readers that check ------
+
+io31_results <- function() {
+  set.seed(31)
+  x <- random_catalog(200)
+  y <- random_catalog(300)
+  b <- theta_bins(1, 20, n = 4)
+  list(w1 = wtheta(x, y, b, error = "jackknife", n_patches = 4, threads = 1),
+       w2 = wtheta(y, x, b, error = "poisson", threads = 1),
+       pc1 = pair_counts(x, y, bins = b, threads = 1),
+       pc2 = pair_counts(y, bins = b, threads = 1))
+}
+
+test_that("a failed write leaves the old table, sidecars and covariance", {
+  r <- io31_results()
+  d <- tempfile()
+  dir.create(d)
+  on.exit(unlink(d, recursive = TRUE), add = TRUE)
+  f <- file.path(d, "w.csv")
+  write_wtheta(r$w1, f)
+  before <- tools::md5sum(list.files(d, full.names = TRUE))
+  # the covariance, the sidecar, the table: each write failing in turn,
+  # and the last rename
+  for (fault in list(1L, 2L, 3L, "rename")) {
+    old <- options(wtheta.test_write_fault = fault)
+    expect_error(write_wtheta(r$w2, f, overwrite = TRUE),
+                 if (identical(fault, "rename")) "left as they were" else
+                   "write fault")
+    options(old)
+    expect_identical(tools::md5sum(list.files(d, full.names = TRUE)), before)
+    expect_identical(read_wtheta(f), r$w1)
+    expect_identical(list.files(d, all.files = TRUE, no.. = TRUE),
+                     c("w-attributes.rds", "w-cov.csv", "w.csv"))
+  }
+  write_wtheta(r$w2, f, overwrite = TRUE)
+  expect_identical(read_wtheta(f), r$w2)
+  # pair counts: the same
+  g <- file.path(d, "pc.csv")
+  write_pair_counts(r$pc1, g)
+  old <- options(wtheta.test_write_fault = 2L)
+  expect_error(write_pair_counts(r$pc2, g, overwrite = TRUE), "write fault")
+  options(old)
+  expect_identical(read_pair_counts(g), r$pc1)
+  expect_false(any(grepl("\\.part$", list.files(d, all.files = TRUE))))
+})
+
+test_that("a SACC or twopoint overwrite that fails leaves the old file", {
+  skip_if_no_fits()
+  r <- io31_results()
+  d <- tempfile()
+  dir.create(d)
+  on.exit(unlink(d, recursive = TRUE), add = TRUE)
+  f <- file.path(d, "w.sacc")
+  suppressMessages(write_wtheta(r$w1, f, format = "sacc"))
+  before <- tools::md5sum(f)
+  # nz for a sample that is not written: refused, the old file stands
+  expect_error(suppressMessages(write_wtheta(r$w2, f, format = "sacc",
+                                             nz = list(data = "no"),
+                                             overwrite = TRUE)), "`nz`")
+  expect_identical(tools::md5sum(f), before)
+  expect_identical(list.files(d, all.files = TRUE, no.. = TRUE), "w.sacc")
+})
+
+test_that("results write to the longest legal names; longer ones are refused up front", {
+  r <- io31_results()
+  d <- tempfile()
+  dir.create(d)
+  on.exit(unlink(d, recursive = TRUE), add = TRUE)
+  # 240 characters: its sidecars (-attributes.rds) stay within 255
+  f <- file.path(d, paste0(strrep("a", 236), ".csv"))
+  expect_identical(nchar(basename(f)), 240L)
+  write_wtheta(r$w1, f)
+  expect_identical(read_wtheta(f), r$w1)
+  write_pair_counts(r$pc1, f, overwrite = TRUE)
+  expect_identical(read_pair_counts(f), r$pc1)
+  if (wtheta:::fits_available()) {
+    g <- file.path(d, paste0(strrep("b", 250), ".fits"))
+    expect_identical(nchar(basename(g)), 255L)
+    write_wtheta(r$w1, g)
+    expect_identical(read_wtheta(g), r$w1)
+    h <- file.path(d, paste0(strrep("c", 250), ".sacc"))
+    suppressMessages(write_wtheta(r$w1, h, format = "sacc"))
+    expect_true(file.exists(h))
+  }
+  # a CSV whose sidecar name would pass 255 bytes: refused before writing
+  long <- file.path(d, paste0(strrep("d", 245), ".csv"))
+  expect_error(write_wtheta(r$w1, long),
+               "-attributes.rds\" that it needs is 260 bytes long", fixed = TRUE)
+  expect_false(any(startsWith(list.files(d), "ddd")))
+  expect_false(any(grepl("\\.part$", list.files(d, all.files = TRUE))))
+})
+
+test_that("CSV readers check the table against its sidecar", {
+  r <- io31_results()
+  d <- tempfile()
+  dir.create(d)
+  on.exit(unlink(d, recursive = TRUE), add = TRUE)
+  f <- file.path(d, "pc.csv")
+  write_pair_counts(r$pc1, f)
+  lines <- readLines(f)
+  k <- grep("^[0-9]", lines)[2L]
+  # an edited count
+  ed <- lines
+  cells <- strsplit(ed[k], ",")[[1L]]
+  cells[3L] <- "12345"
+  ed[k] <- paste(cells, collapse = ",")
+  writeLines(ed, f)
+  expect_error(read_pair_counts(f),
+               "pc.csv\" does not match its sidecar .*row 2 of column counts is 12345 in the table")
+  # a deleted row
+  writeLines(lines[-k], f)
+  expect_error(read_pair_counts(f), "the table has 3 rows, the sidecar 4")
+  writeLines(lines, f)
+  expect_identical(read_pair_counts(f), r$pc1)
+  # a sidecar from another result of the same shape
+  g <- file.path(d, "other.csv")
+  write_pair_counts(r$pc2, g)
+  file.copy(file.path(d, "other-attributes.rds"),
+            file.path(d, "pc-attributes.rds"), overwrite = TRUE)
+  expect_error(read_pair_counts(f), "pc.csv\" does not match its sidecar")
+  # a w(theta) CSV read as counts, and counts as w(theta)
+  h <- file.path(d, "w.csv")
+  write_wtheta(r$w1, h)
+  expect_error(read_pair_counts(h),
+               "w.csv\" holds w(theta), not pair counts; read it with read_wtheta()",
+               fixed = TRUE)
+  expect_error(read_wtheta(g),
+               "other.csv\" holds pair counts, not w(theta); read it with read_pair_counts()",
+               fixed = TRUE)
+  # w(theta): an edited w, a deleted row, an edited covariance
+  wl <- readLines(h)
+  k <- grep("^[0-9-]", wl)[1L]
+  writeLines(wl[-k], h)
+  expect_error(read_wtheta(h), "w.csv\" does not match its sidecar.*3 rows, the sidecar 4")
+  ed <- wl
+  ed[k] <- sub(",[^,]*,([^,]*)$", ",0.5,\\1", ed[k])
+  writeLines(ed, h)
+  expect_error(read_wtheta(h), "row 1 of column w is 0.5 in the table")
+  writeLines(wl, h)
+  cl <- readLines(file.path(d, "w-cov.csv"))
+  writeLines(c(cl[1L], sub("^[^,]*", "0.25", cl[2L]), cl[-(1:2)]),
+             file.path(d, "w-cov.csv"))
+  expect_error(read_wtheta(h), "its COV file .*w-cov.csv\" holds other values")
+  # FITS pair counts: the table checked against the stored object too
+  skip_if_no_fits()
+  p <- file.path(d, "pc.fits")
+  write_pair_counts(r$pc1, p)
+  expect_identical(read_pair_counts(p), r$pc1)
+  write_wtheta(r$w1, file.path(d, "w.fits"))
+  expect_error(read_pair_counts(file.path(d, "w.fits")),
+               "w.fits\" holds no PAIR_COUNTS table: it is not pair counts that wtheta wrote; read it with read_wtheta()",
+               fixed = TRUE)
+  expect_error(read_wtheta(p),
+               "pc.fits\" holds no WTHETA table: it is not w(theta) that wtheta wrote; read it with read_pair_counts()",
+               fixed = TRUE)
+})
+
+test_that("a damaged R_OBJECT HDU is an error naming the file and the HDU", {
+  skip_if_no_fits()
+  r <- io31_results()
+  f <- tempfile(fileext = ".fits")
+  on.exit(unlink(f), add = TRUE)
+  write_pair_counts(r$pc1, f)
+  bytes <- readBin(f, "raw", file.size(f))
+  # the serialization's header ("X\n" then version 3), in R_OBJECT's data
+  at <- grepRaw(as.raw(c(0x58, 0x0a, 0, 0, 0, 3)), bytes)
+  expect_true(length(at) == 1L)
+  bytes[at + 6:40] <- as.raw(0xff)
+  writeBin(bytes, f)
+  res <- run_in_child_io(sprintf(
+    'r <- try(wtheta::read_pair_counts("%s"), silent = TRUE); cat(r)', f))
+  expect_identical(res$status, 0L)
+  expect_match(res$output, paste0("`file` \"", f, "\": its R_OBJECT HDU ",
+                                  "cannot be read"), fixed = TRUE)
 })
