@@ -104,6 +104,25 @@ fits_verify_checksums <- function(file) {
   invisible(TRUE)
 }
 
+# read_wtheta(verify = ) and read_pair_counts(verify = ): the checksums of
+# a FITS result, when `verify` is TRUE and `file` is FITS
+verify_fits_result <- function(file, verify) {
+  if (!is.logical(verify) || length(verify) != 1L || is.na(verify)) {
+    stop("`verify` must be TRUE or FALSE, not ", describe(verify), ".",
+         call. = FALSE)
+  }
+  if (!verify || !is.character(file) || length(file) != 1L ||
+      is.na(file) || !file.exists(file)) return(invisible(FALSE))
+  # results are written uncompressed; the reader itself refuses the rest
+  if (!identical(readBin(file, "raw", 6L), charToRaw("SIMPLE")) ||
+      !fits_available()) return(invisible(FALSE))
+  tryCatch(fits_verify_checksums(file), error = function(e) {
+    stop(conditionMessage(e), " Pass `verify = FALSE` to read it anyway.",
+         call. = FALSE)
+  })
+  invisible(TRUE)
+}
+
 # the columns of a FITS catalog as a table (see read_catalog()): the table
 # at `hdu`, the columns asked for (ra and dec one number per row), their
 # values and the units ra and dec carry (TUNITn)

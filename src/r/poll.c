@@ -68,10 +68,17 @@ void wtr_raise_caught_error(void)
     keep_raised(NULL);
     return;
   }
-  SEXP cond = PROTECT(raised);
+  SEXP cond = PROTECT(shallow_duplicate(raised));
   keep_raised(NULL);
-  /* stop(cond): the same condition, its class, message and call, to the
-   * caller's handlers */
+  /* stop(cond): the same condition, its class and message, to the
+   * caller's handlers; its call was the check's own tryCatch
+   * (doTryCatch(...)), which says nothing, so none */
+  if (TYPEOF(cond) == VECSXP) {
+    SEXP nm = getAttrib(cond, R_NamesSymbol);
+    for (R_xlen_t k = 0; k < XLENGTH(cond) && !isNull(nm); k++)
+      if (!strcmp(CHAR(STRING_ELT(nm, k)), "call"))
+        SET_VECTOR_ELT(cond, k, R_NilValue);
+  }
   SEXP call = PROTECT(lang2(install("stop"), cond));
   eval(call, R_BaseEnv);
   UNPROTECT(2);
