@@ -32,9 +32,13 @@ check_hdu <- function(hdu) {
 # for all) of the table at `hdu`. Returns list(columns: named list of
 # vectors, n x repeat matrices for vector columns; units: TUNITn of each;
 # n_rows; hdu (from 0); extname; keywords: data frame name, value,
-# comment).
+# comment). 64-bit integer columns (K) are never rounded: `int64` =
+# "double" gives doubles when every value is within 2^53 and an error
+# otherwise (what wtheta itself reads: pixels, flags, counts), and
+# "integer64" bit64's integer64 (columns read for users; see
+# int64_column()).
 fits_read_table <- function(file, hdu = NULL, columns = NULL,
-                            info = NULL) {
+                            info = NULL, int64 = "double") {
   need_fits(file)
   h <- check_hdu(hdu)
   info <- info %||% .Call(C_fits_info, path.expand(file), h[[1L]], h[[2L]])
@@ -58,12 +62,66 @@ fits_read_table <- function(file, hdu = NULL, columns = NULL,
            call. = FALSE)
     }
   }
-  vals <- .Call(C_fits_read, path.expand(file), info$hdu, idx - 1L)
+  vals <- .Call(C_fits_read, path.expand(file), info$hdu, idx - 1L,
+                getOption("wtheta.test_fits_shrink"))
+  for (j in which(info$columns$kind[idx] == 5L)) {
+    vals[[j]] <- int64_column(vals[[j]], have[idx[j]], file,
+                              if (length(int64) > 1L) int64[j] else int64)
+  }
   names(vals) <- have[idx]
   list(columns = vals, units = stats::setNames(info$columns$unit[idx],
                                                have[idx]),
        n_rows = info$n_rows, hdu = info$hdu, extname = info$extname,
        keywords = as.data.frame(info$keywords, stringsAsFactors = FALSE))
+}
+
+# A 64-bit integer column (K; C gives the int64 bits in a double vector)
+# exactly: as bit64's integer64 when `as` is "integer64" and bit64 is
+# installed; else as doubles when every value is within 2^53, which they
+# hold exactly; else an error naming the column and bit64. Never rounded.
+int64_column <- function(v, name, file, as) {
+  if (as == "integer64" && requireNamespace("bit64", quietly = TRUE)) {
+    class(v) <- "integer64"
+    return(v)
+  }
+  d <- .Call(C_int64_as_double, v)
+  if (is.null(d)) {
+    stop("`file` \"", file, "\" column ", dQuote(name, FALSE), " holds ",
+         "64-bit integers beyond 2^53, which doubles cannot hold exactly",
+         if (as == "integer64") paste0("; install the bit64 package to ",
+                                       "read them as integer64") else
+           paste0(" (wtheta needs this column as numbers)"), ".",
+         call. = FALSE)
+  }
+  d
+}
+
+# The CHECKSUM and DATASUM keywords of every HDU of a FITS file checked
+# (cfitsio's fits_verify_chksum): an error naming the file and the first
+# HDU that fails; HDUs without them (files of other tools) pass.
+fits_verify_checksums <- function(file) {
+  need_fits(file)
+  .Call(C_fits_verify, path.expand(file))
+  invisible(TRUE)
+}
+
+# read_wtheta(verify = ) and read_pair_counts(verify = ): the checksums of
+# a FITS result, when `verify` is TRUE and `file` is FITS
+verify_fits_result <- function(file, verify) {
+  if (!is.logical(verify) || length(verify) != 1L || is.na(verify)) {
+    stop("`verify` must be TRUE or FALSE, not ", describe(verify), ".",
+         call. = FALSE)
+  }
+  if (!verify || !is.character(file) || length(file) != 1L ||
+      is.na(file) || !file.exists(file)) return(invisible(FALSE))
+  # results are written uncompressed; the reader itself refuses the rest
+  if (!identical(readBin(file, "raw", 6L), charToRaw("SIMPLE")) ||
+      !fits_available()) return(invisible(FALSE))
+  tryCatch(fits_verify_checksums(file), error = function(e) {
+    stop(conditionMessage(e), " Pass `verify = FALSE` to read it anyway.",
+         call. = FALSE)
+  })
+  invisible(TRUE)
 }
 
 # the columns of a FITS catalog as a table (see read_catalog()): the table
@@ -75,7 +133,11 @@ read_fits_columns <- function(file, columns, hdu) {
   info <- .Call(C_fits_info, path.expand(file), h[[1L]], h[[2L]])
   cols <- resolve_columns(columns, info$columns$name, file)
   check_fits_positions(file, info, cols$idx[1:2])
-  tab <- fits_read_table(file, columns = cols$idx, info = info)
+  # positions as doubles (exact, or an error), other columns as they are
+  # (64-bit integers as integer64: IDs such as DESI's TARGETID)
+  tab <- fits_read_table(file, columns = cols$idx, info = info,
+                         int64 = c("double", "double",
+                                   rep("integer64", length(cols$idx) - 2L)))
   list(values = unname(tab$columns), names = cols$names,
        labels = names(tab$columns)[1:2],
        units = trimws(vapply(1:2, function(k) tab$units[[k]], "")))
@@ -85,7 +147,8 @@ read_fits_columns <- function(file, columns, hdu) {
 check_fits_positions <- function(file, info, idx) {
   for (k in 1:2) {
     i <- idx[k]
-    if (!info$columns$kind[i] %in% 1:2 || info$columns$n_elements[i] != 1) {
+    if (!info$columns$kind[i] %in% c(1L, 2L, 5L) ||
+        info$columns$n_elements[i] != 1) {
       stop("`file` \"", file, "\" column ", dQuote(info$columns$name[i],
                                                    FALSE),
            " (TFORM ", info$columns$tform[i], ") must hold one number per ",
@@ -224,7 +287,7 @@ rebuild_wtheta <- function(file) {
          "(theta_lo, theta_hi, theta, DD, DR, RR, w, and optionally w_err). ",
          "Its columns: ", paste(have, collapse = ", "), ".", call. = FALSE)
   }
-  bad <- idx[!info$columns$kind[idx] %in% 1:2 |
+  bad <- idx[!info$columns$kind[idx] %in% c(1L, 2L, 5L) |
              info$columns$n_elements[idx] != 1]
   if (length(bad)) {
     stop("`file` \"", file, "\" column ", dQuote(have[bad[1L]], FALSE),

@@ -18,15 +18,23 @@
 #' `hdu` picks the table: `NULL` the first table extension, a number the
 #' HDU counted from 0 (the primary HDU, as astropy counts), a string the
 #' `EXTNAME`. Every column type is read: `L` as logical; `B`, `I`, `J` and
-#' unsigned `I` as integer; `K`, unsigned `J`, `E`, `D` and scaled columns
-#' (`TSCALn`, `TZEROn`) as double; `A` as character. A vector column (say
+#' unsigned `I` as integer; unsigned `J`, `E`, `D` and scaled columns
+#' (`TSCALn`, `TZEROn`) as double; `A` as character; `K` (64-bit
+#' integers, such as DESI's `TARGETID`) exactly, as `bit64::integer64`
+#' (suggested package); without bit64 as double when every value is
+#' within 2^53, else an error naming the column (never rounded). Unsigned
+#' `K` (`TZEROn` = 2^63) is integer64 when every value is below 2^63, else
+#' an error; ra and dec from `K` columns are doubles (exact, or an error). A vector column (say
 #' `1024D`) becomes a matrix column with one row per table row.
 #' Variable-length arrays, bit and complex columns are refused by name.
 #' Nulls (`TNULLn`, NaN) are `NA`, and an error naming the row in `ra` or
 #' `dec`. Columns are read in chunks of rows through cfitsio; memory is
-#' the result plus one chunk. Plain numeric columns of an uncompressed
-#' file are decoded straight from the file mapped read-only (pages the
-#' system reads in and drops as needed), as astropy does. FITS support needs the package built with
+#' the result plus one chunk; plain numeric columns are decoded from raw
+#' rows read 4 MB at a time, so a file that shrinks while it is read is an
+#' error naming it, never a crash. The sizes a header claims (`NAXIS2`
+#' rows of `NAXIS1` bytes) are checked against the file before anything
+#' is allocated, a header cfitsio cannot parse is named with its HDU and
+#' card, and a bad value is reported at its own row. FITS support needs the package built with
 #' cfitsio (Debian: `apt-get install libcfitsio-dev`, then reinstall);
 #' `wtheta_backends()` does not depend on it.
 #'

@@ -112,6 +112,11 @@
 #' @param nz For `"sacc"` and `"twopoint"`: `NULL`, or the n(z) of each
 #'   sample, a list named by sample of `list(z =, nz =)`.
 #' @param overwrite Replace an existing file?
+#' @param verify For a FITS file: check the `CHECKSUM` and `DATASUM` of
+#'   every HDU first, and stop with an error naming the file and the HDU
+#'   when one does not match (the file changed after it was written: one
+#'   flipped byte changes a count). HDUs without them (files of other
+#'   tools) are read as they are. `FALSE` skips the check.
 #' @return The write functions return `file`, invisibly; the read functions
 #'   the object.
 #' @md
@@ -151,7 +156,9 @@ write_wtheta <- function(x, file,
 #' @rdname write_wtheta
 #' @export
 read_wtheta <- function(file,
-                        format = c("auto", "fits", "csv", "sacc", "twopoint")) {
+                        format = c("auto", "fits", "csv", "sacc", "twopoint"),
+                        verify = TRUE) {
+  verify_fits_result(file, verify)                         # R/fits.R
   # other formats and wtheta_multi() results: R/multi_io.R
   read_wtheta_as(file, format) %||% read_result(file, "WTHETA", "w(theta)")
 }
@@ -188,7 +195,8 @@ write_pair_counts <- function(x, file, overwrite = FALSE) {
 
 #' @rdname write_wtheta
 #' @export
-read_pair_counts <- function(file) {
+read_pair_counts <- function(file, verify = TRUE) {
+  verify_fits_result(file, verify)                         # R/fits.R
   read_result(file, "PAIR_COUNTS", "pair counts")
 }
 

@@ -47,6 +47,10 @@ debs="$debs libchealpix-dev python3-healpy"
 # them; python3-h5py for tools/make-hdf5-fixtures.py (the tests read its
 # committed output, and skip the HDF5 tests without hdf5r)
 debs="$debs r-cran-hdf5r python3-h5py"
+# bit64 (suggested): FITS K columns (64-bit IDs such as DESI's TARGETID)
+# read exactly as integer64; without it, read_catalog() gives doubles when
+# every value is within 2^53 and an error otherwise
+debs="$debs r-cran-bit64"
 
 install_missing() {
   missing=""

@@ -13,7 +13,6 @@
 #include <fitsio.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include "wt.h"
 #include "io.h"
@@ -38,6 +37,107 @@ static int fits_fail(int status, char *msg, size_t msg_len, const char *what)
   return WT_ERR_FITS;
 }
 
+/* cfitsio counts HDUs up to the first one whose header it cannot parse,
+ * so a broken header looks like the end of the file. Moving one HDU past
+ * the last counted tells them apart: the end of the file, or the reason
+ * that HDU is broken (a card cfitsio refused: "Illegal TFORM", "NAXIS2 <
+ * 0"), into msg as "HDU k's header is broken: ..."; 1 when broken. */
+static int broken_hdu(fitsfile *f, int n_hdus, char *msg, size_t msg_len)
+{
+  int status = 0, type = 0;
+  fits_clear_errmsg();
+  fits_movabs_hdu(f, n_hdus + 1, &type, &status);
+  if (status == 0 || status == END_OF_FILE) {
+    fits_clear_errmsg();
+    return 0;
+  }
+  char what[200], first[FLEN_ERRMSG] = "", detail[FLEN_ERRMSG];
+  /* cfitsio's messages, oldest first, are read by fits_fail: look for the
+   * card they name before that */
+  int card = 0;
+  {
+    char all[4 * FLEN_ERRMSG] = "";
+    size_t used = 0;
+    while (fits_read_errmsg(detail) && used + strlen(detail) + 2 < sizeof all) {
+      if (!first[0]) strncpy(first, detail, sizeof first - 1);
+      used += (size_t)snprintf(all + used, sizeof all - used, "%s\n", detail);
+    }
+    const char *k = strstr(all, "keyword no. ");
+    if (k) card = atoi(k + 12);
+    fits_clear_errmsg();
+  }
+  /* the card itself, read from the file (uncompressed files): the broken
+   * HDU starts where the last one cfitsio counted ends; failing a card
+   * named, a TFORMn whose repeat count overflows */
+  char text[81] = "", name[16] = "";
+  {
+    LONGLONG head = 0, data = 0, end = 0;
+    int s2 = 0;
+    fits_movabs_hdu(f, n_hdus, &type, &s2);
+    fits_get_hduaddrll(f, &head, &data, &end, &s2);
+    fits_clear_errmsg();
+    FILE *fp = s2 ? NULL : fopen(f->Fptr->filename, "rb");
+    unsigned char m2[2] = {0, 0};
+    if (fp && fread(m2, 1, 2, fp) == 2 && !(m2[0] == 0x1f && m2[1] == 0x8b) &&
+        fseek(fp, (long)end, SEEK_SET) == 0) {
+      char c[80];
+      for (int k = 1; k <= 100000 && fread(c, 1, 80, fp) == 80; k++) {
+        if (!memcmp(c, "END     ", 8)) break;
+        int pick = k == card;
+        if (!card && !memcmp(c, "TFORM", 5)) {
+          /* a repeat count of more digits than any table could hold */
+          const char *v = memchr(c, '\'', 80);
+          int digits = 0;
+          for (v = v ? v + 1 : c + 80; v < c + 80 && *v >= '0' && *v <= '9'; v++)
+            digits++;
+          if (digits > 15) pick = 1, card = k;
+        }
+        if (pick) {
+          memcpy(text, c, 80);
+          for (int e = 79; e >= 0 && text[e] == ' '; e--) text[e] = '\0';
+          memcpy(name, c, 8);
+          for (int e = 7; e >= 0 && name[e] == ' '; e--) name[e] = '\0';
+          break;
+        }
+      }
+    }
+    if (fp) fclose(fp);
+  }
+  if (text[0])
+    snprintf(what, sizeof what, "HDU %d's header is broken at card %d, %s "
+             "(\"%.80s\")", n_hdus, card, name, text);
+  else
+    snprintf(what, sizeof what, "HDU %d's header is broken", n_hdus);
+  if (first[0]) ffpmsg(first);     /* cfitsio's reason, for fits_fail */
+  fits_fail(status, msg, msg_len, what);
+  return 1;
+}
+
+/* whether path can no longer hold `need` bytes: it shrank while it was
+ * read (another process truncated or rewrote it); its size in *now */
+static int shrank(const wt_fits_table *t, long long *now)
+{
+  struct stat st;
+  if (t->file_bytes <= 0 || stat(t->path, &st) != 0) return 0;
+  *now = (long long)st.st_size;
+  return S_ISREG(st.st_mode) && !t->gzip && *now < t->file_bytes;
+}
+
+/* a failed read: the file shrank under us, or cfitsio's words */
+static int read_fail(wt_fits_table *t, int status, char *msg, size_t msg_len,
+                     const char *what)
+{
+  long long now = 0;
+  if (shrank(t, &now)) {
+    fits_clear_errmsg();
+    snprintf(msg, msg_len, "%s: the file shrank from %lld to %lld bytes while "
+             "it was read (another process truncated or rewrote it)", what,
+             t->file_bytes, now);
+    return WT_ERR_FITS;
+  }
+  return fits_fail(status, msg, msg_len, what);
+}
+
 /* a failed read of column col (from 0) at first_row (from 0) */
 static int column_fail(wt_fits_table *t, int col, long long first_row,
                        int status, char *msg, size_t msg_len)
@@ -45,13 +145,12 @@ static int column_fail(wt_fits_table *t, int col, long long first_row,
   char what[160];
   snprintf(what, sizeof what, "cannot read column %d (\"%s\") at row %lld",
            col + 1, t->cols[col].name, first_row + 1);
-  return fits_fail(status, msg, msg_len, what);
+  return read_fail(t, status, msg, msg_len, what);
 }
 
 void wt_fits_close(wt_fits_table *t)
 {
   int status = 0;
-  wt_fits_unmap(t);
   if (t->fptr) fits_close_file((fitsfile *)t->fptr, &status);
   t->fptr = NULL;
   free(t->cols);
@@ -77,7 +176,23 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
     wt_fits_close(t);
     return WT_ERR_FITS;
   }
+  {
+    /* the file's size (decompressed, for gzip), for the sizes headers
+     * claim; whether it is compressed, so not read in place */
+    unsigned char magic[2] = {0, 0};
+    FILE *fp = fopen(path, "rb");
+    if (fp) {
+      t->gzip = fread(magic, 1, 2, fp) == 2 && magic[0] == 0x1f &&
+        magic[1] == 0x8b;
+      fclose(fp);
+    }
+    t->file_bytes = f->Fptr->logfilesize;
+  }
   if (hdu >= 0) {
+    if (hdu >= n_hdus && broken_hdu(f, n_hdus, msg, msg_len)) {
+      wt_fits_close(t);
+      return WT_ERR_ARG;
+    }
     if (hdu >= n_hdus) {
       snprintf(msg, msg_len, "the file has %d HDU(s), numbered 0 to %d; "
                "there is no HDU %d", n_hdus, n_hdus - 1, hdu);
@@ -88,7 +203,9 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
   } else if (extname) {
     fits_movnam_hdu(f, ANY_HDU, (char *)extname, 0, &status);
     if (status == BAD_HDU_NUM) {
-      snprintf(msg, msg_len, "the file has no HDU with EXTNAME \"%s\"", extname);
+      if (!broken_hdu(f, n_hdus, msg, msg_len))
+        snprintf(msg, msg_len, "the file has no HDU with EXTNAME \"%s\"",
+                 extname);
       fits_clear_errmsg();
       wt_fits_close(t);
       return WT_ERR_ARG;
@@ -99,6 +216,10 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
     for (int k = 2; k <= n_hdus && !status; k++) {
       fits_movabs_hdu(f, k, &type, &status);
       if (type != IMAGE_HDU) break;
+    }
+    if (!status && type == IMAGE_HDU && broken_hdu(f, n_hdus, msg, msg_len)) {
+      wt_fits_close(t);
+      return WT_ERR_ARG;
     }
     if (!status && type == IMAGE_HDU) {
       snprintf(msg, msg_len, "the file holds no table extension (%d HDU(s), "
@@ -169,8 +290,13 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
     switch (col->typecode) {
     case TBYTE: case TSBYTE: case TSHORT: case TUSHORT: case TINT: case TLONG:
       col->kind = WT_COL_INT; break;
-    case TULONG: case TLONGLONG: case TULONGLONG: case TFLOAT: case TDOUBLE:
-    case TUINT:
+    case TLONGLONG: case TULONGLONG:
+      /* K, or K with TZERO = 2^63 (unsigned): 64-bit integers, exact
+       * (other scalings are real numbers: TDOUBLE here) */
+      col->kind = WT_COL_INT64;
+      col->u64 = col->typecode == TULONGLONG;
+      break;
+    case TULONG: case TFLOAT: case TDOUBLE: case TUINT:
       col->kind = WT_COL_DOUBLE; break;
     case TLOGICAL: col->kind = WT_COL_LOGICAL; break;
     case TSTRING: col->kind = WT_COL_STRING; break;
@@ -211,7 +337,8 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
       col->fast = !col->scaled && repeat == 1 &&
         (code == TDOUBLE || code == TFLOAT || code == TLONGLONG ||
          code == TLONG || code == TSHORT || code == TBYTE) &&
-        (col->kind == WT_COL_DOUBLE || col->kind == WT_COL_INT);
+        (col->kind == WT_COL_DOUBLE || col->kind == WT_COL_INT ||
+         col->kind == WT_COL_INT64);
     }
     if (!ok || s2 || off != naxis1) {
       for (int c = 0; c < t->n_cols; c++) t->cols[c].fast = 0;
@@ -224,6 +351,27 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
     fits_fail(status, msg, msg_len, "cannot read the column descriptions");
     wt_fits_close(t);
     return WT_ERR_FITS;
+  }
+  /* the rows the header claims must be in the file before anything is
+   * allocated for them: a lying NAXIS2 is the file's fault, not memory's */
+  {
+    LONGLONG head = 0, data = 0, end = 0;
+    long long naxis1 = 0;
+    int s2 = 0;
+    fits_read_key(f, TLONGLONG, "NAXIS1", &naxis1, NULL, &s2);
+    fits_get_hduaddrll(f, &head, &data, &end, &s2);
+    fits_clear_errmsg();
+    double need = (double)naxis1 * (double)t->n_rows;
+    double have = (double)t->file_bytes - (double)data;
+    if (!s2 && t->file_bytes > 0 && need > have) {
+      snprintf(msg, msg_len, "HDU %d's header claims NAXIS2 = %lld rows of "
+               "NAXIS1 = %lld bytes (%.0f bytes), but the file holds only "
+               "%.0f bytes after that header%s: it is truncated or its header "
+               "is wrong", t->hdu, t->n_rows, naxis1, need,
+               have > 0 ? have : 0, t->gzip ? " (decompressed)" : "");
+      wt_fits_close(t);
+      return WT_ERR_ARG;
+    }
   }
   return WT_OK;
 }
@@ -238,25 +386,53 @@ long long wt_fits_chunk_rows(wt_fits_table *t)
   return rows;
 }
 
-int wt_fits_read(wt_fits_table *t, int col, long long first_row,
-                 long long n_rows, int kind, void *out, char *nulls,
-                 char *msg, size_t msg_len)
+static int read_values(wt_fits_table *t, int col, long long first_row,
+                       long long n_rows, int type, void *out, char *nulls)
 {
   int status = 0, anynul = 0;
-  int type = kind == WT_COL_INT ? TINT : kind == WT_COL_LOGICAL ? TLOGICAL
-             : TDOUBLE;
   LONGLONG n = (LONGLONG)n_rows * t->cols[col].repeat;
-  if (n == 0) return WT_OK;
   if (nulls) {
     fits_read_colnull((fitsfile *)t->fptr, type, col + 1, first_row + 1, 1, n,
                       out, nulls, &anynul, &status);
   } else {
-    /* nulls become NaN (double) or INT_MIN (int) in place */
+    /* nulls become NaN (double), INT_MIN (int) or INT64_MIN (64-bit
+     * integers: bit64's NA) in place */
     double nan_val = NAN;
     int int_null = INT_MIN;
+    LONGLONG ll_null = INT64_MIN;
     fits_read_col((fitsfile *)t->fptr, type, col + 1, first_row + 1, 1, n,
-                  type == TINT ? (void *)&int_null : (void *)&nan_val, out,
-                  &anynul, &status);
+                  type == TINT ? (void *)&int_null : type == TLONGLONG
+                  ? (void *)&ll_null : (void *)&nan_val, out, &anynul,
+                  &status);
+  }
+  return status;
+}
+
+int wt_fits_read(wt_fits_table *t, int col, long long first_row,
+                 long long n_rows, int kind, void *out, char *nulls,
+                 char *msg, size_t msg_len)
+{
+  int type = kind == WT_COL_INT ? TINT : kind == WT_COL_LOGICAL ? TLOGICAL
+    : kind == WT_COL_INT64 ? (t->cols[col].typecode == TULONGLONG
+                              ? TULONGLONG : TLONGLONG)
+    : TDOUBLE;
+  size_t size = type == TINT ? sizeof(int) : type == TLOGICAL ? 1 : 8;
+  if ((LONGLONG)n_rows * t->cols[col].repeat == 0) return WT_OK;
+  int status = read_values(t, col, first_row, n_rows, type, out, nulls);
+  if (status && n_rows > 1) {
+    /* which row of the chunk: read again one row at a time (a failure is
+     * rare, and only this chunk is read again) */
+    fits_clear_errmsg();
+    size_t per_row = (size_t)t->cols[col].repeat;
+    for (long long i = 0; i < n_rows; i++) {
+      status = read_values(t, col, first_row + i, 1, type,
+                           (char *)out + (size_t)i * per_row * size,
+                           nulls ? nulls + (size_t)i * per_row : NULL);
+      if (status) return column_fail(t, col, first_row + i, status, msg,
+                                     msg_len);
+    }
+    /* every row read alone: the failure was not one row's */
+    status = read_values(t, col, first_row, n_rows, type, out, nulls);
   }
   return status ? column_fail(t, col, first_row, status, msg, msg_len)
                 : WT_OK;
@@ -270,6 +446,15 @@ int wt_fits_read_strings(wt_fits_table *t, int col, long long first_row,
   if (n_rows == 0) return WT_OK;
   fits_read_col_str((fitsfile *)t->fptr, col + 1, first_row + 1, 1, n_rows,
                     "", out, &anynul, &status);
+  for (long long i = 0; status && n_rows > 1 && i < n_rows; i++) {
+    /* which row of the chunk (see wt_fits_read) */
+    status = 0;
+    fits_clear_errmsg();
+    fits_read_col_str((fitsfile *)t->fptr, col + 1, first_row + i + 1, 1, 1,
+                      "", out + i, &anynul, &status);
+    if (status) return column_fail(t, col, first_row + i, status, msg,
+                                   msg_len);
+  }
   return status ? column_fail(t, col, first_row, status, msg, msg_len)
                 : WT_OK;
 }
@@ -294,7 +479,7 @@ int wt_fits_read_rows(wt_fits_table *t, long long first_row, long long n_rows,
     char what[160];
     snprintf(what, sizeof what, "cannot read rows %lld to %lld",
              first_row + 1, first_row + n_rows);
-    return fits_fail(status, msg, msg_len, what);
+    return read_fail(t, status, msg, msg_len, what);
   }
   return WT_OK;
 }
@@ -318,7 +503,13 @@ void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
   const wt_fits_col *c = &t->cols[col];
   const unsigned char *p = rows + c->offset;
   const long long w = t->row_bytes;
-  if (c->kind == WT_COL_DOUBLE) {
+  if (c->kind == WT_COL_INT64) {
+    int64_t *d = out;                            /* K: exact, NA INT64_MIN */
+    for (long long i = 0; i < n_rows; i++, p += w) {
+      int64_t v = (int64_t)be64(p);
+      d[i] = c->has_tnull && v == c->tnull ? INT64_MIN : v;
+    }
+  } else if (c->kind == WT_COL_DOUBLE) {
     double *d = out;
     for (long long i = 0; i < n_rows; i++, p += w) {
       double x;
@@ -330,9 +521,8 @@ void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
         float f;
         memcpy(&f, &u, 4);
         x = (double)f;
-      } else {                                   /* K */
-        int64_t v = (int64_t)be64(p);
-        x = c->has_tnull && v == c->tnull ? NAN : (double)v;
+      } else {
+        x = NAN;                                 /* not a fast double */
       }
       d[i] = isnan(x) ? na : x;
     }
@@ -345,40 +535,6 @@ void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
       d[i] = c->has_tnull && v == c->tnull ? INT_MIN : (int)v;
     }
   }
-}
-
-void wt_fits_unmap(wt_fits_table *t)
-{
-  if (t->map) munmap(t->map, t->map_len);
-  t->map = NULL;
-  t->map_len = 0;
-}
-
-const unsigned char *wt_fits_map_rows(wt_fits_table *t)
-{
-  LONGLONG head = 0, data = 0, end = 0;
-  int status = 0;
-  if (t->row_bytes <= 0 || t->n_rows <= 0) return NULL;
-  fits_get_hduaddrll((fitsfile *)t->fptr, &head, &data, &end, &status);
-  if (status) { fits_clear_errmsg(); return NULL; }
-  int fd = open(t->path, O_RDONLY);
-  if (fd < 0) return NULL;
-  struct stat st;
-  char magic[6] = {0};
-  /* a regular, uncompressed file that holds every row: never map past
-   * its end (a NAXIS2 beyond the data reads through cfitsio and fails) */
-  long long need = (long long)data + t->n_rows * t->row_bytes;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < need ||
-      pread(fd, magic, 6, 0) != 6 || memcmp(magic, "SIMPLE", 6) != 0) {
-    close(fd);
-    return NULL;
-  }
-  void *m = mmap(NULL, (size_t)need, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (m == MAP_FAILED) return NULL;
-  t->map = m;
-  t->map_len = (size_t)need;
-  return (const unsigned char *)m + data;
 }
 
 /* ---- writing ---------------------------------------------------------------
@@ -645,4 +801,46 @@ void wt_fits_free_header(char *cards)
 {
   int status = 0;
   if (cards) fits_free_memory(cards, &status);
+}
+
+/* ---- checksums (read) ------------------------------------------------------- */
+
+int wt_fits_verify(const char *path, int *bad_hdu, char *msg, size_t msg_len)
+{
+  int status = 0, n_hdus = 0, type = 0;
+  fitsfile *f = NULL;
+  *bad_hdu = -1;
+  fits_open_diskfile(&f, path, READONLY, &status);
+  if (status) return fits_fail(status, msg, msg_len, "cannot open the file");
+  fits_get_num_hdus(f, &n_hdus, &status);
+  for (int k = 1; k <= n_hdus && !status; k++) {
+    int data_ok = 0, hdu_ok = 0;
+    fits_movabs_hdu(f, k, &type, &status);
+    /* 1: right, 0: no keyword, -1: wrong */
+    if (!status) fits_verify_chksum(f, &data_ok, &hdu_ok, &status);
+    if (!status && (data_ok < 0 || hdu_ok < 0)) {
+      char ext[FLEN_VALUE] = "";
+      int s2 = 0;
+      fits_read_key(f, TSTRING, "EXTNAME", ext, NULL, &s2);
+      snprintf(msg, msg_len, "HDU %d%s%s%s fails its %s check: the file "
+               "changed after it was written", k - 1, s2 ? "" : " (",
+               s2 ? "" : ext, s2 ? "" : ")",
+               data_ok < 0 ? "DATASUM" : "CHECKSUM");
+      *bad_hdu = k - 1;
+      status = 0;
+      fits_close_file(f, &status);
+      fits_clear_errmsg();
+      return WT_ERR_ARG;
+    }
+  }
+  if (status) {
+    fits_fail(status, msg, msg_len, "cannot verify the checksums");
+    status = 0;
+    fits_close_file(f, &status);
+    fits_clear_errmsg();
+    return WT_ERR_FITS;
+  }
+  fits_close_file(f, &status);
+  fits_clear_errmsg();
+  return WT_OK;
 }

@@ -60,10 +60,6 @@ void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
   (void)t; (void)col; (void)rows; (void)n_rows; (void)out; (void)na;
 }
 
-const unsigned char *wt_fits_map_rows(wt_fits_table *t) { (void)t; return NULL; }
-
-void wt_fits_unmap(wt_fits_table *t) { (void)t; }
-
 int wt_fits_create(const char *path, void **fptr, const wt_fits_key *keys,
                    int n_keys, char *msg, size_t msg_len)
 {
@@ -128,3 +124,10 @@ int wt_fits_header(const char *path, int hdu, int *n_hdus, char **cards,
 }
 
 void wt_fits_free_header(char *cards) { (void)cards; }
+
+int wt_fits_verify(const char *path, int *bad_hdu, char *msg, size_t msg_len)
+{
+  (void)path; (void)msg; (void)msg_len;
+  *bad_hdu = -1;
+  return WT_ERR_NO_FITS;
+}

@@ -48,11 +48,13 @@ enum {
   WT_ERR_NO_FITS = 21      /* built without cfitsio */
 };
 
-/* what a column becomes: double (E, D, K, unsigned J, scaled), integer
- * (B, I, J, unsigned I), logical (L), character (A); 0: not readable
- * (variable-length arrays, bits, complex numbers) */
+/* what a column becomes: double (E, D, unsigned J, scaled), integer
+ * (B, I, J, unsigned I), logical (L), character (A), 64-bit integer (K,
+ * and K with TZERO = 2^63, unsigned: int64_t values, INT64_MIN for nulls,
+ * as bit64's integer64 holds them); 0: not readable (variable-length
+ * arrays, bits, complex numbers) */
 enum { WT_COL_NONE = 0, WT_COL_DOUBLE = 1, WT_COL_INT = 2,
-       WT_COL_LOGICAL = 3, WT_COL_STRING = 4 };
+       WT_COL_LOGICAL = 3, WT_COL_STRING = 4, WT_COL_INT64 = 5 };
 
 typedef struct {
   char name[72];           /* TTYPEn */
@@ -63,6 +65,7 @@ typedef struct {
   long long repeat;        /* elements per row (characters for strings) */
   long long width;         /* bytes per element */
   int scaled;              /* TSCALn/TZEROn other than 1 and 0 */
+  int u64;                 /* K with TZERO = 2^63: unsigned 64-bit */
   double tscal, tzero;
   char tform[72];
   /* the fast path: an unscaled scalar D, E, K, J, I or B column of a
@@ -84,8 +87,8 @@ typedef struct {
   char extname[72];
   long long row_bytes;     /* NAXIS1 of a binary table */
   char path[4096];
-  void *map;               /* mmap of the file, or NULL */
-  size_t map_len;
+  long long file_bytes;    /* the file's size when opened (decompressed) */
+  int gzip;                /* gzip compressed (cfitsio reads it in memory) */
 } wt_fits_table;
 
 int wt_fits_compiled(void);
@@ -94,12 +97,20 @@ int wt_fits_compiled(void);
 int wt_fits_open(const char *path, int hdu, const char *extname,
                  wt_fits_table *t, char *msg, size_t msg_len);
 void wt_fits_close(wt_fits_table *t);
+/* opening checks what the header claims against the file: the rows of
+ * NAXIS2 x NAXIS1 bytes must be in it (WT_ERR_ARG otherwise, before
+ * anything is allocated for them), and a header cfitsio cannot parse is
+ * named as broken, with cfitsio's reason, not taken for the end of the
+ * file. A read that fails because the file shrank since it was opened
+ * says so. */
 /* reads n_rows rows from first_row (from 0) of column col (from 0) as
  * `kind` (WT_COL_DOUBLE into double, WT_COL_INT into int, WT_COL_LOGICAL
- * into char), row-major for vector
+ * into char, WT_COL_INT64 into int64_t: for an unsigned column, uint64_t
+ * with nulls required), row-major for vector
  * columns: n_rows * repeat values; nulls[k] is 1 for a null (TNULLn or an
- * IEEE NaN); with nulls NULL (double and int only), nulls are written as
- * NaN (double) or INT_MIN (int) */
+ * IEEE NaN); with nulls NULL (double, int, signed int64), nulls are
+ * written as NaN (double), INT_MIN (int) or INT64_MIN. A failed chunk is
+ * read again row by row, so the error names the row that failed */
 int wt_fits_read(wt_fits_table *t, int col, long long first_row,
                  long long n_rows, int kind, void *out, char *nulls,
                  char *msg, size_t msg_len);
@@ -108,14 +119,9 @@ int wt_fits_read_rows(wt_fits_table *t, long long first_row, long long n_rows,
                       unsigned char *buf, char *msg, size_t msg_len);
 /* column col (a fast one) of n_rows raw rows into out: double (`na` for
  * NaN and nulls) for WT_COL_DOUBLE, int (INT_MIN for TNULLn) for
- * WT_COL_INT */
+ * WT_COL_INT, int64_t (INT64_MIN for TNULLn) for WT_COL_INT64 */
 void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
                     long long n_rows, void *out, double na);
-/* the table's rows mapped into memory read-only, when the file on disk is
- * an uncompressed FITS file holding all of them: the first row's address,
- * else NULL (then read rows with wt_fits_read_rows) */
-const unsigned char *wt_fits_map_rows(wt_fits_table *t);
-void wt_fits_unmap(wt_fits_table *t);
 /* strings: out holds n_rows pointers to buffers of repeat + 1 bytes */
 int wt_fits_read_strings(wt_fits_table *t, int col, long long first_row,
                          long long n_rows, char **out, char *msg,
@@ -180,4 +186,9 @@ int wt_fits_read_image(const char *path, const char *extname,
 int wt_fits_header(const char *path, int hdu, int *n_hdus, char **cards,
                    int *n_cards, char *msg, size_t msg_len);
 void wt_fits_free_header(char *cards);
+/* the CHECKSUM and DATASUM of every HDU (fits_verify_chksum): WT_OK when
+ * each is right or absent (a file from a tool that writes none), else
+ * WT_ERR_ARG, *bad_hdu the first HDU (from 0) that fails and msg which
+ * keyword and the HDU's EXTNAME */
+int wt_fits_verify(const char *path, int *bad_hdu, char *msg, size_t msg_len);
 #endif

@@ -12,6 +12,13 @@
 #include "wt.h"
 #include "core/threads.h"   /* the grains of wtr_team_of */
 
+/* Every error the boundary raises reaches users without the .Call() that
+ * raised it ("Error in .Call(C_healpix_draw, ...)" told them nothing):
+ * error() in src/r/ is errorcall(R_NilValue, ...), as R_ext/Error.h's
+ * plain error() would name the .Call. */
+#undef error
+#define error(...) Rf_errorcall(R_NilValue, __VA_ARGS__)
+
 /* ---- r/poll.c: progress and the one interrupt check ---- */
 
 /* progress lines for long runs: off unless asked, silent for the first
@@ -25,10 +32,18 @@ typedef struct {
                             * (a progressr progressor), or NULL */
 } wtr_progress;
 
-/* 1 when the user interrupted (R_CheckUserInterrupt under R_ToplevelExec,
- * so that no longjmp leaves the caller's memory behind), else 0; from the
+/* 1 when the user interrupted or R raised an error during the check
+ * (R_CheckUserInterrupt under tryCatch and R_ToplevelExec, so that no
+ * longjmp leaves the caller's memory behind), else 0; from the
  * main thread only, never inside an OpenMP region */
 int wtr_interrupted(void);
+/* After wtr_interrupted() said 1 and everything is freed: raise again what
+ * R raised during the check, unchanged (an error such as setTimeLimit()'s
+ * goes to the caller's tryCatch(error = )); _error raises only an error
+ * and returns after an interrupt (the caller signals its own), while
+ * wtr_raise_caught() raises an interrupt too and never returns */
+void wtr_raise_caught_error(void);
+NORET void wtr_raise_caught(void);
 void wtr_progress_init(wtr_progress *prog, SEXP progress);
 int wtr_poll(void *ctx, double done, double total);   /* a wt_job's poll */
 void wtr_progress_done(wtr_progress *p, int status);
@@ -100,7 +115,9 @@ SEXP wt_r_text_parse(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_text_strings(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_fits_compiled(void);
 SEXP wt_r_fits_info(SEXP, SEXP, SEXP);
-SEXP wt_r_fits_read(SEXP, SEXP, SEXP);
+SEXP wt_r_fits_read(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_fits_verify(SEXP);
+SEXP wt_r_int64_as_double(SEXP);
 SEXP wt_r_fits_write(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_fits_header(SEXP, SEXP);
 SEXP wt_r_fits_read_image(SEXP, SEXP);

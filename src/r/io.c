@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "boundary.h"
 #include "io/io.h"
@@ -198,6 +199,16 @@ SEXP wt_r_text_strings(SEXP text, SEXP sep_, SEXP skip_, SEXP n_rows_,
 
 /* ---- FITS ---------------------------------------------------------------- */
 
+/* The open table of a .Call, closed on every way out: normal return,
+ * errorcall() and R's own errors (a failed allocation, an interrupt), by
+ * R_ExecWithCleanup. What the body allocates besides is R's (R_alloc,
+ * PROTECT), so a failure leaks no file and no memory. */
+static void close_table(void *t)
+{
+  wt_fits_close((wt_fits_table *)t);
+}
+
+
 SEXP wt_r_fits_compiled(void) { return ScalarLogical(wt_fits_compiled()); }
 
 static void fits_open_or_die(SEXP path, SEXP hdu, SEXP extname,
@@ -214,10 +225,9 @@ static void fits_open_or_die(SEXP path, SEXP hdu, SEXP extname,
 
 /* list(hdu, extname, n_rows, ascii, columns = list(name, unit, tform,
  * kind, repeat, typecode, scaled), keywords = list(name, value, comment)) */
-SEXP wt_r_fits_info(SEXP path, SEXP hdu, SEXP extname)
+static SEXP fits_info_body(void *data)
 {
-  wt_fits_table t;
-  fits_open_or_die(path, hdu, extname, &t);
+  wt_fits_table t = *(wt_fits_table *)data;
   int nk = 0;
   {
     char n[80], v[80], c[80];
@@ -272,46 +282,89 @@ SEXP wt_r_fits_info(SEXP path, SEXP hdu, SEXP extname)
     SET_STRING_ELT(k_val, k, mkChar(v));
     SET_STRING_ELT(k_com, k, mkChar(c));
   }
-  wt_fits_close(&t);
   UNPROTECT(1);
   return out;
 }
 
-/* Columns cols (from 0) of the table at HDU hdu (from 0): a list of
- * vectors (double, integer, logical, character) or, for vector columns, n
- * x repeat matrices; nulls are NA. Read in chunks of rows, each chunk
- * column by column, so cfitsio reads the file once. */
-SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
+SEXP wt_r_fits_info(SEXP path, SEXP hdu, SEXP extname)
 {
   wt_fits_table t;
-  if (TYPEOF(cols_) != INTSXP) errorcall(R_NilValue, "wtheta internal: cols");
-  fits_open_or_die(path, hdu, R_NilValue, &t);
-  int ncol = LENGTH(cols_);
-  const int *cols = INTEGER(cols_);
-  long long n = t.n_rows;
-  if (n > R_XLEN_T_MAX) { wt_fits_close(&t); errorcall(R_NilValue, "wtheta: table too large"); }
-  for (int j = 0; j < ncol; j++) {
-    if (cols[j] < 0 || cols[j] >= t.n_cols || t.cols[cols[j]].kind == WT_COL_NONE) {
-      wt_fits_close(&t);
-      errorcall(R_NilValue, "wtheta internal: column %d cannot be read", cols[j] + 1);
+  fits_open_or_die(path, hdu, extname, &t);
+  return R_ExecWithCleanup(fits_info_body, &t, close_table, &t);
+}
+
+typedef struct {
+  wt_fits_table t;
+  SEXP path, cols;
+  double shrink_to;        /* tests: truncate the file to this many bytes
+                              after the first chunk (< 0: never) */
+} fits_read_ctx;
+
+/* copy a chunk of m rows x rep values (row-major, with null flags) into
+ * the column-major result v of n rows, from row r0 */
+static void chunk_into(SEXP v, int kind, long long n, long long r0,
+                       long long m, long long rep, const void *tmp,
+                       const char *nulls)
+{
+  R_xlen_t nn = (R_xlen_t)n;
+  for (long long i = 0; i < m; i++)
+    for (long long k = 0; k < rep; k++) {
+      size_t from = (size_t)(i * rep + k);
+      R_xlen_t to = (R_xlen_t)(r0 + i) + (R_xlen_t)k * nn;
+      if (kind == WT_COL_DOUBLE) {
+        REAL(v)[to] = nulls[from] ? NA_REAL : ((const double *)tmp)[from];
+      } else if (kind == WT_COL_INT64) {
+        int64_t x = nulls[from] ? INT64_MIN : ((const int64_t *)tmp)[from];
+        memcpy(REAL(v) + to, &x, 8);
+      } else if (kind == WT_COL_INT) {
+        INTEGER(v)[to] = nulls[from] ? NA_INTEGER : ((const int *)tmp)[from];
+      } else {
+        LOGICAL(v)[to] = nulls[from] ? NA_LOGICAL
+          : ((const char *)tmp)[from] != 0;
+      }
     }
+}
+
+/* an unsigned 64-bit chunk (TZERO = 2^63) as int64_t, which holds it
+ * when every value is below 2^63: else the first row that is not */
+static long long unsigned_into_signed(void *tmp, const char *nulls,
+                                      long long m, long long rep)
+{
+  uint64_t *u = tmp;
+  for (long long i = 0; i < m * rep; i++)
+    if (!nulls[i] && u[i] > (uint64_t)INT64_MAX) return i / rep;
+  return -1;
+}
+
+static SEXP fits_read_body(void *data)
+{
+  fits_read_ctx *x = data;
+  wt_fits_table *t = &x->t;
+  const char *path = path_of(x->path);
+  int ncol = LENGTH(x->cols);
+  const int *cols = INTEGER(x->cols);
+  long long n = t->n_rows;
+  if (n > R_XLEN_T_MAX) errorcall(R_NilValue, "`file` \"%s\": table too large", path);
+  for (int j = 0; j < ncol; j++) {
+    if (cols[j] < 0 || cols[j] >= t->n_cols || t->cols[cols[j]].kind == WT_COL_NONE)
+      errorcall(R_NilValue, "wtheta internal: column %d cannot be read", cols[j] + 1);
   }
   SEXP out = PROTECT(allocVector(VECSXP, ncol));
   long long max_rep = 1, max_width = 1;
   for (int j = 0; j < ncol; j++) {
-    wt_fits_col *c = &t.cols[cols[j]];
+    wt_fits_col *c = &t->cols[cols[j]];
     R_xlen_t rep = (R_xlen_t)c->repeat;
     SEXP v;
     if (c->kind == WT_COL_STRING) {
       v = allocVector(STRSXP, (R_xlen_t)n);
       if (c->repeat + 1 > max_width) max_width = c->repeat + 1;
     } else {
-      SEXPTYPE st = c->kind == WT_COL_DOUBLE ? REALSXP
-        : c->kind == WT_COL_INT ? INTSXP : LGLSXP;
-      if (rep > 1 && (double)n * (double)rep > (double)R_XLEN_T_MAX) {
-        wt_fits_close(&t);
-        errorcall(R_NilValue, "wtheta: vector column too large");
-      }
+      SEXPTYPE st = c->kind == WT_COL_DOUBLE || c->kind == WT_COL_INT64
+        ? REALSXP : c->kind == WT_COL_INT ? INTSXP : LGLSXP;
+      if (rep > 1 && ((double)n > INT_MAX || (double)rep > INT_MAX ||
+                      (double)n * (double)rep > (double)R_XLEN_T_MAX))
+        errorcall(R_NilValue, "`file` \"%s\": vector column \"%s\" too large",
+                  path, c->name);
       v = rep == 1 ? allocVector(st, (R_xlen_t)n)
         : allocMatrix(st, (int)n, (int)rep);
       if (c->repeat > max_rep) max_rep = c->repeat;
@@ -319,115 +372,142 @@ SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_)
     SET_VECTOR_ELT(out, j, v);
   }
   int n_fast = 0;
-  for (int j = 0; j < ncol; j++) n_fast += t.cols[cols[j]].fast;
-  long long chunk = wt_fits_chunk_rows(&t);
-  if (n_fast && t.row_bytes > 0) {
+  for (int j = 0; j < ncol; j++) n_fast += t->cols[cols[j]].fast;
+  long long chunk = wt_fits_chunk_rows(t);
+  if (n_fast && t->row_bytes > 0) {
     /* raw rows: about 4 MB at a time */
-    long long c2 = (4LL << 20) / t.row_bytes;
+    long long c2 = (4LL << 20) / t->row_bytes;
     if (c2 > chunk) chunk = c2;
   }
   if (chunk > n) chunk = n > 0 ? n : 1;
-  /* bounded buffers: one chunk of values (8 bytes each) and of null flags */
+  /* bounded buffers, freed by R however the call ends: one chunk of
+   * values (8 bytes each) and of null flags; fast columns decode from rows
+   * read 4 MB at a time (pread through cfitsio: a file that shrinks while
+   * it is read is an error, never a bus error as a mapping gave) */
   size_t cells = (size_t)chunk * (size_t)(max_rep > max_width ? max_rep : max_width);
-  double *tmp = malloc(cells * sizeof(double));
-  char *nulls = malloc(cells);
-  char **strs = malloc((size_t)chunk * sizeof(char *));
-  /* fast columns decode from the mapped file when it can be mapped, else
-   * from rows read 4 MB at a time */
-  const unsigned char *mapped = n_fast ? wt_fits_map_rows(&t) : NULL;
-  unsigned char *raw = n_fast && !mapped
-    ? malloc((size_t)chunk * (size_t)t.row_bytes) : NULL;
-  if (!tmp || !nulls || !strs || (n_fast && !mapped && !raw)) {
-    free(tmp); free(nulls); free(strs); free(raw);
-    wt_fits_close(&t);
-    errorcall(R_NilValue, "wtheta: out of memory reading \"%s\"", path_of(path));
-  }
+  double *tmp = (double *)R_alloc(cells, sizeof(double));
+  char *nulls = R_alloc(cells, 1);
+  char **strs = (char **)R_alloc((size_t)chunk, sizeof(char *));
+  unsigned char *raw = n_fast
+    ? (unsigned char *)R_alloc((size_t)chunk, (size_t)t->row_bytes) : NULL;
   char msg[512] = "";
   int status = WT_OK;
   for (long long r0 = 0; r0 < n && status == WT_OK; r0 += chunk) {
     long long m = n - r0 < chunk ? n - r0 : chunk;
-    const unsigned char *rows = mapped ? mapped + r0 * t.row_bytes : raw;
-    if (n_fast && !mapped)
-      status = wt_fits_read_rows(&t, r0, m, raw, msg, sizeof msg);
+    if (n_fast) status = wt_fits_read_rows(t, r0, m, raw, msg, sizeof msg);
     for (int j = 0; j < ncol && status == WT_OK; j++) {
-      wt_fits_col *c = &t.cols[cols[j]];
+      wt_fits_col *c = &t->cols[cols[j]];
       SEXP v = VECTOR_ELT(out, j);
       long long rep = c->repeat;
       if (c->fast) {
-        if (c->kind == WT_COL_DOUBLE)
-          wt_fits_decode(&t, cols[j], rows, m, REAL(v) + r0, NA_REAL);
+        if (c->kind == WT_COL_INT)
+          wt_fits_decode(t, cols[j], raw, m, INTEGER(v) + r0, 0);
         else
-          wt_fits_decode(&t, cols[j], rows, m, INTEGER(v) + r0, 0);
+          wt_fits_decode(t, cols[j], raw, m, REAL(v) + r0, NA_REAL);
         continue;
       }
       if (c->kind == WT_COL_STRING) {
         char *base = (char *)tmp;
         for (long long i = 0; i < m; i++) strs[i] = base + i * (rep + 1);
-        status = wt_fits_read_strings(&t, cols[j], r0, m, strs, msg, sizeof msg);
+        status = wt_fits_read_strings(t, cols[j], r0, m, strs, msg, sizeof msg);
         for (long long i = 0; status == WT_OK && i < m; i++)
           SET_STRING_ELT(v, (R_xlen_t)(r0 + i), mkChar(strs[i]));
         continue;
       }
-      if (rep == 1 && c->kind != WT_COL_LOGICAL) {
+      if (rep == 1 && (c->kind == WT_COL_DOUBLE || c->kind == WT_COL_INT)) {
         /* straight into the result: NaN and INT_MIN (R's NA_integer_) */
         if (c->kind == WT_COL_DOUBLE) {
           double *d = REAL(v) + r0;
-          status = wt_fits_read(&t, cols[j], r0, m, c->kind, d, NULL, msg,
+          status = wt_fits_read(t, cols[j], r0, m, c->kind, d, NULL, msg,
                                 sizeof msg);
           for (long long i = 0; status == WT_OK && i < m; i++)
             if (isnan(d[i])) d[i] = NA_REAL;
         } else {
-          status = wt_fits_read(&t, cols[j], r0, m, c->kind, INTEGER(v) + r0,
+          status = wt_fits_read(t, cols[j], r0, m, c->kind, INTEGER(v) + r0,
                                 NULL, msg, sizeof msg);
         }
         continue;
       }
-      status = wt_fits_read(&t, cols[j], r0, m, c->kind, tmp, nulls, msg,
+      status = wt_fits_read(t, cols[j], r0, m, c->kind, tmp, nulls, msg,
                             sizeof msg);
       if (status != WT_OK) break;
-      /* row-major chunk into the column-major result, nulls to NA */
-      R_xlen_t nn = (R_xlen_t)n;
-      if (c->kind == WT_COL_DOUBLE) {
-        double *d = REAL(v);
-        for (long long i = 0; i < m; i++)
-          for (long long k = 0; k < rep; k++) {
-            size_t from = (size_t)(i * rep + k);
-            d[(R_xlen_t)(r0 + i) + (R_xlen_t)k * nn] = nulls[from] ? NA_REAL : tmp[from];
-          }
-      } else if (c->kind == WT_COL_INT) {
-        int *d = INTEGER(v);
-        const int *s = (const int *)tmp;
-        for (long long i = 0; i < m; i++)
-          for (long long k = 0; k < rep; k++) {
-            size_t from = (size_t)(i * rep + k);
-            d[(R_xlen_t)(r0 + i) + (R_xlen_t)k * nn] = nulls[from] ? NA_INTEGER : s[from];
-          }
-      } else {
-        int *d = LOGICAL(v);
-        const char *s = (const char *)tmp;
-        for (long long i = 0; i < m; i++)
-          for (long long k = 0; k < rep; k++) {
-            size_t from = (size_t)(i * rep + k);
-            d[(R_xlen_t)(r0 + i) + (R_xlen_t)k * nn] = nulls[from] ? NA_LOGICAL : s[from] != 0;
-          }
+      if (c->kind == WT_COL_INT64 && c->u64) {
+        long long bad = unsigned_into_signed(tmp, nulls, m, rep);
+        if (bad >= 0) {
+          snprintf(msg, sizeof msg, "column %d (\"%s\", unsigned 64-bit: "
+                   "TZERO = 2^63) holds a value above 2^63 - 1 at row %lld, "
+                   "more than a 64-bit integer (integer64) holds",
+                   cols[j] + 1, c->name, r0 + bad + 1);
+          status = WT_ERR_ARG;
+          break;
+        }
       }
+      /* row-major chunk into the column-major result, nulls to NA */
+      chunk_into(v, c->kind, n, r0, m, rep, tmp, nulls);
     }
+    if (status == WT_OK && r0 == 0 && x->shrink_to >= 0 &&
+        truncate(path, (off_t)x->shrink_to) != 0)
+      errorcall(R_NilValue, "wtheta internal: the test could not shrink \"%s\"", path);
     if (status == WT_OK && wtr_interrupted())
       status = WT_ERR_INTERRUPTED;
   }
-  free(tmp);
-  free(nulls);
-  free(strs);
-  free(raw);
-  wt_fits_close(&t);
-  if (status == WT_ERR_INTERRUPTED) {
-    UNPROTECT(1);
-    R_CheckUserInterrupt();
-    errorcall(R_NilValue, "wtheta: interrupted");
-  }
-  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", path_of(path), msg);
+  if (status == WT_ERR_INTERRUPTED) wtr_raise_caught();
+  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", path, msg);
   UNPROTECT(1);
   return out;
+}
+
+/* Columns cols (from 0) of the table at HDU hdu (from 0): a list of
+ * vectors (double, integer, logical, character; 64-bit integers as
+ * doubles holding their bits, bit64's integer64 without its class) or,
+ * for vector columns, n x repeat matrices; nulls are NA. Read in chunks
+ * of rows, each chunk column by column, so cfitsio reads the file once.
+ * shrink_to: see fits_read_ctx (tests). */
+SEXP wt_r_fits_read(SEXP path, SEXP hdu, SEXP cols_, SEXP shrink_to)
+{
+  fits_read_ctx x;
+  if (TYPEOF(cols_) != INTSXP) errorcall(R_NilValue, "wtheta internal: cols");
+  x.path = path;
+  x.cols = cols_;
+  x.shrink_to = isNull(shrink_to) ? -1 : asReal(shrink_to);
+  fits_open_or_die(path, hdu, R_NilValue, &x.t);
+  return R_ExecWithCleanup(fits_read_body, &x, close_table, &x.t);
+}
+
+/* 64-bit integers (bit64's integer64: doubles holding their bits) as
+ * doubles, when every one is within 2^53 (so exactly); else NULL */
+SEXP wt_r_int64_as_double(SEXP x)
+{
+  if (TYPEOF(x) != REALSXP) errorcall(R_NilValue, "wtheta internal: int64");
+  R_xlen_t n = XLENGTH(x);
+  const int64_t lim = (int64_t)1 << 53;
+  for (R_xlen_t i = 0; i < n; i++) {
+    int64_t v;
+    memcpy(&v, REAL(x) + i, 8);
+    if (v != INT64_MIN && (v > lim || v < -lim)) return R_NilValue;
+  }
+  SEXP out = PROTECT(allocVector(REALSXP, n));
+  for (R_xlen_t i = 0; i < n; i++) {
+    int64_t v;
+    memcpy(&v, REAL(x) + i, 8);
+    REAL(out)[i] = v == INT64_MIN ? NA_REAL : (double)v;
+  }
+  SEXP dim = getAttrib(x, R_DimSymbol);
+  if (!isNull(dim)) setAttrib(out, R_DimSymbol, dim);
+  UNPROTECT(1);
+  return out;
+}
+
+/* The CHECKSUM and DATASUM keywords of every HDU: NULL when each is right
+ * or absent, else an error naming the file and the HDU */
+SEXP wt_r_fits_verify(SEXP path)
+{
+  const char *p = path_of(path);
+  char msg[512] = "";
+  int bad = -1;
+  int status = wt_fits_verify(p, &bad, msg, sizeof msg);
+  if (status != WT_OK) errorcall(R_NilValue, "`file` \"%s\": %s.", p, msg);
+  return R_NilValue;
 }
 
 /* ---- FITS writing -------------------------------------------------------- */

@@ -160,7 +160,10 @@ static SEXP pending_result(SEXP holder, wt_pending *p, int status,
   if (status != WT_OK) {
     wt_job failed = p->job;   /* the message outlives p */
     pending_finalize(holder);
-    if (status == WT_ERR_INTERRUPTED) return R_NilValue;
+    if (status == WT_ERR_INTERRUPTED) {
+      wtr_raise_caught_error();   /* R's own error, e.g. a time limit */
+      return R_NilValue;
+    }
     wtr_status_error(status, &failed);
   }
   const wt_job *job = &p->job;

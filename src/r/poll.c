@@ -5,15 +5,109 @@
 #include <unistd.h>
 #include "boundary.h"
 
-static void check_interrupt(void *unused)
+/* The condition R raised during the last check (an interrupt, or an error
+ * such as setTimeLimit()'s "reached elapsed time limit"), kept from the
+ * garbage collector until the boundary has freed everything and raises it
+ * again (wtr_raise_caught), or NULL. Main thread only. */
+static SEXP raised = NULL;
+
+static void keep_raised(SEXP cond)
+{
+  if (raised) R_ReleaseObject(raised);
+  raised = cond;
+  if (cond) R_PreserveObject(cond);
+}
+
+static SEXP check_body(void *unused)
 {
   (void)unused;
   R_CheckUserInterrupt();
+  return R_NilValue;
 }
 
+static SEXP check_caught(SEXP cond, void *unused)
+{
+  (void)unused;
+  return cond;
+}
+
+/* R_CheckUserInterrupt under tryCatch(error, interrupt), so that the
+ * condition itself is kept, not only the fact that the check jumped */
+static void check_interrupt(void *caught)
+{
+  SEXP classes = PROTECT(allocVector(STRSXP, 2));
+  SET_STRING_ELT(classes, 0, mkChar("error"));
+  SET_STRING_ELT(classes, 1, mkChar("interrupt"));
+  SEXP cond = R_tryCatch(check_body, NULL, classes, check_caught, NULL, NULL,
+                         NULL);
+  if (cond != R_NilValue) {
+    keep_raised(cond);
+    *(int *)caught = 1;
+  }
+  UNPROTECT(1);
+}
+
+/* R_ToplevelExec around it all: any other jump (a restart invoked from
+ * some handler) is stopped here too, and counts as an interrupt */
 int wtr_interrupted(void)
 {
-  return !R_ToplevelExec(check_interrupt, NULL);
+  int caught = 0;
+  keep_raised(NULL);
+  if (!R_ToplevelExec(check_interrupt, &caught)) caught = 1;
+  return caught;
+}
+
+static int is_error(SEXP cond)
+{
+  return cond && inherits(cond, "error");
+}
+
+void wtr_raise_caught_error(void)
+{
+  if (!is_error(raised)) {
+    keep_raised(NULL);
+    return;
+  }
+  SEXP cond = PROTECT(shallow_duplicate(raised));
+  keep_raised(NULL);
+  /* stop(cond): the same condition, its class and message, to the
+   * caller's handlers; its call was the check's own tryCatch
+   * (doTryCatch(...)), which says nothing, so none */
+  if (TYPEOF(cond) == VECSXP) {
+    SEXP nm = getAttrib(cond, R_NamesSymbol);
+    for (R_xlen_t k = 0; k < XLENGTH(cond) && !isNull(nm); k++)
+      if (!strcmp(CHAR(STRING_ELT(nm, k)), "call"))
+        SET_VECTOR_ELT(cond, k, R_NilValue);
+  }
+  SEXP call = PROTECT(lang2(install("stop"), cond));
+  eval(call, R_BaseEnv);
+  UNPROTECT(2);
+}
+
+void wtr_raise_caught(void)
+{
+  int was_error = is_error(raised);
+  SEXP cond = PROTECT(raised ? raised : R_NilValue);
+  if (was_error) wtr_raise_caught_error();
+  keep_raised(NULL);
+  /* an interrupt, as R raises one for Ctrl-C anywhere else: the condition
+   * to the caller's handlers (tryCatch(interrupt = ), withCallingHandlers),
+   * options(interrupt), then back to the top level */
+  if (cond != R_NilValue) {
+    SEXP sig = PROTECT(lang2(install("signalCondition"), cond));
+    eval(sig, R_BaseEnv);
+    UNPROTECT(1);
+  }
+  SEXP h = GetOption1(install("interrupt"));
+  if (isFunction(h)) {
+    SEXP hc = PROTECT(lang1(h));
+    eval(hc, R_GlobalEnv);
+    UNPROTECT(1);
+  }
+  SEXP abort = PROTECT(lang2(install("invokeRestart"), mkString("abort")));
+  eval(abort, R_BaseEnv);
+  UNPROTECT(2);
+  errorcall(R_NilValue, "wtheta: interrupted");
 }
 
 /* progress as the caller asked for it (see wtr_progress) */
@@ -52,6 +146,7 @@ static int call_progress(SEXP fun, double done, double total)
   int interrupted = 0;
   R_tryCatch(progress_body, call, classes, progress_caught, &interrupted,
              NULL, NULL);
+  if (interrupted) keep_raised(NULL);   /* a count stopped, nothing to raise */
   UNPROTECT(4);
   return interrupted;
 }

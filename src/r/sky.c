@@ -1,7 +1,7 @@
 /* The sky: the footprint check's cells (sky/cells.c, R/footprint_check.R)
  * and the HEALPix code (sky/healpix.c, R/footprint.R), called in
  * chunks with an interrupt check between them, from the main thread;
- * error() after freeing. */
+ * errorcall(R_NilValue, ) after freeing. */
 #include <stdint.h>
 #include <string.h>
 #ifdef __linux__
@@ -13,31 +13,33 @@
 
 #define CHUNK ((R_xlen_t)1 << 21)
 
+/* between chunks: an interrupt, or R's own error (a time limit), raised
+ * again as it came; what the caller allocated is R's (PROTECT, R_alloc) */
 static void interrupt_point(void)
 {
-  if (wtr_interrupted()) error("wtheta: interrupted");
+  if (wtr_interrupted()) wtr_raise_caught();
 }
 
 static const double *rot_of(SEXP rot)
 {
   if (isNull(rot)) return NULL;
   if (TYPEOF(rot) != REALSXP || XLENGTH(rot) != 9)
-    error("wtheta internal: rot must be 9 doubles or NULL");
+    errorcall(R_NilValue, "wtheta internal: rot must be 9 doubles or NULL");
   return REAL(rot);
 }
 
 static int64_t nside_of(SEXP nside)
 {
   double v = asReal(nside);
-  if (!(v >= 1 && v <= 536870912.0)) error("wtheta internal: bad nside");
+  if (!(v >= 1 && v <= 536870912.0)) errorcall(R_NilValue, "wtheta internal: bad nside");
   return (int64_t)v;
 }
 
 static void fail(int st)
 {
   if (st == WT_ERR_NO_HEALPIX)
-    error("wtheta was built without HEALPix support (chealpix)");
-  if (st != WT_OK) error("wtheta internal: HEALPix status %d", st);
+    errorcall(R_NilValue, "wtheta was built without HEALPix support (chealpix)");
+  if (st != WT_OK) errorcall(R_NilValue, "wtheta internal: HEALPix status %d", st);
 }
 
 /* the footprint check's cells (sky/cells.h): list(level, id, d, r) for the
@@ -47,7 +49,7 @@ SEXP wt_r_footprint_cells(SEXP ra_d, SEXP dec_d, SEXP ra_r, SEXP dec_r,
 {
   const int64_t n_d = XLENGTH(ra_d), n_r = XLENGTH(ra_r);
   if (XLENGTH(dec_d) != n_d || XLENGTH(dec_r) != n_r)
-    error("wtheta internal: ra and dec of different lengths");
+    errorcall(R_NilValue, "wtheta internal: ra and dec of different lengths");
   wt_cells c;
   int status = wt_footprint_cells(
     wtr_real_or_die(ra_d, "ra"), wtr_real_or_die(dec_d, "dec"), n_d,
@@ -55,8 +57,8 @@ SEXP wt_r_footprint_cells(SEXP ra_d, SEXP dec_d, SEXP ra_r, SEXP dec_r,
     (int64_t)asReal(thin), WT_CELLS_TOP, 12, 25.0, 256,
     wtr_team_of(threads, n_d + n_r, WT_LIGHT_GRAIN), &c);
   if (status == WT_ERR_NOMEM)
-    error("wtheta: not enough memory for the footprint check's cells");
-  if (status != WT_OK) error("wtheta internal: footprint cells (status %d)",
+    errorcall(R_NilValue, "wtheta: not enough memory for the footprint check's cells");
+  if (status != WT_OK) errorcall(R_NilValue, "wtheta internal: footprint cells (status %d)",
                              status);
   const char *names[] = {"level", "id", "d", "r", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
@@ -82,7 +84,7 @@ static R_xlen_t radec_length(SEXP ra, SEXP dec)
 {
   if (TYPEOF(ra) != REALSXP || TYPEOF(dec) != REALSXP ||
       XLENGTH(ra) != XLENGTH(dec))
-    error("wtheta internal: ra and dec must be doubles of one length");
+    errorcall(R_NilValue, "wtheta internal: ra and dec must be doubles of one length");
   return XLENGTH(ra);
 }
 
@@ -108,7 +110,7 @@ SEXP wt_r_healpix_pixels(SEXP nside, SEXP nest, SEXP ra, SEXP dec, SEXP rot,
 SEXP wt_r_healpix_centres(SEXP nside, SEXP nest, SEXP pix, SEXP rot,
                           SEXP threads)
 {
-  if (TYPEOF(pix) != REALSXP) error("wtheta internal: pix must be double");
+  if (TYPEOF(pix) != REALSXP) errorcall(R_NilValue, "wtheta internal: pix must be double");
   R_xlen_t n = XLENGTH(pix);
   int t = wtr_team_of(threads, n, WT_LIGHT_GRAIN);
   SEXP ra = PROTECT(allocVector(REALSXP, n));
@@ -125,7 +127,7 @@ SEXP wt_r_healpix_centres(SEXP nside, SEXP nest, SEXP pix, SEXP rot,
 
 SEXP wt_r_healpix_renumber(SEXP nside, SEXP to_nest, SEXP pix)
 {
-  if (TYPEOF(pix) != REALSXP) error("wtheta internal: pix must be double");
+  if (TYPEOF(pix) != REALSXP) errorcall(R_NilValue, "wtheta internal: pix must be double");
   R_xlen_t n = XLENGTH(pix);
   SEXP out = PROTECT(allocVector(REALSXP, n));
   int st = wt_healpix_renumber(nside_of(nside), asLogical(to_nest),
@@ -157,11 +159,11 @@ static void huge_pages(void *p, size_t bytes)
 static wt_runs runs_of(SEXP pix, int64_t npix)
 {
   if (TYPEOF(pix) != REALSXP || XLENGTH(pix) < 1)
-    error("wtheta internal: pixels must be doubles");
-  if (npix > INT64_C(12) << 56) error("wtheta internal: bad nside");
+    errorcall(R_NilValue, "wtheta internal: pixels must be doubles");
+  if (npix > INT64_C(12) << 56) errorcall(R_NilValue, "wtheta internal: bad nside");
   R_xlen_t k = XLENGTH(pix);
   int64_t n_runs = wt_runs_find(REAL(pix), k, NULL, NULL);
-  if (n_runs < 0) error("wtheta internal: pixels must increase");
+  if (n_runs < 0) errorcall(R_NilValue, "wtheta internal: pixels must increase");
   R_xlen_t len = n_runs > 0 ? n_runs : 1;
   double *start = (double *)R_alloc(len, sizeof(double));
   double *first = (double *)R_alloc(len, sizeof(double));
@@ -187,17 +189,17 @@ SEXP wt_r_healpix_draw(SEXP nside, SEXP pix, SEXP w, SEXP seed, SEXP n,
   int fine = isNull(fine_order) ? WT_HEALPIX_FINE_ORDER :
     asInteger(fine_order);
   if (fine == NA_INTEGER || fine < 0 || fine > WT_HEALPIX_FINE_ORDER)
-    error("wtheta internal: bad fine_order");
+    errorcall(R_NilValue, "wtheta internal: bad fine_order");
   int64_t ns = nside_of(nside);
-  if (TYPEOF(pix) != REALSXP) error("wtheta internal: pix must be double");
+  if (TYPEOF(pix) != REALSXP) errorcall(R_NilValue, "wtheta internal: pix must be double");
   R_xlen_t kk = XLENGTH(pix);
   if (!isNull(w) && (TYPEOF(w) != REALSXP || XLENGTH(w) != kk))
-    error("wtheta internal: w must be one double per pixel");
+    errorcall(R_NilValue, "wtheta internal: w must be one double per pixel");
   if (TYPEOF(seed) != REALSXP || XLENGTH(seed) != 2)
-    error("wtheta internal: seed must be two doubles");
+    errorcall(R_NilValue, "wtheta internal: seed must be two doubles");
   uint64_t s = ((uint64_t)REAL(seed)[0] << 32) | (uint64_t)REAL(seed)[1];
   double nd = asReal(n);
-  if (!(nd >= 0 && nd <= 4503599627370496.0)) error("wtheta internal: n");
+  if (!(nd >= 0 && nd <= 4503599627370496.0)) errorcall(R_NilValue, "wtheta internal: n");
   R_xlen_t nn = (R_xlen_t)nd;
   const double *r = rot_of(rot);
   int t = wtr_team_of(threads, nn, WT_LIGHT_GRAIN);

@@ -19,7 +19,13 @@ test_that("every column type of an astropy table reads as written", {
   expect_identical(is.na(g$Z_PHOT), is.na(want$z_phot)) # NaN is NA
   expect_identical(which(is.na(g$Z_PHOT)), 6L)
   expect_equal(g$Z_PHOT, want$z_phot, tolerance = 1e-15)
-  expect_identical(g$id, as.double(want$id))            # K: 64-bit, double
+  # K: 64-bit integers, exact: integer64 where bit64 is installed
+  if (requireNamespace("bit64", quietly = TRUE)) {
+    expect_s3_class(g$id, "integer64")
+    expect_identical(as.double(g$id), as.double(want$id))
+  } else {
+    expect_identical(g$id, as.double(want$id))          # within 2^53
+  }
   expect_identical(g$FLAG, want$flag)
   expect_identical(g$NAME, want$name)
   expect_identical(g$SMALL, want$small)                 # TNULL is NA
@@ -115,10 +121,11 @@ test_that("hostile FITS files give clear errors, never a crash (child process)",
   res <- run_in_child_io(code)
   expect_identical(res$status, 0L)
   out <- res$output
-  expect_match(out, "bad-truncated.fits : `file` .*: cannot read rows 1 to 24: error reading from FITS file")
+  # the rows the header claims are not in the file: refused on opening
+  expect_match(out, "bad-truncated.fits : `file` .*: HDU 1's header claims NAXIS2 = 24 rows of NAXIS1 = 79 bytes \\(1896 bytes\\), but the file holds only 500 bytes")
   expect_match(out, "bad-magic.fits : `file` .* is not a text file: line 1 holds a NUL byte")
   expect_match(out, "bad-no-end.fits : `file` .*: cannot open the file: .*END")
-  expect_match(out, "bad-naxis2.fits : `file` .*: cannot read rows 1 to [0-9]+: error reading from FITS file")
+  expect_match(out, "bad-naxis2.fits : `file` .*: HDU 1's header claims NAXIS2 = 100000 rows")
 })
 
 test_that("weights read from a FITS column reach wtheta()", {
