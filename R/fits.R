@@ -1,4 +1,4 @@
-# Everything through cfitsio (src/io/fits.c, boundary src/r/io.c):
+# Everything through cfitsio (src/io/fits.c, boundary src/r/fits.c):
 # FITS tables read for read_catalog() and HEALPix maps, and the FITS files
 # of results (written by write_wtheta() and write_pair_counts(), read back
 # or rebuilt from another tool's table).

@@ -2,7 +2,7 @@
 # the file's format told by its first bytes, the position columns found and
 # their units converted to degrees, rows kept by a flag. The text reader is
 # R/text.R, the FITS one R/fits.R, HDF5 R/hdf5.R, flags R/flags.R; the C
-# side is src/io/ and its R boundary src/r/io.c.
+# side is src/io/ and its R boundary src/r/text.c and src/r/fits.c.
 
 #' Read a catalog of sky positions from a FITS table, an HDF5 file or a text file
 #'

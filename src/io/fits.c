@@ -2,7 +2,8 @@
  * configure finds cfitsio, else fits_stub.c. No R here: statuses and a
  * message in msg (cfitsio's own words). Columns are read in chunks of rows
  * that fit cfitsio's buffers, so a table is read once and never held twice
- * (r/io.c drives the chunks). */
+ * (r/fits.c drives the chunks). Writing is fits_write.c; whole HDUs
+ * (images, headers, checksums) fits_hdu.c. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -16,10 +17,11 @@
 #include <sys/stat.h>
 #include "wt.h"
 #include "io.h"
+#include "fits_int.h"
 
 int wt_fits_compiled(void) { return 1; }
 
-static int fits_fail(int status, char *msg, size_t msg_len, const char *what)
+int wt_fits_fail(int status, char *msg, size_t msg_len, const char *what)
 {
   char text[FLEN_STATUS] = "", detail[FLEN_ERRMSG] = "", first[FLEN_ERRMSG] = "";
   fits_get_errstatus(status, text);
@@ -109,7 +111,7 @@ static int broken_hdu(fitsfile *f, int n_hdus, char *msg, size_t msg_len)
   else
     snprintf(what, sizeof what, "HDU %d's header is broken", n_hdus);
   if (first[0]) ffpmsg(first);     /* cfitsio's reason, for fits_fail */
-  fits_fail(status, msg, msg_len, what);
+  wt_fits_fail(status, msg, msg_len, what);
   return 1;
 }
 
@@ -135,7 +137,7 @@ static int read_fail(wt_fits_table *t, int status, char *msg, size_t msg_len,
              t->file_bytes, now);
     return WT_ERR_FITS;
   }
-  return fits_fail(status, msg, msg_len, what);
+  return wt_fits_fail(status, msg, msg_len, what);
 }
 
 /* a failed read of column col (from 0) at first_row (from 0) */
@@ -168,11 +170,11 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
   /* the disk-file open takes the name literally: brackets or a leading
    * '-' are not read as cfitsio's extended file-name syntax */
   fits_open_diskfile(&f, path, READONLY, &status);
-  if (status) return fits_fail(status, msg, msg_len, "cannot open the file");
+  if (status) return wt_fits_fail(status, msg, msg_len, "cannot open the file");
   t->fptr = f;
   fits_get_num_hdus(f, &n_hdus, &status);
   if (status) {
-    fits_fail(status, msg, msg_len, "cannot read the HDUs");
+    wt_fits_fail(status, msg, msg_len, "cannot read the HDUs");
     wt_fits_close(t);
     return WT_ERR_FITS;
   }
@@ -229,7 +231,7 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
     }
   }
   if (status) {
-    fits_fail(status, msg, msg_len, "cannot move to the HDU");
+    wt_fits_fail(status, msg, msg_len, "cannot move to the HDU");
     wt_fits_close(t);
     return WT_ERR_FITS;
   }
@@ -253,7 +255,7 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
   fits_get_num_rowsll(f, &rows, &status);
   fits_get_num_cols(f, &t->n_cols, &status);
   if (status) {
-    fits_fail(status, msg, msg_len, "cannot read the table's size");
+    wt_fits_fail(status, msg, msg_len, "cannot read the table's size");
     wt_fits_close(t);
     return WT_ERR_FITS;
   }
@@ -348,7 +350,7 @@ int wt_fits_open(const char *path, int hdu, const char *extname,
   }
   fits_clear_errmsg();
   if (status) {
-    fits_fail(status, msg, msg_len, "cannot read the column descriptions");
+    wt_fits_fail(status, msg, msg_len, "cannot read the column descriptions");
     wt_fits_close(t);
     return WT_ERR_FITS;
   }
@@ -535,312 +537,4 @@ void wt_fits_decode(const wt_fits_table *t, int col, const unsigned char *rows,
       d[i] = c->has_tnull && v == c->tnull ? INT_MIN : (int)v;
     }
   }
-}
-
-/* ---- writing ---------------------------------------------------------------
- * A result file is written HDU by HDU into a new file (cfitsio refuses to
- * create over an existing one) and then renamed over its final name, so
- * that a failed write leaves no half file behind. */
-
-/* the checksums of the HDU just written; a failure of any step before
- * them (status) or of the checksums is "cannot write the <kind> <extname>"
- * (extname NULL: none) */
-static int finish_hdu(fitsfile *f, int status, const char *kind,
-                      const char *extname, char *msg, size_t msg_len)
-{
-  fits_write_chksum(f, &status);
-  if (!status) return WT_OK;
-  char what[120];
-  snprintf(what, sizeof what, "cannot write the %s%s%s", kind,
-           extname ? " " : "", extname ? extname : "");
-  return fits_fail(status, msg, msg_len, what);
-}
-
-static int write_keys(fitsfile *f, const wt_fits_key *keys, int n_keys,
-                      int *status)
-{
-  for (int k = 0; k < n_keys && !*status; k++) {
-    const wt_fits_key *key = &keys[k];
-    char *name = (char *)key->name, *comment = (char *)key->comment;
-    switch (key->type) {
-    case WT_KEY_STRING:
-      fits_update_key_str(f, name, (char *)key->s, comment, status);
-      break;
-    case WT_KEY_LOGICAL:
-      fits_update_key_log(f, name, key->l, comment, status);
-      break;
-    case WT_KEY_INT:
-      fits_update_key_lng(f, name, key->i, comment, status);
-      break;
-    default:
-      /* -17: 17 significant digits, every double exactly */
-      fits_update_key_dbl(f, name, key->d, -17, comment, status);
-    }
-  }
-  return *status;
-}
-
-int wt_fits_create(const char *path, void **fptr, const wt_fits_key *keys,
-                   int n_keys, char *msg, size_t msg_len)
-{
-  int status = 0;
-  fitsfile *f = NULL;
-  *fptr = NULL;
-  /* the disk-file create takes the name literally, like the open */
-  errno = 0;
-  fits_create_diskfile(&f, path, &status);
-  if (status) {
-    /* the system's reason, when it gave one, says more than cfitsio's
-     * guess ("already exists?") */
-    int err = errno;
-    char what[300];
-    snprintf(what, sizeof what, "cannot create the file (as \"%.150s\")%s%s",
-             path, err ? ": " : "", err ? strerror(err) : "");
-    return fits_fail(status, msg, msg_len, what);
-  }
-  *fptr = f;
-  /* a primary HDU with no data: the keywords of the result */
-  fits_create_img(f, BYTE_IMG, 0, NULL, &status);
-  write_keys(f, keys, n_keys, &status);
-  return finish_hdu(f, status, "primary HDU", NULL, msg, msg_len);
-}
-
-int wt_fits_write_table(void *fptr, const char *extname, long long n_rows,
-                        const wt_fits_wcol *cols, int n_cols,
-                        const wt_fits_key *keys, int n_keys, char *msg,
-                        size_t msg_len)
-{
-  fitsfile *f = fptr;
-  int status = 0;
-  char **ttype = calloc((size_t)n_cols + 1, sizeof(char *));
-  char **tform = calloc((size_t)n_cols + 1, sizeof(char *));
-  char **tunit = calloc((size_t)n_cols + 1, sizeof(char *));
-  char *forms = calloc((size_t)n_cols + 1, 32);
-  if (!ttype || !tform || !tunit || !forms) {
-    free(ttype); free(tform); free(tunit); free(forms);
-    return WT_ERR_NOMEM;
-  }
-  for (int j = 0; j < n_cols; j++) {
-    ttype[j] = (char *)cols[j].name;
-    tunit[j] = (char *)(cols[j].unit ? cols[j].unit : "");
-    tform[j] = forms + 32 * j;
-    snprintf(tform[j], 32, "%lld%c", cols[j].repeat,
-             cols[j].b ? 'B' : cols[j].j ? 'J' : cols[j].s ? 'A' : 'D');
-  }
-  fits_create_tbl(f, BINARY_TBL, n_rows, n_cols, ttype, tform, tunit,
-                  (char *)extname, &status);
-  free(ttype); free(tform); free(tunit); free(forms);
-  write_keys(f, keys, n_keys, &status);
-  for (int j = 0; j < n_cols && !status && n_rows > 0; j++) {
-    /* a string column holds one string a row, whatever its width */
-    LONGLONG n = (LONGLONG)n_rows * (cols[j].s ? 1 : cols[j].repeat);
-    if (n == 0) continue;
-    if (cols[j].s)
-      fits_write_col(f, TSTRING, j + 1, 1, 1, n, (void *)cols[j].s, &status);
-    else if (cols[j].j)
-      fits_write_col(f, TINT, j + 1, 1, 1, n, (void *)cols[j].j, &status);
-    else if (cols[j].b)
-      fits_write_col(f, TBYTE, j + 1, 1, 1, n, (void *)cols[j].b, &status);
-    else
-      fits_write_col(f, TDOUBLE, j + 1, 1, 1, n, (void *)cols[j].d, &status);
-  }
-  return finish_hdu(f, status, "table", extname, msg, msg_len);
-}
-
-int wt_fits_write_image(void *fptr, const char *extname, long long n_rows,
-                        long long n_cols, const double *rows,
-                        const wt_fits_key *keys, int n_keys, char *msg,
-                        size_t msg_len)
-{
-  fitsfile *f = fptr;
-  int status = 0;
-  /* NAXIS1 runs along a row: astropy's data[i, j] is row i, column j */
-  LONGLONG naxes[2] = {n_cols, n_rows};
-  fits_create_imgll(f, DOUBLE_IMG, 2, naxes, &status);
-  fits_update_key_str(f, "EXTNAME", (char *)extname, "name of this HDU",
-                      &status);
-  write_keys(f, keys, n_keys, &status);
-  if (n_rows > 0 && n_cols > 0)
-    fits_write_img(f, TDOUBLE, 1, (LONGLONG)n_rows * n_cols, (void *)rows,
-                   &status);
-  return finish_hdu(f, status, "image", extname, msg, msg_len);
-}
-
-int wt_fits_finish(void *fptr, const char *tmp, const char *path, char *msg,
-                   size_t msg_len)
-{
-  int status = 0;
-  if (fptr) fits_close_file((fitsfile *)fptr, &status);
-  if (status) {
-    fits_fail(status, msg, msg_len, "cannot finish the file");
-    remove(tmp);
-    return WT_ERR_FITS;
-  }
-  errno = 0;
-  if (rename(tmp, path) != 0) {
-    snprintf(msg, msg_len, "cannot rename the finished file \"%.200s\" to "
-             "it: %s", tmp, strerror(errno));
-    remove(tmp);
-    return WT_ERR_FITS;
-  }
-  return WT_OK;
-}
-
-void wt_fits_abandon(void *fptr, const char *tmp)
-{
-  int status = 0;
-  if (fptr) fits_close_file((fitsfile *)fptr, &status);
-  fits_clear_errmsg();
-  remove(tmp);
-}
-
-/* ---- images (read) ---------------------------------------------------------- */
-
-int wt_fits_read_image(const char *path, const char *extname,
-                       long long *n_rows, long long *n_cols, double **out,
-                       char *msg, size_t msg_len)
-{
-  int status = 0, type = 0, naxis = 0, anynul = 0;
-  fitsfile *f = NULL;
-  LONGLONG naxes[2] = {0, 0};
-  *out = NULL;
-  *n_rows = *n_cols = 0;
-  fits_open_diskfile(&f, path, READONLY, &status);
-  if (status) return fits_fail(status, msg, msg_len, "cannot open the file");
-  fits_movnam_hdu(f, ANY_HDU, (char *)extname, 0, &status);
-  if (status == BAD_HDU_NUM) {
-    snprintf(msg, msg_len, "the file has no HDU with EXTNAME \"%s\"", extname);
-    status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_ARG;
-  }
-  fits_get_hdu_type(f, &type, &status);
-  if (!status && type != IMAGE_HDU) {
-    snprintf(msg, msg_len, "HDU %s is a table, not an image", extname);
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_ARG;
-  }
-  fits_get_img_dim(f, &naxis, &status);
-  if (!status && naxis != 2) {
-    snprintf(msg, msg_len, "image %s has %d axes, not 2", extname, naxis);
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_ARG;
-  }
-  fits_get_img_sizell(f, 2, naxes, &status);
-  if (!status && naxes[0] > 0 && naxes[1] > 0) {
-    double *v = malloc((size_t)naxes[0] * (size_t)naxes[1] * sizeof(double));
-    if (!v) {
-      fits_close_file(f, &status);
-      return WT_ERR_NOMEM;
-    }
-    double nan_val = NAN;
-    fits_read_img(f, TDOUBLE, 1, naxes[0] * naxes[1], &nan_val, v, &anynul,
-                  &status);
-    if (status) free(v); else *out = v;
-  }
-  if (status) {
-    char what[120];
-    snprintf(what, sizeof what, "cannot read the image %s", extname);
-    fits_fail(status, msg, msg_len, what);
-    status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_FITS;
-  }
-  *n_rows = naxes[1];
-  *n_cols = naxes[0];
-  fits_close_file(f, &status);
-  fits_clear_errmsg();
-  return WT_OK;
-}
-
-/* ---- headers (read) --------------------------------------------------------- */
-
-int wt_fits_header(const char *path, int hdu, int *n_hdus, char **cards,
-                   int *n_cards, char *msg, size_t msg_len)
-{
-  int status = 0, type = 0;
-  fitsfile *f = NULL;
-  *cards = NULL;
-  *n_cards = 0;
-  *n_hdus = 0;
-  fits_open_diskfile(&f, path, READONLY, &status);
-  if (status) return fits_fail(status, msg, msg_len, "cannot open the file");
-  fits_get_num_hdus(f, n_hdus, &status);
-  if (!status && (hdu < 0 || hdu >= *n_hdus)) {
-    snprintf(msg, msg_len, "the file has %d HDU(s), numbered 0 to %d; "
-             "there is no HDU %d", *n_hdus, *n_hdus - 1, hdu);
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_ARG;
-  }
-  fits_movabs_hdu(f, hdu + 1, &type, &status);
-  /* every card but COMMENT and HISTORY, 80 characters each, in order */
-  char *exclude[] = {"COMMENT", "HISTORY"};
-  if (!status) fits_hdr2str(f, 0, exclude, 2, cards, n_cards, &status);
-  if (status) {
-    int s2 = 0;
-    if (*cards) fits_free_memory(*cards, &s2);
-    *cards = NULL;
-    *n_cards = 0;
-    fits_fail(status, msg, msg_len, "cannot read the header");
-    status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_FITS;
-  }
-  fits_close_file(f, &status);
-  fits_clear_errmsg();
-  return WT_OK;
-}
-
-void wt_fits_free_header(char *cards)
-{
-  int status = 0;
-  if (cards) fits_free_memory(cards, &status);
-}
-
-/* ---- checksums (read) ------------------------------------------------------- */
-
-int wt_fits_verify(const char *path, int *bad_hdu, char *msg, size_t msg_len)
-{
-  int status = 0, n_hdus = 0, type = 0;
-  fitsfile *f = NULL;
-  *bad_hdu = -1;
-  fits_open_diskfile(&f, path, READONLY, &status);
-  if (status) return fits_fail(status, msg, msg_len, "cannot open the file");
-  fits_get_num_hdus(f, &n_hdus, &status);
-  for (int k = 1; k <= n_hdus && !status; k++) {
-    int data_ok = 0, hdu_ok = 0;
-    fits_movabs_hdu(f, k, &type, &status);
-    /* 1: right, 0: no keyword, -1: wrong */
-    if (!status) fits_verify_chksum(f, &data_ok, &hdu_ok, &status);
-    if (!status && (data_ok < 0 || hdu_ok < 0)) {
-      char ext[FLEN_VALUE] = "";
-      int s2 = 0;
-      fits_read_key(f, TSTRING, "EXTNAME", ext, NULL, &s2);
-      snprintf(msg, msg_len, "HDU %d%s%s%s fails its %s check: the file "
-               "changed after it was written", k - 1, s2 ? "" : " (",
-               s2 ? "" : ext, s2 ? "" : ")",
-               data_ok < 0 ? "DATASUM" : "CHECKSUM");
-      *bad_hdu = k - 1;
-      status = 0;
-      fits_close_file(f, &status);
-      fits_clear_errmsg();
-      return WT_ERR_ARG;
-    }
-  }
-  if (status) {
-    fits_fail(status, msg, msg_len, "cannot verify the checksums");
-    status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_FITS;
-  }
-  fits_close_file(f, &status);
-  fits_clear_errmsg();
-  return WT_OK;
 }

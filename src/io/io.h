@@ -1,7 +1,7 @@
 /* Plain-C API of the readers (no SEXP): text catalogs held in memory
  * (text.c) and FITS tables through cfitsio (fits.c, or fits_stub.c when the
  * package is built without it). Functions return WT_OK or a WT_ERR_* status
- * (wt.h) and never call R; r/io.c turns statuses into R errors. */
+ * (wt.h) and never call R; r/text.c and r/fits.c turn statuses into R errors. */
 #ifndef WT_IO_H
 #define WT_IO_H
 #include <stddef.h>

@@ -120,3 +120,11 @@ wt_task *wtr_tasks_of(SEXP tasks, int64_t *n_tasks)
   wtr_tasks_fill(tasks, k, t);
   return t;
 }
+
+/* a file path from R: one string, in the native encoding */
+const char *wtr_path_of(SEXP path)
+{
+  if (TYPEOF(path) != STRSXP || XLENGTH(path) != 1)
+    errorcall(R_NilValue, "wtheta internal: path must be one string");
+  return translateChar(STRING_ELT(path, 0));
+}

@@ -51,6 +51,7 @@ void wtr_progress_done(wtr_progress *p, int status);
 /* ---- r/args.c: what R hands over, and status codes to R errors ---- */
 
 const double *wtr_real_or_die(SEXP x, const char *what);
+const char *wtr_path_of(SEXP path);   /* a file path: one string */
 int wtr_team_of(SEXP threads, int64_t n, int64_t grain);
 void wtr_points_of(SEXP xyz, wt_points *p);
 const double *wtr_weights_of(SEXP w, const wt_points *p, const char *what);
@@ -107,12 +108,13 @@ SEXP wt_r_healpix_centres(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_healpix_renumber(SEXP, SEXP, SEXP);
 SEXP wt_r_healpix_draw(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_healpix_on_map(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-/* r/io.c */
+/* r/text.c */
 SEXP wt_r_read_gzip(SEXP);
 SEXP wt_r_text_info(SEXP, SEXP);
 SEXP wt_r_text_row(SEXP, SEXP, SEXP);
 SEXP wt_r_text_parse(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_text_strings(SEXP, SEXP, SEXP, SEXP, SEXP);
+/* r/fits.c */
 SEXP wt_r_fits_compiled(void);
 SEXP wt_r_fits_info(SEXP, SEXP, SEXP);
 SEXP wt_r_fits_read(SEXP, SEXP, SEXP, SEXP);

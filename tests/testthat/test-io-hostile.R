@@ -66,12 +66,23 @@ test_that("a flipped byte in a result file is found by its checksums", {
   ends <- grepRaw("END     ", b, offset = 2881, fixed = TRUE, all = TRUE)
   end1 <- ends[(ends - 1) %% 80 == 0][1]
   data_at <- ceiling(end1 / 2880) * 2880
+  # a byte of the data unit's fill (after the 4 rows, before the next
+  # 2880-byte block): DATASUM covers it, the table does not
+  fill <- b
+  fill[data_at + 2800] <- as.raw(bitwXor(as.integer(fill[data_at + 2800]), 1L))
+  writeBin(fill, f)
+  expect_error(read_pair_counts(f),
+               "HDU 1 \\(PAIR_COUNTS\\) fails its DATASUM check.*verify = FALSE")
+  # the opt-out reads it (the table and R_OBJECT are intact)
+  expect_identical(read_pair_counts(f, verify = FALSE)$counts, counts$counts)
+  # a byte of the table's data: the checksum finds it, and without the
+  # checksum the table no longer matches the counts stored with it
   b[data_at + 20] <- as.raw(bitwXor(as.integer(b[data_at + 20]), 1L))
   writeBin(b, f)
   expect_error(read_pair_counts(f),
                "HDU 1 \\(PAIR_COUNTS\\) fails its DATASUM check.*verify = FALSE")
-  # the opt-out reads it (the object itself comes from R_OBJECT, intact)
-  expect_identical(read_pair_counts(f, verify = FALSE)$counts, counts$counts)
+  expect_error(read_pair_counts(f, verify = FALSE),
+               "but the pair counts stored with it say.*it was edited")
   w <- wtheta(random_catalog(300), random_catalog(600),
               theta_bins(1, 20, n = 4), threads = 1)
   g <- tempfile(fileext = ".fits")

@@ -148,7 +148,7 @@ test_that("print, plot and autoplot draw every correlation", {
   g <- ggplot2::autoplot(m)
   expect_s3_class(g, "ggplot")
   expect_identical(nrow(g$data), 15L)
-  # whole correlations stay a wtheta_multi result (test-pipeline.R)
+  # whole correlations stay a wtheta_multi result (test-multi_io.R)
   expect_s3_class(m[m$i == "a", ], "wtheta_multi")
   expect_identical(nrow(m[m$i == "a", ]), 10L)
   expect_false(inherits(m[m$w > 0, c("i", "w")], "wtheta_multi"))

@@ -365,8 +365,16 @@ test_that("a damaged R_OBJECT HDU is an error naming the file and the HDU", {
   expect_true(length(at) == 1L)
   bytes[at + 6:40] <- as.raw(0xff)
   writeBin(bytes, f)
+  # the checksums find the damage first
   res <- run_in_child_io(sprintf(
     'r <- try(wtheta::read_pair_counts("%s"), silent = TRUE); cat(r)', f))
+  expect_identical(res$status, 0L)
+  expect_match(res$output, paste0("`file` \"", f, "\": HDU 2 (R_OBJECT) ",
+                                  "fails its DATASUM check"), fixed = TRUE)
+  # without them, the R object's own md5 does
+  res <- run_in_child_io(sprintf(
+    'r <- try(wtheta::read_pair_counts("%s", verify = FALSE), silent = TRUE); cat(r)',
+    f))
   expect_identical(res$status, 0L)
   expect_match(res$output, paste0("`file` \"", f, "\": its R_OBJECT HDU ",
                                   "cannot be read"), fixed = TRUE)
