@@ -308,8 +308,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   }
   ca <- catalog_handle(ha, a, if (weighted) wa, ra)
   cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb)
-  fp <- list(catalog_fingerprint(a, ha), if (!is_auto)
-    catalog_fingerprint(b, hb))
+  fp <- list(catalog_fingerprint(a, ha, threads), if (!is_auto)
+    catalog_fingerprint(b, hb, threads))
   n_p <- if (is.null(pa)) 0L else as.integer(n_patches)
   finish <- function(res) {
     pc <- count_result(res, a, b, edges, self_pairs, run, threads, progress,
@@ -427,25 +427,19 @@ new_pair_counts <- function(x) {
 # What a count knows of its catalogs' points, so that wtheta_from_counts()
 # can tell counts of other catalogs apart: the number of points and
 # order-free sums over the points: of their unit vectors, rounded to 2^-16
-# (3 arcseconds), and of two hashes of those rounded vectors. Every sum is
-# of integers below 2^53, so exact in any order: a prepared catalog (its
-# points grouped by patch) has the fingerprint of the catalog it came
-# from. One pass over the unit vectors (tens of milliseconds for 10^6
-# points, against seconds for a count), kept in the catalog's handle so
-# that a prepared catalog pays it once.
-catalog_fingerprint <- function(xyz, handle = NULL) {
+# (3 arcseconds), and of two hashes of those rounded vectors
+# (wt_catalog_fingerprint(), src/core/catalog.c). Every sum is of integers,
+# so exact in any order: a prepared catalog (its points grouped by patch)
+# has the fingerprint of the catalog it came from. One light pass over the
+# unit vectors in C, kept in the catalog's handle so that a prepared
+# catalog pays it once.
+catalog_fingerprint <- function(xyz, handle = NULL, threads = 1L) {
   if (!is.null(handle) && !is.null(handle$fingerprint) &&
       identical(handle$xyz, xyz)) {
     return(handle$fingerprint)
   }
-  q1 <- round(xyz[, 1L] * 65536) + 65536
-  q2 <- round(xyz[, 2L] * 65536) + 65536
-  q3 <- round(xyz[, 3L] * 65536) + 65536
-  # each term below 2^37, each hash below 2^20: sums exact to 2^33 points
-  h1 <- (q1 * 1048573 + q2 * 1048571 + q3 * 1048559) %% 1048549
-  h2 <- (q1 * 999983 + q2 * 1000003 + q3 * 999979) %% 1048343
   fp <- list(n = as.double(nrow(xyz)),
-             sums = c(sum(q1), sum(q2), sum(q3), sum(h1), sum(h2)))
+             sums = .Call(C_fingerprint, xyz, as.integer(threads)))
   if (!is.null(handle)) handle$fingerprint <- fp
   fp
 }

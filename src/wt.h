@@ -233,6 +233,15 @@ int wt_catalog_init(wt_catalog *c, const wt_points *p, const int64_t *ranges,
 int wt_catalog_has_range(const wt_catalog *c, int64_t r0, int64_t r1);
 /* frees the ranges and the grid stage (not the points) */
 void wt_catalog_clear(wt_catalog *c);
+/* What a count keeps of its catalog's points so that counts of other
+ * catalogs can be told apart (R's wtheta_from_counts()): with q = the unit
+ * vector's components rounded (half to even) to 2^-16 plus 65536, out[0..2]
+ * the sums of q over the points, out[3..4] the sums of two hashes of them
+ * ((q1 1048573 + q2 1048571 + q3 1048559) mod 1048549 and (q1 999983 +
+ * q2 1000003 + q3 999979) mod 1048343). Integer sums, so the same in any
+ * order and on any number of threads (T) */
+void wt_catalog_fingerprint(const double *x, const double *y, const double *z,
+                            int64_t n, int T, double out[5]);
 /* frees the cached grid stage only, unless a count is using it; the next
  * count that plans a grid builds it again */
 void wt_catalog_drop_grid(wt_catalog *c);

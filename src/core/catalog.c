@@ -2,6 +2,7 @@
  * stage (grid_build.c). A catalog is prepared once and enters several
  * counts; the grid stage it keeps depends only on its points, its ranges
  * and the cell size, so every count with that cell size reuses it. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,4 +127,31 @@ void wt_catalog_grid_done(wt_catalog *c)
   pthread_mutex_lock(&grid_lock);
   if (c->grid_users > 0) c->grid_users--;
   pthread_mutex_unlock(&grid_lock);
+}
+
+void wt_catalog_fingerprint(const double *x, const double *y, const double *z,
+                            int64_t n, int T, double out[5])
+{
+  int64_t s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(static) \
+  reduction(+ : s1, s2, s3, s4, s5)
+#endif
+  for (int64_t i = 0; i < n; i++) {
+    /* each q below 2^18, each hash term below 2^38: exact in int64 */
+    const int64_t q1 = (int64_t)nearbyint(x[i] * 65536.0) + 65536;
+    const int64_t q2 = (int64_t)nearbyint(y[i] * 65536.0) + 65536;
+    const int64_t q3 = (int64_t)nearbyint(z[i] * 65536.0) + 65536;
+    s1 += q1;
+    s2 += q2;
+    s3 += q3;
+    s4 += (q1 * 1048573 + q2 * 1048571 + q3 * 1048559) % 1048549;
+    s5 += (q1 * 999983 + q2 * 1000003 + q3 * 999979) % 1048343;
+  }
+  (void)T;
+  out[0] = (double)s1;
+  out[1] = (double)s2;
+  out[2] = (double)s3;
+  out[3] = (double)s4;
+  out[4] = (double)s5;
 }

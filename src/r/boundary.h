@@ -70,6 +70,7 @@ wt_catalog *wtr_catalog_of(SEXP ptr, const char *what);
 /* ---- the .Call entry points, by file ---- */
 
 /* r/catalog.c */
+SEXP wt_r_fingerprint(SEXP, SEXP);
 SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
 SEXP wt_r_catalog_new(SEXP, SEXP, SEXP);
 SEXP wt_r_catalog_release(SEXP);

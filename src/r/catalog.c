@@ -184,3 +184,18 @@ SEXP wt_r_reduce_ra(SEXP ra)
   UNPROTECT(1);
   return out;
 }
+
+/* wt_catalog_fingerprint() of unit vectors xyz (an n x 3 matrix): the five
+ * sums as doubles (exact below 2^53) */
+SEXP wt_r_fingerprint(SEXP xyz, SEXP threads)
+{
+  if (!isMatrix(xyz) || ncols(xyz) != 3)
+    error("wtheta internal: xyz must be an n x 3 matrix");
+  const double *x = wtr_real_or_die(xyz, "xyz");
+  const int64_t n = (int64_t)nrows(xyz);
+  const int T = wtr_team_of(threads, n, WT_LIGHT_GRAIN);
+  SEXP out = PROTECT(allocVector(REALSXP, 5));
+  wt_catalog_fingerprint(x, x + n, x + 2 * n, n, T, REAL(out));
+  UNPROTECT(1);
+  return out;
+}

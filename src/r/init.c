@@ -15,6 +15,7 @@ static const R_CallMethodDef call_methods[] = {
   {"grid_builds", (DL_FUNC)&wt_r_grid_builds, 0},
   {"plan_catalogs", (DL_FUNC)&wt_r_plan_catalogs, 6},
   {"unit_vectors", (DL_FUNC)&wt_r_unit_vectors, 3},
+  {"fingerprint", (DL_FUNC)&wt_r_fingerprint, 2},
   {"cuda_info", (DL_FUNC)&wt_r_cuda_info, 0},
   {"cuda_device", (DL_FUNC)&wt_r_cuda_device, 1},
   {"cuda_release", (DL_FUNC)&wt_r_cuda_release, 0},

@@ -153,8 +153,8 @@ test_that("results keep the unit: columns, attributes, pair counts", {
   expect_identical(pcs$DD$edges, ue)
   expect_identical(pcs$DD$theta_sum, attr(wd, "pair_counts")$DD$theta_sum * 60)
   # pair_counts() alone
-  pc <- pair_counts(sim, bins = b, threads = 1, progress = FALSE,
-                    mean_theta = TRUE)
+  pc <- pair_counts(sim, bins = b, threads = 1, backend = "cpu",
+                    progress = FALSE, mean_theta = TRUE)
   expect_identical(pc$theta_units, "arcmin")
   expect_identical(pc$theta_lo, ue[-21])
   expect_identical(pc$theta_mean, pcs$DD$theta_mean)

@@ -183,3 +183,28 @@ test_that("fingerprints: kept by write and read, cross counts transposed", {
   write_pair_counts(k$dr, f)
   expect_identical(read_pair_counts(f)$fingerprint2, k$dr$fingerprint2)
 })
+
+test_that("a fingerprint is the documented integer sums, on any number of threads", {
+  set.seed(8)
+  cat <- random_catalog(5000, seed = 8)
+  xyz <- wtheta:::unit_vectors(cat, 1)
+  # xyz rounded half to even to 2^-16 (R's round()), shifted by 65536
+  q <- round(xyz * 65536) + 65536
+  h1 <- (q[, 1] * 1048573 + q[, 2] * 1048571 + q[, 3] * 1048559) %% 1048549
+  h2 <- (q[, 1] * 999983 + q[, 2] * 1000003 + q[, 3] * 999979) %% 1048343
+  want <- list(n = 5000, sums = c(sum(q[, 1]), sum(q[, 2]), sum(q[, 3]),
+                                  sum(h1), sum(h2)))
+  expect_identical(wtheta:::catalog_fingerprint(xyz), want)
+  expect_identical(wtheta:::catalog_fingerprint(xyz, threads = 2L), want)
+  # a component on an exact half of 2^-16 rounds to even, as round() does
+  half <- xyz
+  half[1, ] <- c(0.5 + 0.5 / 65536, 0, 0)
+  qh <- round(half * 65536) + 65536
+  expect_identical(wtheta:::catalog_fingerprint(half)$sums[1:3],
+                   colSums(qh))
+  # the order of the points does not matter; one point moved does
+  expect_identical(wtheta:::catalog_fingerprint(xyz[5000:1, ]), want)
+  moved <- xyz
+  moved[17, ] <- c(0, 0, 1)
+  expect_false(identical(wtheta:::catalog_fingerprint(moved), want))
+})

@@ -27,7 +27,9 @@ test_that("a time limit during a count reaches tryCatch(error = ) as R raised it
   a <- random_catalog(3e5)
   e <- tryCatch({
     setTimeLimit(elapsed = 0.5, transient = TRUE)
-    pair_counts(a, bins = theta_bins(0.01, 10, n = 10), threads = 1)
+    # on the CPU, one thread: seconds of counting, polled between chunks
+    pair_counts(a, bins = theta_bins(0.01, 10, n = 10), threads = 1,
+                backend = "cpu")
   }, error = function(e) e, interrupt = function(i) "interrupt")
   setTimeLimit()
   expect_s3_class(e, "error")
