@@ -308,10 +308,11 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   }
   ca <- catalog_handle(ha, a, if (weighted) wa, ra)
   cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb)
-  fp <- list(catalog_fingerprint(a, ha, threads), if (!is_auto)
-    catalog_fingerprint(b, hb, threads))
+  fingerprints <- function() list(catalog_fingerprint(a, ha, threads),
+                                  if (!is_auto)
+                                    catalog_fingerprint(b, hb, threads))
   n_p <- if (is.null(pa)) 0L else as.integer(n_patches)
-  finish <- function(res) {
+  finish <- function(res, fp) {
     pc <- count_result(res, a, b, edges, self_pairs, run, threads, progress,
                        wa, wb, pa, pb, ra, rb, n_patches, mean_theta, start)
     add_fingerprints(pc, fp[[1L]], fp[[2L]])
@@ -321,15 +322,21 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                      wt_constant("backend", run$backend), threads,
                      run$devices, tasks, as.integer(n_out), grid_mode(),
                      isTRUE(mean_theta))
+    # the fingerprints while the count runs in its thread
+    fp <- tryCatch(fingerprints(), error = function(e) {
+      .Call(C_count_cancel, pending)
+      stop(e)
+    })
     return(deferred(function() finish(.Call(C_count_wait, pending, progress,
-                                             n_p)),
+                                             n_p), fp),
                     function() .Call(C_count_cancel, pending)))
   }
+  fp <- fingerprints()
   res <- .Call(C_pair_counts_catalogs, ca, cb, edges, self_pairs,
                wt_constant("backend", run$backend), threads, run$devices,
                tasks, as.integer(n_out), progress, grid_mode(), n_p,
                isTRUE(mean_theta))
-  out <- finish(res)
+  out <- finish(res, fp)
   if (defer) deferred(function() out) else out
 }
 
