@@ -230,22 +230,7 @@ check_pipeline_file <- function(file, overwrite) {
          call. = FALSE)
   }
   check_flag(overwrite, "overwrite")
-  dir <- dirname(file)
-  if (!dir.exists(dir)) {
-    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
-         "\" does not exist.", call. = FALSE)
-  }
-  if (file.access(dir, 2L) != 0L) {
-    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
-         "\" is not writable.", call. = FALSE)
-  }
-  if (dir.exists(file)) {
-    stop("`file` \"", file, "\" is a directory, not a file.", call. = FALSE)
-  }
-  if (file.exists(file) && !overwrite) {
-    stop("`file` \"", file, "\" exists; use `overwrite = TRUE` to replace ",
-         "it.", call. = FALSE)
-  }
+  check_target(file, overwrite)
   check_name_lengths(file, file)
 }
 

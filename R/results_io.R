@@ -228,22 +228,7 @@ write_result <- function(file, overwrite, extname, table, keys, extra,
          "libcfitsio-dev pkg-config) and reinstall wtheta, or write a .csv ",
          "file.", call. = FALSE)
   }
-  dir <- dirname(file)
-  if (!dir.exists(dir)) {
-    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
-         "\" does not exist.", call. = FALSE)
-  }
-  if (file.access(dir, 2L) != 0L) {
-    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
-         "\" is not writable.", call. = FALSE)
-  }
-  if (dir.exists(file)) {
-    stop("`file` \"", file, "\" is a directory, not a file.", call. = FALSE)
-  }
-  if (file.exists(file) && !overwrite) {
-    stop("`file` \"", file, "\" exists; use `overwrite = TRUE` to replace ",
-         "it.", call. = FALSE)
-  }
+  check_target(file, overwrite)
   check_name_lengths(file, c(file, if (format == "csv") c(
     sidecar(file, paste0(tolower(names(extra)), ".csv")),
     sidecar(file, "attributes.rds"))))
@@ -582,4 +567,25 @@ check_counts_table <- function(pc, table, file) {
     }
   }
   pc
+}
+
+# `file` can be written where it is: its directory exists and is writable,
+# it is not a directory, and it does not exist unless `overwrite`
+check_target <- function(file, overwrite) {
+  dir <- dirname(file)
+  if (!dir.exists(dir)) {
+    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
+         "\" does not exist.", call. = FALSE)
+  }
+  if (file.access(dir, 2L) != 0L) {
+    stop("`file` \"", file, "\" cannot be written: its directory \"", dir,
+         "\" is not writable.", call. = FALSE)
+  }
+  if (dir.exists(file)) {
+    stop("`file` \"", file, "\" is a directory, not a file.", call. = FALSE)
+  }
+  if (file.exists(file) && !overwrite) {
+    stop("`file` \"", file, "\" exists; use `overwrite = TRUE` to replace ",
+         "it.", call. = FALSE)
+  }
 }
