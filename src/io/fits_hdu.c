@@ -18,6 +18,16 @@
 
 /* ---- images (read) ---------------------------------------------------------- */
 
+/* closes f (whatever the status of the steps before), clears cfitsio's
+ * message stack and returns ret: every way out of the functions below */
+static int close_with(fitsfile *f, int ret)
+{
+  int status = 0;
+  fits_close_file(f, &status);
+  fits_clear_errmsg();
+  return ret;
+}
+
 int wt_fits_read_image(const char *path, const char *extname,
                        long long *n_rows, long long *n_cols, double **out,
                        char *msg, size_t msg_len)
@@ -32,32 +42,22 @@ int wt_fits_read_image(const char *path, const char *extname,
   fits_movnam_hdu(f, ANY_HDU, (char *)extname, 0, &status);
   if (status == BAD_HDU_NUM) {
     snprintf(msg, msg_len, "the file has no HDU with EXTNAME \"%s\"", extname);
-    status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_ARG;
+    return close_with(f, WT_ERR_ARG);
   }
   fits_get_hdu_type(f, &type, &status);
   if (!status && type != IMAGE_HDU) {
     snprintf(msg, msg_len, "HDU %s is a table, not an image", extname);
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_ARG;
+    return close_with(f, WT_ERR_ARG);
   }
   fits_get_img_dim(f, &naxis, &status);
   if (!status && naxis != 2) {
     snprintf(msg, msg_len, "image %s has %d axes, not 2", extname, naxis);
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_ARG;
+    return close_with(f, WT_ERR_ARG);
   }
   fits_get_img_sizell(f, 2, naxes, &status);
   if (!status && naxes[0] > 0 && naxes[1] > 0) {
     double *v = malloc((size_t)naxes[0] * (size_t)naxes[1] * sizeof(double));
-    if (!v) {
-      fits_close_file(f, &status);
-      return WT_ERR_NOMEM;
-    }
+    if (!v) return close_with(f, WT_ERR_NOMEM);
     double nan_val = NAN;
     fits_read_img(f, TDOUBLE, 1, naxes[0] * naxes[1], &nan_val, v, &anynul,
                   &status);
@@ -67,16 +67,11 @@ int wt_fits_read_image(const char *path, const char *extname,
     char what[120];
     snprintf(what, sizeof what, "cannot read the image %s", extname);
     wt_fits_fail(status, msg, msg_len, what);
-    status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_FITS;
+    return close_with(f, WT_ERR_FITS);
   }
   *n_rows = naxes[1];
   *n_cols = naxes[0];
-  fits_close_file(f, &status);
-  fits_clear_errmsg();
-  return WT_OK;
+  return close_with(f, WT_OK);
 }
 
 /* ---- headers (read) --------------------------------------------------------- */
@@ -95,9 +90,7 @@ int wt_fits_header(const char *path, int hdu, int *n_hdus, char **cards,
   if (!status && (hdu < 0 || hdu >= *n_hdus)) {
     snprintf(msg, msg_len, "the file has %d HDU(s), numbered 0 to %d; "
              "there is no HDU %d", *n_hdus, *n_hdus - 1, hdu);
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_ARG;
+    return close_with(f, WT_ERR_ARG);
   }
   fits_movabs_hdu(f, hdu + 1, &type, &status);
   /* every card but COMMENT and HISTORY, 80 characters each, in order */
@@ -109,14 +102,9 @@ int wt_fits_header(const char *path, int hdu, int *n_hdus, char **cards,
     *cards = NULL;
     *n_cards = 0;
     wt_fits_fail(status, msg, msg_len, "cannot read the header");
-    status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_FITS;
+    return close_with(f, WT_ERR_FITS);
   }
-  fits_close_file(f, &status);
-  fits_clear_errmsg();
-  return WT_OK;
+  return close_with(f, WT_OK);
 }
 
 void wt_fits_free_header(char *cards)
@@ -149,20 +137,12 @@ int wt_fits_verify(const char *path, int *bad_hdu, char *msg, size_t msg_len)
                s2 ? "" : ext, s2 ? "" : ")",
                data_ok < 0 ? "DATASUM" : "CHECKSUM");
       *bad_hdu = k - 1;
-      status = 0;
-      fits_close_file(f, &status);
-      fits_clear_errmsg();
-      return WT_ERR_ARG;
+      return close_with(f, WT_ERR_ARG);
     }
   }
   if (status) {
     wt_fits_fail(status, msg, msg_len, "cannot verify the checksums");
-    status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    return WT_ERR_FITS;
+    return close_with(f, WT_ERR_FITS);
   }
-  fits_close_file(f, &status);
-  fits_clear_errmsg();
-  return WT_OK;
+  return close_with(f, WT_OK);
 }
