@@ -43,16 +43,9 @@ fits_read_table <- function(file, hdu = NULL, columns = NULL,
   h <- check_hdu(hdu)
   info <- info %||% .Call(C_fits_info, path.expand(file), h[[1L]], h[[2L]])
   have <- info$columns$name
-  idx <- if (is.null(columns)) seq_along(have) else if (is.character(columns)) {
-    i <- match_names(columns, have, paste0("`file` \"", file, "\""),
-                     ignore_case = TRUE)
-    if (anyNA(i)) {
-      stop("`columns` names ", dQuote(columns[is.na(i)][1L], FALSE),
-           ", which is not among the columns of `file`: ",
-           paste(have, collapse = ", "), ".", call. = FALSE)
-    }
-    i
-  } else as.integer(columns)
+  idx <- if (is.null(columns)) seq_along(have) else
+    if (is.character(columns)) file_columns(columns, have, file) else
+      as.integer(columns)
   for (i in idx) {
     if (info$columns$kind[i] == 0L) {
       what <- if (info$columns$typecode[i] < 0) "a variable-length array" else

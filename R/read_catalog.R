@@ -298,6 +298,20 @@ find_positions <- function(have, file) {
        paste(have, collapse = ", "), ".", call. = FALSE)
 }
 
+# where the names `want` of `columns` are among a file's column names
+# `have`, case ignored (two columns that answer to one name are an error);
+# a name that is not there is an error listing the file's columns
+file_columns <- function(want, have, file) {
+  idx <- match_names(want, have, paste0("`file` \"", file, "\""),
+                     ignore_case = TRUE)
+  if (anyNA(idx)) {
+    stop("`columns` names ", dQuote(want[is.na(idx)][1L], FALSE),
+         ", which is not among the columns of `file`: ",
+         paste(have, collapse = ", "), ".", call. = FALSE)
+  }
+  idx
+}
+
 # column indexes (from 1) and result names of `columns` among `have`
 resolve_columns <- function(columns, have, file) {
   if (is.null(columns)) {
@@ -316,13 +330,7 @@ resolve_columns <- function(columns, have, file) {
   }
   w <- columns$which
   if (is.character(w)) {
-    idx <- match_names(w, have, paste0("`file` \"", file, "\""),
-                       ignore_case = TRUE)
-    if (anyNA(idx)) {
-      stop("`columns` names ", dQuote(w[is.na(idx)][1L], FALSE),
-           ", which is not among the columns of `file`: ",
-           paste(have, collapse = ", "), ".", call. = FALSE)
-    }
+    idx <- file_columns(w, have, file)
   } else {
     idx <- as.integer(w)
     if (!is.null(have) && any(idx > length(have))) {
