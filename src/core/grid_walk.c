@@ -33,7 +33,16 @@ typedef struct {                     /* what the walk writes */
   double *bulk_n, *bulk_w;           /* histograms out0, out0 + 1, ... of
                                         n_slots each */
   int32_t out0;
+  /* the grouped walk (walk_groups): bulk counts as a list, in the order
+   * made, instead of into bulk_n and bulk_w */
+  struct bulk_entry *e;
+  int64_t n_e, cap_e;
 } walk;
+
+typedef struct bulk_entry {
+  int32_t out, slot;
+  double n, w;
+} bulk_entry;
 
 static double clamp1(double v) { return v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v; }
 
@@ -97,11 +106,27 @@ static void slot_range(const walk *wk, double lo2, double hi2, int *slo,
   *shi = out[1];
 }
 
-static void add_bulk(walk *wk, int32_t out, int slot, double n, double w)
+static int add_bulk(walk *wk, int32_t out, int slot, double n, double w)
 {
+  if (wk->bulk_n == NULL) {
+    if (wk->n_e == wk->cap_e) {
+      int64_t cap = wk->cap_e ? 2 * wk->cap_e : 256;
+      bulk_entry *e = realloc(wk->e, (size_t)cap * sizeof *e);
+      if (!e) return WT_ERR_NOMEM;
+      wk->e = e;
+      wk->cap_e = cap;
+    }
+    bulk_entry *e = &wk->e[wk->n_e++];
+    e->out = out;
+    e->slot = slot;
+    e->n = n;
+    e->w = w;
+    return WT_OK;
+  }
   size_t at = (size_t)(out - wk->out0) * (size_t)wk->n_slots + (size_t)slot;
   wk->bulk_n[at] += n;
   wk->bulk_w[at] += w;
+  return WT_OK;
 }
 
 /* the pairs between node ia of A and node ib of B (the same node of the
@@ -127,8 +152,7 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
   const int above = wk->n_slots - 1, slot = slo;
   if (slo == shi && (wk->bulk || slot == above)) {
     double w = diag ? (a->w * a->w - a->w2) / 2.0 : a->w * b->w;
-    add_bulk(wk, out, slot, pairs, w);
-    return WT_OK;
+    return add_bulk(wk, out, slot, pairs, w);
   }
   int a_leaf = a->child[0] < 0 && a->child[1] < 0 && a->child[2] < 0 &&
                a->child[3] < 0;
@@ -174,19 +198,16 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
   return status;
 }
 
-/* the pairs of cell i of ta with the cells of tb within reach, found by
- * band and a window in right ascension (the rest of tb lies beyond the
- * last edge); before_n, before_w: points and weight of the cells of ta
- * before cell i (used when diagonal, tb being ta) */
-static int walk_cell(const grid_shape *g, walk *wk, const wt_task *t,
-                     int diagonal, const range_tree *ta, const range_tree *tb,
-                     const int64_t *index_b, double reach, int64_t i,
-                     double tot_n, double tot_w, double before_n,
-                     double before_w)
+/* Calls visit(ctx, id) for the id of every cell of g that may hold a
+ * point within reach of the cap of node ca, found by band and a window in
+ * right ascension (every other cell lies beyond reach), in band order and
+ * within a band in right ascension order; stops at the first status that
+ * is not WT_OK and returns it. */
+typedef int (*cell_fn)(void *ctx, int64_t id);
+
+static int window_cells(const grid_shape *g, const node *ca, double reach,
+                        cell_fn visit, void *ctx)
 {
-  const node *ca = &ta->nodes[ta->root_of[i]];
-  double na = (double)(ca->end - ca->start);
-  double kept_n = 0, kept_w = 0;
   double dec_a = asin(clamp1(ca->c[2]));
   double ra_a = atan2(ca->c[1], ca->c[0]);
   double far = reach + ca->ang;
@@ -210,26 +231,59 @@ static int walk_cell(const grid_shape *g, walk *wk, const wt_task *t,
       }
     }
     for (int64_t k = lo; k <= hi; k++) {
-      int64_t kk = ((k % nr) + nr) % nr;
-      int64_t j = index_b[g->first[band] + kk];
-      if (j < 0 || (diagonal && j < i)) continue;   /* each pair once */
-      const node *cb = &tb->nodes[tb->root_of[j]];
-      int st = pair_nodes(wk, ta, ta->root_of[i], tb, tb->root_of[j],
-                          diagonal && j == i, t->out);
+      int st = visit(ctx, g->first[band] + ((k % nr) + nr) % nr);
       if (st != WT_OK) return st;
-      double nb = (double)(cb->end - cb->start);
-      if (diagonal && j == i) continue;
-      kept_n += na * nb;
-      kept_w += ca->w * cb->w;
     }
   }
+  return WT_OK;
+}
+
+/* one cell of a task's walk (walk_cell) */
+typedef struct {
+  walk *wk;
+  const wt_task *t;
+  int diagonal;
+  const range_tree *ta, *tb;
+  const int64_t *index_b;
+  int64_t i;
+  double na, wa, kept_n, kept_w;
+} cell_walk;
+
+static int cell_visit(void *ctx, int64_t id)
+{
+  cell_walk *c = ctx;
+  int64_t j = c->index_b[id];
+  if (j < 0 || (c->diagonal && j < c->i)) return WT_OK;   /* each pair once */
+  const range_tree *ta = c->ta, *tb = c->tb;
+  int st = pair_nodes(c->wk, ta, ta->root_of[c->i], tb, tb->root_of[j],
+                      c->diagonal && j == c->i, c->t->out);
+  if (st != WT_OK || (c->diagonal && j == c->i)) return st;
+  const node *cb = &tb->nodes[tb->root_of[j]];
+  c->kept_n += c->na * (double)(cb->end - cb->start);
+  c->kept_w += c->wa * cb->w;
+  return WT_OK;
+}
+
+/* the pairs of cell i of ta with the cells of tb within reach (the rest
+ * of tb lies beyond the last edge); before_n, before_w: points and weight
+ * of the cells of ta before cell i (used when diagonal, tb being ta) */
+static int walk_cell(const grid_shape *g, walk *wk, const wt_task *t,
+                     int diagonal, const range_tree *ta, const range_tree *tb,
+                     const int64_t *index_b, double reach, int64_t i,
+                     double tot_n, double tot_w, double before_n,
+                     double before_w)
+{
+  const node *ca = &ta->nodes[ta->root_of[i]];
+  cell_walk c = {wk, t, diagonal, ta, tb, index_b, i,
+                 (double)(ca->end - ca->start), ca->w, 0.0, 0.0};
+  int st = window_cells(g, ca, reach, cell_visit, &c);
+  if (st != WT_OK) return st;
   /* the pairs of a's cell with cells never looked at: beyond reach; for
    * the diagonal, with the cells after it (each cell pair once) */
-  double nb_rest = diagonal ? tot_n - before_n - na : tot_n;
+  double nb_rest = diagonal ? tot_n - before_n - c.na : tot_n;
   double wb_rest = diagonal ? tot_w - before_w - ca->w : tot_w;
-  add_bulk(wk, t->out, wk->n_slots - 1, na * nb_rest - kept_n,
-           ca->w * wb_rest - kept_w);
-  return WT_OK;
+  return add_bulk(wk, t->out, wk->n_slots - 1, c.na * nb_rest - c.kept_n,
+                  ca->w * wb_rest - c.kept_w);
 }
 
 /* cells of A per unit of parallel work in refine_task: the units are the
@@ -331,6 +385,345 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
   return status;
 }
 
+/* The grouped walk: a job of many tasks (patch pairs, samples) walks each
+ * cell of each a-side tree once, against the cells within reach of every
+ * b-side tree that a task pairs with it, instead of once per task. Each
+ * cell id of the grid lists the cells of every b-side tree there (csr).
+ * Tasks sharing an a-side tree form a group; a group's tasks are told
+ * apart by their b-side tree (map). The work goes out in units of
+ * WALK_CHUNK cells of one group's tree, all in one parallel loop; each
+ * unit writes its tasks and its bulk counts as lists, joined in unit
+ * order: the same on any number of threads. */
+typedef struct {
+  const wt_job *job;
+  const wt_grid_stage *a, *b;
+  const int64_t *order;        /* task numbers, grouped by a-side tree */
+  const int64_t *g_start;      /* group g: order[g_start[g], g_start[g+1]) */
+  const int64_t *g_tree;       /* ... its a-side tree */
+  const int32_t *map;          /* [g * n_tb + tree of b]: index in group */
+  int64_t n_tb;
+  const int64_t *tb_of;        /* per task number: its b-side tree */
+  const int64_t *csr_at, *csr_tree, *csr_cell;   /* cell id -> b cells */
+  const double *tot_n, *tot_w; /* per b-side tree */
+  const double *before;        /* per a-side tree cell: 2 sums, at
+                                  cell_at[tree] */
+  const int64_t *cell_at;
+  double reach;
+} groups;
+
+typedef struct {
+  const groups *G;
+  walk *wk;
+  int64_t g, i;                /* group, cell of its a-side tree */
+  const range_tree *ta;
+  double na, wa;
+  double *kept;                /* 2 per task of the group */
+} group_cell;
+
+static int group_visit(void *ctx, int64_t id)
+{
+  group_cell *c = ctx;
+  const groups *G = c->G;
+  for (int64_t e = G->csr_at[id]; e < G->csr_at[id + 1]; e++) {
+    const int64_t tree = G->csr_tree[e], j = G->csr_cell[e];
+    const int32_t m = G->map[c->g * G->n_tb + tree];
+    if (m < 0) continue;
+    const wt_task *t = &G->job->tasks[G->order[G->g_start[c->g] + m]];
+    const range_tree *tb = &G->b->trees[tree];
+    const int diagonal = G->job->is_auto && t->a0 == t->b0;
+    if (diagonal && j < c->i) continue;               /* each pair once */
+    int st = pair_nodes(c->wk, c->ta, c->ta->root_of[c->i], tb,
+                        tb->root_of[j], diagonal && j == c->i, t->out);
+    if (st != WT_OK) return st;
+    if (diagonal && j == c->i) continue;
+    const node *cb = &tb->nodes[tb->root_of[j]];
+    c->kept[2 * m] += c->na * (double)(cb->end - cb->start);
+    c->kept[2 * m + 1] += c->wa * cb->w;
+  }
+  return WT_OK;
+}
+
+/* cells [i0, i1) of group g's a-side tree into wk; kept: scratch of 2 per
+ * task of the group, and above: 2 per task (the pairs beyond reach) */
+static int group_unit(const groups *G, walk *wk, int64_t g, int64_t i0,
+                      int64_t i1, double *kept, double *above)
+{
+  const int64_t n_m = G->g_start[g + 1] - G->g_start[g];
+  const int64_t at = G->g_tree[g];
+  const range_tree *ta = &G->a->trees[at];
+  memset(above, 0, (size_t)n_m * 2 * sizeof *above);
+  for (int64_t i = i0; i < i1; i++) {
+    const node *ca = &ta->nodes[ta->root_of[i]];
+    group_cell c = {G, wk, g, i, ta, (double)(ca->end - ca->start), ca->w,
+                    kept};
+    memset(kept, 0, (size_t)n_m * 2 * sizeof *kept);
+    int st = window_cells(&G->a->shape, ca, G->reach, group_visit, &c);
+    if (st != WT_OK) return st;
+    const double *bf = G->before + 2 * (G->cell_at[at] + i);
+    for (int64_t m = 0; m < n_m; m++) {
+      const wt_task *t = &G->job->tasks[G->order[G->g_start[g] + m]];
+      const int diagonal = G->job->is_auto && t->a0 == t->b0;
+      const int64_t tree = G->tb_of[G->order[G->g_start[g] + m]];
+      double nb = diagonal ? G->tot_n[tree] - bf[0] - c.na : G->tot_n[tree];
+      double wb = diagonal ? G->tot_w[tree] - bf[1] - ca->w : G->tot_w[tree];
+      above[2 * m] += c.na * nb - kept[2 * m];
+      above[2 * m + 1] += ca->w * wb - kept[2 * m + 1];
+    }
+  }
+  for (int64_t m = 0; m < n_m; m++) {
+    const wt_task *t = &G->job->tasks[G->order[G->g_start[g] + m]];
+    int st = add_bulk(wk, t->out, wk->n_slots - 1, above[2 * m],
+                      above[2 * m + 1]);
+    if (st != WT_OK) return st;
+  }
+  return WT_OK;
+}
+
+/* The grouped walk of job's tasks into wk (bulk counts into wk's dense
+ * sums, out0 = 0); *fallback = 1 (and nothing done) when two tasks share
+ * both trees, which the per-task walk handles. */
+static int walk_groups(const wt_job *job, const wt_grid_stage *a,
+                       const wt_grid_stage *b, double reach, walk *wk,
+                       int n_threads, int *fallback)
+{
+  const int64_t n = job->n_tasks, n_ta = a->n_trees, n_tb = b->n_trees;
+  const grid_shape *g = &a->shape;
+  *fallback = 0;
+  groups G;
+  memset(&G, 0, sizeof G);
+  int64_t *ta_of = malloc((size_t)(n > 0 ? n : 1) * sizeof *ta_of);
+  int64_t *tb_of = malloc((size_t)(n > 0 ? n : 1) * sizeof *tb_of);
+  int64_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+  int64_t *g_start = malloc((size_t)(n_ta + 2) * sizeof *g_start);
+  int64_t *g_tree = malloc((size_t)(n_ta + 1) * sizeof *g_tree);
+  int64_t *cell_at = malloc((size_t)(n_ta + 1) * sizeof *cell_at);
+  int64_t *csr_at = calloc((size_t)g->n_cells + 1, sizeof *csr_at);
+  double *tot = calloc((size_t)(2 * n_tb + 1), sizeof *tot);
+  char *used = calloc((size_t)(n_tb + 1), 1);
+  int32_t *map = NULL;
+  int64_t *csr_tree = NULL, *csr_cell = NULL, *u = NULL;
+  double *before = NULL;
+  walk *parts = NULL;
+  int64_t n_units = 0, n_groups = 0;
+  int status = ta_of && tb_of && order && g_start && g_tree && cell_at &&
+    csr_at && tot && used ? WT_OK : WT_ERR_NOMEM;
+  if (status != WT_OK) goto done;
+  /* the trees of each task; groups by a-side tree, in tree order, each
+   * group's tasks in task order (a counting sort) */
+  for (int64_t t = 0; t <= n_ta; t++) g_start[t] = 0;
+  for (int64_t k = 0; k < n; k++) {
+    const wt_task *t = &job->tasks[k];
+    ta_of[k] = tb_of[k] = -1;
+    if (t->a0 == t->a1 || t->b0 == t->b1) continue;
+    ta_of[k] = wt_grid_stage_tree(a, t->a0, t->a1) - a->trees;
+    tb_of[k] = wt_grid_stage_tree(b, t->b0, t->b1) - b->trees;
+    g_start[ta_of[k] + 1]++;
+    used[tb_of[k]] = 1;
+  }
+  for (int64_t t = 0; t < n_ta; t++) g_start[t + 1] += g_start[t];
+  {
+    int64_t *fill = malloc((size_t)(n_ta + 1) * sizeof *fill);
+    if (!fill) {
+      status = WT_ERR_NOMEM;
+      goto done;
+    }
+    memcpy(fill, g_start, (size_t)(n_ta + 1) * sizeof *fill);
+    for (int64_t k = 0; k < n; k++)
+      if (ta_of[k] >= 0) order[fill[ta_of[k]]++] = k;
+    free(fill);
+  }
+  /* the non-empty groups, compacted */
+  for (int64_t t = 0; t < n_ta; t++)
+    if (g_start[t + 1] > g_start[t]) {
+      g_tree[n_groups] = t;
+      g_start[n_groups] = g_start[t];
+      n_groups++;
+    }
+  {
+    /* the end of the last group: every task with a tree */
+    int64_t m = 0;
+    for (int64_t k = 0; k < n; k++) m += ta_of[k] >= 0;
+    g_start[n_groups] = m;
+  }
+  map = malloc((size_t)(n_groups > 0 ? n_groups : 1) * (size_t)n_tb *
+               sizeof *map);
+  if (!map) {
+    status = WT_ERR_NOMEM;
+    goto done;
+  }
+  for (int64_t q = 0; q < n_groups * n_tb; q++) map[q] = -1;
+  for (int64_t q = 0; q < n_groups; q++)
+    for (int64_t m = g_start[q]; m < g_start[q + 1]; m++) {
+      int32_t *at = &map[q * n_tb + tb_of[order[m]]];
+      if (*at >= 0) {
+        *fallback = 1;
+        goto done;
+      }
+      *at = (int32_t)(m - g_start[q]);
+    }
+  /* the cells of the b-side trees in use, by cell id; their totals */
+  for (int64_t t = 0; t < n_tb; t++) {
+    if (!used[t]) continue;
+    const range_tree *tr = &b->trees[t];
+    for (int64_t j = 0; j < tr->n_cells; j++) {
+      const node *cb = &tr->nodes[tr->root_of[j]];
+      csr_at[tr->cell_id[j] + 1]++;
+      tot[t] += (double)(cb->end - cb->start);
+      tot[n_tb + t] += cb->w;
+    }
+  }
+  for (int64_t c = 0; c < g->n_cells; c++) csr_at[c + 1] += csr_at[c];
+  csr_tree = malloc((size_t)(csr_at[g->n_cells] + 1) * sizeof *csr_tree);
+  csr_cell = malloc((size_t)(csr_at[g->n_cells] + 1) * sizeof *csr_cell);
+  if (!csr_tree || !csr_cell) {
+    status = WT_ERR_NOMEM;
+    goto done;
+  }
+  for (int64_t t = 0; t < n_tb; t++) {
+    if (!used[t]) continue;
+    const range_tree *tr = &b->trees[t];
+    for (int64_t j = 0; j < tr->n_cells; j++) {
+      int64_t at = csr_at[tr->cell_id[j]]++;
+      csr_tree[at] = t;
+      csr_cell[at] = j;
+    }
+  }
+  for (int64_t c = g->n_cells; c > 0; c--) csr_at[c] = csr_at[c - 1];
+  csr_at[0] = 0;
+  /* points and weight of the cells before each cell of each a-side tree */
+  cell_at[0] = 0;
+  for (int64_t t = 0; t < n_ta; t++)
+    cell_at[t + 1] = cell_at[t] + a->trees[t].n_cells;
+  before = malloc((size_t)(2 * cell_at[n_ta] + 1) * sizeof *before);
+  if (!before) {
+    status = WT_ERR_NOMEM;
+    goto done;
+  }
+  for (int64_t t = 0; t < n_ta; t++) {
+    const range_tree *tr = &a->trees[t];
+    double bn = 0, bw = 0;
+    for (int64_t i = 0; i < tr->n_cells; i++) {
+      const node *ca = &tr->nodes[tr->root_of[i]];
+      before[2 * (cell_at[t] + i)] = bn;
+      before[2 * (cell_at[t] + i) + 1] = bw;
+      bn += (double)(ca->end - ca->start);
+      bw += ca->w;
+    }
+  }
+  /* the units: runs of WALK_CHUNK cells of a group's tree */
+  for (int64_t q = 0; q < n_groups; q++)
+    n_units += (a->trees[g_tree[q]].n_cells + WALK_CHUNK - 1) / WALK_CHUNK;
+  u = malloc((size_t)(3 * n_units + 1) * sizeof *u);
+  parts = calloc((size_t)(n_units + 1), sizeof *parts);
+  if (!u || !parts) {
+    status = WT_ERR_NOMEM;
+    goto done;
+  }
+  {
+    int64_t k = 0;
+    for (int64_t q = 0; q < n_groups; q++) {
+      const int64_t nc = a->trees[g_tree[q]].n_cells;
+      for (int64_t i = 0; i < nc; i += WALK_CHUNK) {
+        u[3 * k] = q;
+        u[3 * k + 1] = i;
+        u[3 * k + 2] = i + WALK_CHUNK < nc ? i + WALK_CHUNK : nc;
+        k++;
+      }
+    }
+  }
+  G.job = job;
+  G.a = a;
+  G.b = b;
+  G.order = order;
+  G.g_start = g_start;
+  G.g_tree = g_tree;
+  G.map = map;
+  G.n_tb = n_tb;
+  G.tb_of = tb_of;
+  G.csr_at = csr_at;
+  G.csr_tree = csr_tree;
+  G.csr_cell = csr_cell;
+  G.tot_n = tot;
+  G.tot_w = tot + n_tb;
+  G.before = before;
+  G.cell_at = cell_at;
+  G.reach = reach;
+  int64_t max_m = 0;
+  for (int64_t q = 0; q < n_groups; q++)
+    if (g_start[q + 1] - g_start[q] > max_m) max_m = g_start[q + 1] - g_start[q];
+  int failed = 0;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(n_threads)
+#endif
+  {
+    double *scratch = malloc((size_t)(4 * max_m + 1) * sizeof *scratch);
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 1)
+#endif
+    for (int64_t k = 0; k < n_units; k++) {
+      walk *w = &parts[k];
+      w->upper = wk->upper;
+      w->n_slots = wk->n_slots;
+      w->bulk = wk->bulk;
+      w->min_split = wk->min_split;
+      int st = scratch ? group_unit(&G, w, u[3 * k], u[3 * k + 1],
+                                    u[3 * k + 2], scratch,
+                                    scratch + 2 * max_m)
+                       : WT_ERR_NOMEM;
+      if (st != WT_OK) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+        failed = st;
+      }
+    }
+    free(scratch);
+  }
+  if (failed) {
+    status = failed;
+    goto done;
+  }
+  /* the units' tasks joined in unit order, their bulk counts added */
+  {
+    int64_t total = wk->n_tasks;
+    for (int64_t k = 0; k < n_units; k++) total += parts[k].n_tasks;
+    status = reserve(wk, total);
+    if (status != WT_OK) goto done;
+    for (int64_t k = 0; k < n_units; k++) {
+      if (parts[k].n_tasks > 0)
+        memcpy(wk->t + wk->n_tasks, parts[k].t,
+               (size_t)parts[k].n_tasks * sizeof *wk->t);
+      wk->n_tasks += parts[k].n_tasks;
+      for (int64_t e = 0; e < parts[k].n_e; e++) {
+        const bulk_entry *be = &parts[k].e[e];
+        add_bulk(wk, be->out, be->slot, be->n, be->w);
+      }
+    }
+  }
+done:
+  if (parts)
+    for (int64_t k = 0; k < n_units; k++) {
+      free(parts[k].t);
+      free(parts[k].e);
+    }
+  free(parts);
+  free(u);
+  free(before);
+  free(csr_tree);
+  free(csr_cell);
+  free(map);
+  free(used);
+  free(tot);
+  free(csr_at);
+  free(cell_at);
+  free(g_tree);
+  free(g_start);
+  free(order);
+  free(tb_of);
+  free(ta_of);
+  return status;
+}
+
 void wt_grid_free(wt_grid *gr)
 {
   free(gr->tasks);
@@ -373,8 +766,12 @@ int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
     wk.bulk_w = gr->bulk_w;
   }
   const double reach = theta_max_deg * DEG * (1.0 + 1e-9) + 1e-12;
+  /* many tasks (patch pairs): one grouped walk */
+  int fallback = 1;
+  if (status == WT_OK && job->n_tasks > 1)
+    status = walk_groups(job, a, b, reach, &wk, job->n_threads, &fallback);
   const range_tree *indexed = NULL;
-  for (int64_t k = 0; k < job->n_tasks && status == WT_OK; k++) {
+  for (int64_t k = 0; k < job->n_tasks && status == WT_OK && fallback; k++) {
     const wt_task *t = &job->tasks[k];
     if (t->a0 == t->a1 || t->b0 == t->b1) continue;
     const range_tree *ta = wt_grid_stage_tree(a, t->a0, t->a1);
