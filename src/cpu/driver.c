@@ -40,9 +40,65 @@ static void flush_w(const wt_ctx *c, wt_thread *t)
   t->wpending = 0;
 }
 
+/* The ragged end [j, j1) of a row group's columns, fewer than a vector of
+ * `lanes` but at least a quarter of one, through the vector kernel instead
+ * of plain C: the columns are copied into a block of one vector, the rest
+ * of which repeats the last column at weight 0. Each row's pairs with the
+ * repeats fall in the slot of its pair with the last column (slot_of(), as
+ * every kernel decides), and are taken off the work item's counts there:
+ * 64-bit unsigned arithmetic, exact once the counters are flushed in. The
+ * repeats add w_i * 0 to the weight sums, which leaves them unchanged.
+ * Returns the columns done (0: too few for a vector to pay). */
+static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
+                          int64_t i0, int nr, const wt_points *b, int64_t j,
+                          int64_t j1, int f32, int slo, int span)
+{
+  const int lanes = span > 0 ? c->narrow_lanes
+                    : f32 ? c->vec32_lanes : c->vec_lanes;
+  const int64_t rem = j1 - j;
+  if (t->pad == NULL || lanes == 0 || rem >= lanes || 4 * rem < lanes)
+    return 0;
+  double *px = t->pad, *py = px + WT_PAD, *pz = py + WT_PAD;
+  double *pw = pz + WT_PAD;
+  for (int l = 0; l < lanes; l++) {
+    const int64_t k = l < rem ? j + l : j1 - 1;
+    px[l] = b->x[k];
+    py[l] = b->y[k];
+    pz[l] = b->z[k];
+    pw[l] = l < rem && b->w ? b->w[k] : 0.0;
+  }
+  if (f32 || (span > 0 && c->vec32))
+    for (int l = 0; l < lanes; l++) {
+      t->pad_tile[l] = (float)px[l];
+      t->pad_tile[WT_TILE + l] = (float)py[l];
+      t->pad_tile[2 * WT_TILE + l] = (float)pz[l];
+    }
+  wt_points pb;
+  memset(&pb, 0, sizeof pb);
+  pb.x = px;
+  pb.y = py;
+  pb.z = pz;
+  pb.w = b->w ? pw : NULL;
+  pb.n = lanes;
+#ifdef WT_X86
+  if (span > 0)
+    c->narrow_fn(c, t->h, t->pad_tile, a, i0, nr, &pb, 0, lanes, slo, span);
+  else
+#endif
+    (f32 ? c->vec32 : c->vec)(c, t->h, t->wh, t->pad_tile, a, i0, nr, &pb, 0,
+                              lanes);
+  for (int r = 0; r < nr; r++)
+    t->acc[slot_of(c->bins, pair_d2(a->x[i0 + r], a->y[i0 + r],
+                                    a->z[i0 + r], px[lanes - 1],
+                                    py[lanes - 1], pz[lanes - 1]))] -=
+      (uint64_t)(lanes - rem);
+  return rem;
+}
+
 /* Counts the pairs of rows [i0, i0 + nr) and columns [j0, j1), at most
- * WT_ROWS * WT_TILE of them: a vector kernel takes whole vectors and plain C
- * the rest. in_tile: t->tile holds columns [j0, j1) as floats. */
+ * WT_ROWS * WT_TILE of them: a vector kernel takes whole vectors, then the
+ * ragged end padded to a vector (count_tail()) or plain C. in_tile:
+ * t->tile holds columns [j0, j1) as floats. */
 static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
                        int64_t i0, int nr, const wt_points *b, int64_t j0,
                        int64_t j1, int in_tile, int slo, int span)
@@ -69,6 +125,9 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
 #endif
     if (vec)
       j += vec(c, t->h, t->wh, t->tile, a, i0 + r, step, b, j0, j1 - j0);
+    if (vec && j < j1)
+      j += count_tail(c, t, a, i0 + r, step, b, j, j1, vec == c->vec32 &&
+                      c->vec32 != NULL, slo, narrow ? span : 0);
     wt_cpu_plain(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
   }
 }
@@ -208,6 +267,7 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   if (bins->table == NULL || isa == WT_ISA_PLAIN || job->thsum) return WT_OK;
   const int avx512 = isa == WT_ISA_AVX512;
   c->vec = avx512 ? wt_cpu_avx512 : wt_cpu_avx2;
+  c->vec_lanes = avx512 ? 8 : 4;
   /* one block: the double kernel's tables, then the float table */
   const int sh = bins->table_shift, n = bins->table_size;
   const size_t n_up = (size_t)c->n_slots + bins->table_steps;
@@ -240,10 +300,13 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
       wt_cpu_f32_table(c, (uint32_t *)(m + bytes))) {
     c->f32 = (const uint32_t *)(m + bytes);
     c->vec32 = wt_cpu_f32;
+    c->vec32_lanes = 16;
     c->narrow_fn = wt_cpu_f32_narrow;
+    c->narrow_lanes = 16;
     if (narrow) wt_cpu_narrow_edges(c, (float *)(m + bytes + f32_bytes));
   } else {
     c->narrow_fn = wt_cpu_avx2_narrow;   /* AVX-512 CPUs have AVX2 */
+    c->narrow_lanes = 4;
   }
   c->narrow = narrow;
   c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
@@ -270,6 +333,8 @@ typedef struct {
   double *wh, *rec_w, *wchunk;
   double *th, *rec_t, *tchunk;  /* angles: as wh, rec_w, wchunk */
   float *tiles;
+  double *pads;                 /* per thread: 4 * WT_PAD */
+  float *pad_tiles;             /* per thread: 3 * WT_TILE, with vec32 */
   wt_item *items;
   uint64_t *rec_n;
   int32_t *outs;
@@ -281,6 +346,8 @@ static void run_free(wt_run *r)
   free(r->h);
   free(r->wh);
   free(r->tiles);
+  free(r->pads);
+  free(r->pad_tiles);
   free(r->items);
   free(r->rec_n);
   free(r->rec_w);
@@ -320,6 +387,12 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
   r->rec_n = cpu_malloc(job, cap * n_slots * sizeof *r->rec_n);
   if (r->ctx.vec32)
     r->tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *r->tiles);
+  if (r->ctx.vec) {
+    r->pads = cpu_malloc(job, (size_t)nt * 4 * WT_PAD * sizeof *r->pads);
+    if (r->ctx.vec32)
+      r->pad_tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE *
+                                       sizeof *r->pad_tiles);
+  }
   if (weighted) {
     r->wh = cpu_calloc(job, (size_t)nt * per, sizeof *r->wh);
     r->rec_w = cpu_malloc(job, cap * n_slots * sizeof *r->rec_w);
@@ -335,6 +408,7 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
     r->seen = cpu_calloc(job, (size_t)n_out, 1);
   }
   if (!r->h || !r->items || !r->rec_n || (r->ctx.vec32 && !r->tiles) ||
+      (r->ctx.vec && !r->pads) || (r->ctx.vec32 && !r->pad_tiles) ||
       (weighted && (!r->wh || !r->rec_w || !r->wchunk)) ||
       (angles && (!r->th || !r->rec_t || !r->tchunk)) ||
       ((weighted || angles) && (!r->outs || !r->seen)))
@@ -393,7 +467,8 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
   const size_t per = r->per;
   uint32_t *h = r->h;
   double *wh = r->wh, *rec_w = r->rec_w, *th = r->th, *rec_t = r->rec_t;
-  float *tiles = r->tiles;
+  float *tiles = r->tiles, *pad_tiles = r->pad_tiles;
+  double *pads = r->pads;
   const wt_item *items = r->items;
   uint64_t *rec_n = r->rec_n;
   const wt_ctx ctx = r->ctx;
@@ -413,6 +488,8 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
     t.wh = weighted ? wh + (size_t)id * per : NULL;
     t.th = angles ? th + (size_t)id * per : NULL;
     t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
+    t.pad = pads ? pads + (size_t)id * 4 * WT_PAD : NULL;
+    t.pad_tile = pad_tiles ? pad_tiles + (size_t)id * 3 * WT_TILE : NULL;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif

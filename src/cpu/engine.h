@@ -88,6 +88,7 @@
 #define WT_F32_MMAX 9             /* m <= WT_F32_MMAX */
 #define WT_F32_CELLS (WT_F32_BINADES << WT_F32_MMAX)
 #define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
+#define WT_PAD 16                 /* columns of the widest vector */
 #define WT_NARROW 8               /* widest slot range of the narrow kernel */
 #define WT_NARROW_DEFAULT 8       /* ... taken by default (WTHETA_CPU_NARROW) */
 #define WT_NARROW_MIN (0x1p-19f)  /* the narrow kernel decides float d2 in */
@@ -126,6 +127,7 @@ struct wt_ctx {
   uint32_t sink;                /* a spare counter after the copies */
   wt_vec_fn vec;                /* double kernel; NULL: plain C only */
   wt_vec_fn vec32;              /* float-prefilter kernel, or NULL */
+  int vec_lanes, vec32_lanes;   /* columns per vector of each */
   /* private forms of the table for the double kernels: packed, or else
    * slot32 and upper_pad */
   const uint64_t *packed;       /* table_steps <= 1: see wt_cpu_pack_table() */
@@ -151,6 +153,7 @@ struct wt_ctx {
                        const wt_points *a, int64_t i0, int nr,
                        const wt_points *b, int64_t j0, int64_t nj, int slo,
                        int span);
+  int narrow_lanes;             /* columns per vector of narrow_fn */
   int narrow_fault;             /* WT_FAULT_NARROW: one false pair per call */
   const float *edge_lo, *edge_hi, *lo_of, *hi_of;
 };
@@ -164,6 +167,10 @@ typedef struct {
   double *th;                   /* mean_theta: angle sums laid out as h */
   double *thacc;                /* mean_theta: the work item's n_slots sums */
   float *tile;                  /* 3 * WT_TILE: a tile of b as floats */
+  /* the ragged end of a tile padded to one vector (count_tail()): x, y,
+   * z, w of WT_PAD columns, and as floats WT_TILE apart, as the tile */
+  double *pad;
+  float *pad_tile;
   uint64_t pending;             /* increments since the last flush */
   uint64_t wpending;            /* weighted (or mean_theta) pairs since
                                    the last flush_w */
