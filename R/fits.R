@@ -158,6 +158,8 @@ keyword_comments <- c(
   WEIGHTED = "pairs weighted by point weights",
   N_DATA = "points in the data catalog",
   N_RANDOM = "points in the random catalog",
+  N_DATA2 = "points in the second data catalog",
+  N_RANDOM2 = "points in the second random catalog",
   BACKEND = "where the pairs were counted",
   ERRMETH = "error method of w_err and COV",
   NPATCHES = "sky patches of the resampling",
@@ -324,6 +326,7 @@ rebuild_wtheta <- function(file) {
     type = key("COUNTING") %||% (if (identical(counts, cross)) "cross" else
       "auto"),
     n_data = key("N_DATA"), n_random = key("N_RANDOM"),
+    n_data2 = key("N_DATA2"), n_random2 = key("N_RANDOM2"),
     estimator = key("ESTIMATR"), self_pairs = key("SELFPAIR"),
     weighted = key("WEIGHTED"),
     error = key("ERRMETH") %||% (if (!is.null(cov) || "w_err" %in% want)
