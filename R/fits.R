@@ -150,7 +150,8 @@ check_fits_positions <- function(file, info, idx) {
   }
 }
 
-# what each keyword of a result file says, written as its comment
+# what each keyword of a file wtheta writes says (results, maps), written
+# as its comment
 keyword_comments <- c(
   ESTIMATR = "w(theta) estimator",
   COUNTING = "auto: one catalog; cross: two",
@@ -169,6 +170,14 @@ keyword_comments <- c(
   N_BELOW = "pairs closer than the first bin",
   N_ABOVE = "pairs wider than the last bin",
   THUNIT = "unit of the theta columns",
+  PIXTYPE = "HEALPIX pixelisation",
+  ORDERING = "pixel ordering scheme",
+  COORDSYS = "C: equatorial, G: galactic",
+  NSIDE = "resolution parameter",
+  FIRSTPIX = "first pixel number (from 0)",
+  LASTPIX = "last pixel number (from 0)",
+  INDXSCHM = "IMPLICIT: every pixel; EXPLICIT: PIXEL column",
+  OBJECT = "FULLSKY or PARTIAL",
   WTVERSN = "version of wtheta that wrote this file",
   SERMD5 = "md5 of the serialized R object")
 
