@@ -21,7 +21,8 @@ describe_run <- function(backend, threads, devices, elapsed) {
 #' `summary()` gives per correlation its sizes, the first and the largest
 #' w and the median relative error (a `summary.wtheta_multi` list with
 #' `samples`, `n_correlations`, `n_bins`, `theta_units`, `theta_range`,
-#' `estimator`, `error`, `n_patches`, `weighted`, `self_pairs`, `cov_dim`,
+#' `estimator`, `error`, `n_patches`, `weighted` (`NULL` where not
+#' recorded), `self_pairs`, `cov_dim`,
 #' `correlations` (a data frame: `correlation`, `type`, `n_data`,
 #' `w_first`, `w_max`, `theta_at_max`, `median_rel_err`), `backend`,
 #' `threads`, `elapsed`); `as.data.frame()` gives the plain long data frame (columns `i`, `j`,
@@ -109,9 +110,8 @@ summary.wtheta_multi <- function(object, ...) {
       if (length(r)) stats::median(r) else NA_real_
     } else NA_real_
     data.frame(correlation = nm, type = result_type(e),
-               n_data = paste(format_n(cross_sizes(attr(e, "n_data"),
-                                                   attr(e, "n_data2"), e)),
-                              collapse = " x "),
+               n_data = sizes_text(cross_sizes(attr(e, "n_data"),
+                                               attr(e, "n_data2"), e)),
                w_first = if (length(ok)) e$w[ok[1L]] else NA_real_,
                w_max = if (is.na(imax)) NA_real_ else e$w[imax],
                theta_at_max = if (is.na(imax)) NA_real_ else e$theta[imax],
@@ -125,11 +125,16 @@ summary.wtheta_multi <- function(object, ...) {
     theta_range = c(object$theta_lo[1L],
                     object$theta_hi[length(object$theta_hi)]),
     estimator = a$estimator, error = a$error %||% "unknown",
-    n_patches = a$n_patches, weighted = isTRUE(a$weighted),
+    n_patches = a$n_patches, weighted = a$weighted,
     self_pairs = a$self_pairs, cov_dim = dim(a$cov),
     correlations = do.call(rbind, per),
     backend = a$backend, threads = a$threads, elapsed = a$elapsed
   ), class = "summary.wtheta_multi")
+}
+
+# sizes as "300" or "300 x 200"; "?" where not recorded
+sizes_text <- function(n) {
+  if (!length(n)) "?" else paste(format_n(n), collapse = " x ")
 }
 
 #' @export
@@ -138,7 +143,8 @@ print.summary.wtheta_multi <- function(x, ...) {
   K <- length(x$samples)
   cat("Angular correlations of ", K, " sample", if (K != 1L) "s", " (",
       paste(x$samples, collapse = ", "), "), ",
-      estimator_name(x$estimator), " estimator\n", sep = "")
+      estimator_name(x$estimator), if (!is.null(x$estimator)) " estimator",
+      "\n", sep = "")
   cat("  bins:     ", x$n_bins, " from ", f(x$theta_range[1L]), " to ",
       f(x$theta_range[2L]), " ", x$theta_units, " in each of ",
       x$n_correlations, " correlation", if (x$n_correlations != 1L) "s",
@@ -147,8 +153,10 @@ print.summary.wtheta_multi <- function(x, ...) {
       if (!is.null(x$cov_dim)) paste0("; covariance ",
                                       paste(x$cov_dim, collapse = " x ")),
       "\n", sep = "")
-  cat("  counts:   ", if (x$weighted) "weighted (sums of w_i w_j)" else
-    "unweighted pairs", if (isTRUE(x$self_pairs)) ", self pairs included",
+  # (files of other tools do not say how their counts were weighted)
+  cat("  counts:   ", if (is.null(x$weighted)) "weighting not recorded" else
+    if (isTRUE(x$weighted)) "weighted (sums of w_i w_j)" else
+      "unweighted pairs", if (isTRUE(x$self_pairs)) ", self pairs included",
     "\n", sep = "")
   tab <- x$correlations
   tab$type <- NULL

@@ -150,4 +150,17 @@ test_that("print(tomo) says it is weighted and never 'none errors'; summary()", 
                stats::median(ej$w_err / abs(ej$w)))
   expect_match(capture.output(print(pj))[2],
                "jackknife errors (4 patches, joint covariance)", fixed = TRUE)
+  # read from a SACC file, which records neither sizes nor weighting
+  skip_if_no_fits()
+  f <- paste0(withr_tempfile(), ".fits")
+  on.exit(unlink(f), add = TRUE)
+  expect_message(write_wtheta(pj, f, format = "sacc"), "no `nz` given")
+  sr <- summary(read_wtheta(f, format = "sacc"))
+  expect_null(sr$weighted)
+  expect_identical(sr$correlations$n_data, c("?", "?", "?"))
+  expect_equal(sr$correlations$w_max, sj$correlations$w_max,
+               tolerance = 1e-15)
+  so <- capture.output(print(sr))
+  expect_identical(so[1], "Angular correlations of 2 samples (a, b), unknown estimator")
+  expect_true(any(grepl("counts:   weighting not recorded", so, fixed = TRUE)))
 })
