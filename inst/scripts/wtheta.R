@@ -227,7 +227,7 @@ read_catalogs <- function(files, units, columns, weights, hdu) {
   cols <- catalog_columns(columns, weights)
   Map(function(f, nm) {
     # --hdu applies to the FITS files (text has no HDUs)
-    h <- if (is_fits(f)) hdu
+    h <- if (!is.null(hdu) && is_fits(f)) hdu
     tryCatch(read_catalog(f, units = units, columns = cols, hdu = h),
              error = function(e) {
                if (!is.null(weights) && startsWith(nm, "random")) {
@@ -246,8 +246,12 @@ read_catalogs <- function(files, units, columns, weights, hdu) {
   }, files, names(files))
 }
 
-# a FITS file (perhaps gzipped): its first bytes are "SIMPLE"
+# a FITS file (perhaps gzipped): its first bytes are "SIMPLE". A stream
+# (a FIFO, a process substitution: size 0) is never peeked at, as that
+# would take its first bytes from read_catalog(), and is never FITS
 is_fits <- function(f) {
+  size <- file.size(f)
+  if (is.na(size) || size == 0) return(FALSE)
   con <- gzfile(f, "rb")
   on.exit(close(con))
   head <- tryCatch(readBin(con, "raw", 6L), error = function(e) raw(0))
