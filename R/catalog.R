@@ -1,5 +1,7 @@
 # Validates a catalog given by the user and returns data.frame(ra, dec) in
 # degrees with ra reduced to [0, 360). `arg` names the argument in messages.
+# The columns are found by name ignoring case, as read_catalog() finds a
+# file's.
 #
 # Accepted: data frames (tibbles and data.tables are data frames) and
 # matrices with the two columns by name; integer and double columns. Refused
@@ -9,13 +11,9 @@
 # (which one is meant cannot be known).
 as_catalog <- function(x, arg, columns = c("ra", "dec")) {
   if (!is.character(columns) || length(columns) != 2L || anyNA(columns) ||
-      columns[1L] == columns[2L]) {
+      tolower(columns[1L]) == tolower(columns[2L])) {
     stop("`columns` must be two distinct column names (ra, dec), not ",
          describe(columns), ".", call. = FALSE)
-  }
-  if (is.matrix(x) || is.data.frame(x)) {
-    # two columns of one name: which one is meant cannot be known
-    match_names(columns, colnames(x), paste0("`", arg, "`"))
   }
   if (is.matrix(x)) {
     if (!is.numeric(x)) {
@@ -29,14 +27,20 @@ as_catalog <- function(x, arg, columns = c("ra", "dec")) {
          paste(columns, collapse = " and "), ", not ", describe(x), ".",
          call. = FALSE)
   }
-  missing <- setdiff(columns, names(x))
-  if (length(missing)) {
-    stop("`", arg, "` has no column ", dQuote(missing[1L], FALSE),
-         " (its columns: ", paste(names(x), collapse = ", "), ").",
-         call. = FALSE)
+  # names matched ignoring case, as read_catalog() matches a file's: "RA"
+  # is `ra`; two columns that answer to one name (ra and RA) are an error,
+  # as which one is meant cannot be known
+  idx <- match_names(columns, names(x), paste0("`", arg, "`"),
+                     ignore_case = TRUE)
+  if (anyNA(idx)) {
+    stop("`", arg, "` has no column ", dQuote(columns[is.na(idx)][1L], FALSE),
+         " (its columns: ", paste(names(x), collapse = ", "), "; names ",
+         "are matched ignoring case).", call. = FALSE)
   }
-  cols <- lapply(columns, function(nm) {
-    v <- x[[nm]]
+  columns <- names(x)[idx]
+  cols <- lapply(seq_along(idx), function(k) {
+    nm <- columns[k]
+    v <- x[[idx[k]]]
     if (!is.numeric(v) || is.object(v) || !is.null(dim(v))) {
       what <- if (is.factor(v)) "a factor" else if (is.list(v)) {
         "a list column"

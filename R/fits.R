@@ -150,7 +150,8 @@ check_fits_positions <- function(file, info, idx) {
   }
 }
 
-# what each keyword of a result file says, written as its comment
+# what each keyword of a file wtheta writes says (results, maps), written
+# as its comment
 keyword_comments <- c(
   ESTIMATR = "w(theta) estimator",
   COUNTING = "auto: one catalog; cross: two",
@@ -158,6 +159,8 @@ keyword_comments <- c(
   WEIGHTED = "pairs weighted by point weights",
   N_DATA = "points in the data catalog",
   N_RANDOM = "points in the random catalog",
+  N_DATA2 = "points in the second data catalog",
+  N_RANDOM2 = "points in the second random catalog",
   BACKEND = "where the pairs were counted",
   ERRMETH = "error method of w_err and COV",
   NPATCHES = "sky patches of the resampling",
@@ -167,6 +170,14 @@ keyword_comments <- c(
   N_BELOW = "pairs closer than the first bin",
   N_ABOVE = "pairs wider than the last bin",
   THUNIT = "unit of the theta columns",
+  PIXTYPE = "HEALPIX pixelisation",
+  ORDERING = "pixel ordering scheme",
+  COORDSYS = "C: equatorial, G: galactic",
+  NSIDE = "resolution parameter",
+  FIRSTPIX = "first pixel number (from 0)",
+  LASTPIX = "last pixel number (from 0)",
+  INDXSCHM = "IMPLICIT: every pixel; EXPLICIT: PIXEL column",
+  OBJECT = "FULLSKY or PARTIAL",
   WTVERSN = "version of wtheta that wrote this file",
   SERMD5 = "md5 of the serialized R object")
 
@@ -324,6 +335,7 @@ rebuild_wtheta <- function(file) {
     type = key("COUNTING") %||% (if (identical(counts, cross)) "cross" else
       "auto"),
     n_data = key("N_DATA"), n_random = key("N_RANDOM"),
+    n_data2 = key("N_DATA2"), n_random2 = key("N_RANDOM2"),
     estimator = key("ESTIMATR"), self_pairs = key("SELFPAIR"),
     weighted = key("WEIGHTED"),
     error = key("ERRMETH") %||% (if (!is.null(cov) || "w_err" %in% want)

@@ -30,10 +30,17 @@
 #' @param random Randoms: one catalog shared by all samples, or a list of
 #'   `K` catalogs, one per sample (in the order of `data`, or named as
 #'   `data`).
-#' @param weights `NULL` or the name of a column: the catalogs that have it
-#'   are weighted, the others have unit weights.
-#' @param patches For jackknife and bootstrap: `NULL` or a result of
-#'   [sky_patches()].
+#' @param weights Per-object weights of the catalogs given unprepared:
+#'   `NULL`, the name of a column (the catalogs that have it are weighted,
+#'   the others have unit weights), or a list with elements `data` (a list
+#'   named by sample, each element a numeric vector or a column name) and
+#'   `random` (a vector or column name for shared randoms, else a list
+#'   named by sample, as `data`); a catalog left out has unit weights.
+#' @param patches For jackknife and bootstrap: `NULL` (the patches of the
+#'   prepared catalogs that carry some, or else [sky_patches()] on the
+#'   randoms), a result of [sky_patches()], or labels: the name of a column
+#'   present in every catalog, or a list with elements `data` and `random`
+#'   in the form of `weights`, labels for every catalog.
 #' @inheritParams wtheta
 #' @return A data frame of class `c("wtheta_multi", "data.frame")`, long and
 #'   tidy: columns `i`, `j` (the sample names, as factors in the order of
@@ -85,15 +92,9 @@ wtheta_multi <- function(data, random, bins,
   dk <- paste0("data$", samples)
   rki <- if (length(rk$keys) == 1L) rep(rk$keys, length(samples)) else
     rk$keys
-  if (!is.null(weights) && !(is.character(weights) &&
-                              length(weights) == 1L && !is.na(weights))) {
-    stop("`weights` must be NULL or the name of a column, not ",
-         describe(weights), ".", call. = FALSE)
-  }
-  if (!is.null(patches) && !inherits(patches, "wtheta_patches")) {
-    stop("`patches` must be NULL or a result of sky_patches(), not ",
-         describe(patches), "; give labels to prepare_catalog().",
-         call. = FALSE)
+  weights <- multi_values(weights, samples, rk$keys, "weights")
+  if (!inherits(patches, "wtheta_patches")) {
+    patches <- multi_values(patches, samples, rk$keys, "patches")
   }
   # 2. which correlations, and the counts each needs
   K <- length(samples)
@@ -162,6 +163,44 @@ wtheta_multi <- function(data, random, bins,
     attr(entries[[r]], "footprint_check") <- fc
   }
   multi_result(entries, ij, samples, error, done, fchecks, call$start)
+}
+
+# `weights` or `patches` of wtheta_multi() (NULL, a column name, or
+# list(data = list(<sample> = ...), random = <one> or list(<sample> = ...)))
+# as new_call() takes them: a column name, or a list named by the call's
+# catalogs ("data$z1", "random" or "random$z1")
+multi_values <- function(spec, samples, random_keys, arg) {
+  if (is.null(spec) || is.character(spec) && length(spec) == 1L &&
+      !is.na(spec)) {
+    return(spec)
+  }
+  shared <- identical(random_keys, "random")
+  form <- paste0("`", arg, "` must be NULL, the name of a column, or a list ",
+                 "with elements `data` (a list named by sample: ",
+                 paste(samples, collapse = ", "), ") and `random` (",
+                 if (shared) "a vector or a column name" else
+                   "a list named by sample", ")")
+  if (!is.list(spec) || is.data.frame(spec) || is.null(names(spec)) ||
+      !all(names(spec) %in% c("data", "random")) || anyDuplicated(names(spec))) {
+    stop(form, ", not ", describe(spec), ".", call. = FALSE)
+  }
+  by_sample <- function(v, what) {
+    if (is.null(v)) return(list())
+    nm <- names(v)
+    if (!is.list(v) || is.data.frame(v) || is.null(nm) ||
+        !all(nm %in% samples) || anyDuplicated(nm)) {
+      stop("`", arg, "$", what, "` must be a list named by sample (",
+           paste(samples, collapse = ", "), "), not ", describe(v), ".",
+           call. = FALSE)
+    }
+    stats::setNames(v, paste0(what, "$", nm))
+  }
+  out <- by_sample(spec$data, "data")
+  if (!is.null(spec$random)) {
+    out <- c(out, if (shared) list(random = spec$random) else
+      by_sample(spec$random, "random"))
+  }
+  out
 }
 
 # `data` of wtheta_multi(): a named list of catalogs; its names

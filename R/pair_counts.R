@@ -52,7 +52,9 @@
 #'   least 16 are allowed); defaults to [wtheta_threads()], which also says
 #'   what happens when the system cannot start them.
 #' @param devices CUDA device indices to use (default: all visible).
-#' @param columns Names of the right ascension and declination columns.
+#' @param columns Names of the right ascension and declination columns,
+#'   matched ignoring case as [read_catalog()] matches a file's (`RA` is
+#'   `ra`; a catalog with both `ra` and `RA` is an error).
 #' @param progress Report progress during long runs. With the progressr
 #'   package installed it goes to a progressr progressor, shown by whatever
 #'   handler is active: RStudio's progress bar, a text bar, or none until

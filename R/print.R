@@ -18,7 +18,14 @@ describe_run <- function(backend, threads, devices, elapsed) {
 #' Methods for wtheta_multi results
 #'
 #' `print()` shows the samples, the correlations and the first rows;
-#' `as.data.frame()` gives the plain long data frame (columns `i`, `j`,
+#' `summary()` gives per correlation its sizes, the first and the largest
+#' w and the median relative error (a `summary.wtheta_multi` list with
+#' `samples`, `n_correlations`, `n_bins`, `theta_units`, `theta_range`,
+#' `estimator`, `error`, `n_patches`, `weighted` (`NULL` where not
+#' recorded), `self_pairs`, `cov_dim`,
+#' `correlations` (a data frame: `correlation`, `type`, `n_data`,
+#' `w_first`, `w_max`, `theta_at_max`, `median_rel_err`), `backend`,
+#' `threads`, `elapsed`); `as.data.frame()` gives the plain long data frame (columns `i`, `j`,
 #' `theta_lo`, `theta_hi`, `theta`, `w`, `w_err`, in the unit of the
 #' attribute `theta_units`, which it keeps). `[` that selects whole
 #' correlations, or the same bins of each correlation it keeps (rows in
@@ -66,9 +73,8 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
       paste(s, collapse = ", "), "): ", length(a$entries), " correlation",
       if (length(a$entries) != 1L) "s", ", ", length(a$edges) - 1L,
       " bins\n", sep = "")
-  cat(estimator_name(a$estimator), "; ", a$error, " errors",
-      if (a$error %in% c("jackknife", "bootstrap"))
-        paste0(" (", a$n_patches, " patches, joint covariance)"),
+  cat(estimator_name(a$estimator), "; ", describe_multi_errors(a),
+      if (isTRUE(a$weighted)) "; weighted pairs",
       if (!is.null(a$source)) paste0("; read from a ", a$source) else
         paste0("; ", length(a$pair_counts), " counts in ",
                format(signif(a$elapsed, 3)), " s"), "\n", sep = "")
@@ -76,6 +82,91 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
   print(unit_headers(utils::head(d, n), theta_units_of(x)),
         row.names = FALSE, digits = 5)
   if (nrow(d) > n) cat("  ... ", nrow(d) - n, " more rows\n", sep = "")
+  invisible(x)
+}
+
+# "no errors", "poisson errors", "jackknife errors (20 patches, joint
+# covariance)"
+describe_multi_errors <- function(a) {
+  err <- a$error %||% "unknown"
+  if (err == "none") return("no errors")
+  paste0(err, " errors", if (err %in% c("jackknife", "bootstrap"))
+    paste0(" (", a$n_patches, " patches, joint covariance)"))
+}
+
+#' @rdname wtheta_multi-methods
+#' @order 3
+#' @export
+summary.wtheta_multi <- function(object, ...) {
+  a <- attributes(object)
+  entries <- a$entries
+  per <- lapply(names(entries), function(nm) {
+    e <- entries[[nm]]
+    ok <- which(is.finite(e$w))
+    imax <- if (length(ok)) ok[which.max(e$w[ok])] else NA_integer_
+    rel <- if (!is.null(e$w_err)) {
+      r <- e$w_err / abs(e$w)
+      r <- r[is.finite(r)]
+      if (length(r)) stats::median(r) else NA_real_
+    } else NA_real_
+    data.frame(correlation = nm, type = result_type(e),
+               n_data = sizes_text(cross_sizes(attr(e, "n_data"),
+                                               attr(e, "n_data2"), e)),
+               w_first = if (length(ok)) e$w[ok[1L]] else NA_real_,
+               w_max = if (is.na(imax)) NA_real_ else e$w[imax],
+               theta_at_max = if (is.na(imax)) NA_real_ else e$theta[imax],
+               median_rel_err = rel)
+  })
+  edges <- a$edges
+  structure(list(
+    samples = a$samples, n_correlations = length(entries),
+    n_bins = if (length(entries)) nrow(entries[[1L]]) else 0L,
+    theta_units = theta_units_of(object),
+    theta_range = c(object$theta_lo[1L],
+                    object$theta_hi[length(object$theta_hi)]),
+    estimator = a$estimator, error = a$error %||% "unknown",
+    n_patches = a$n_patches, weighted = a$weighted,
+    self_pairs = a$self_pairs, cov_dim = dim(a$cov),
+    correlations = do.call(rbind, per),
+    backend = a$backend, threads = a$threads, elapsed = a$elapsed
+  ), class = "summary.wtheta_multi")
+}
+
+# sizes as "300" or "300 x 200"; "?" where not recorded
+sizes_text <- function(n) {
+  if (!length(n)) "?" else paste(format_n(n), collapse = " x ")
+}
+
+#' @export
+print.summary.wtheta_multi <- function(x, ...) {
+  f <- function(v) format(signif(v, 4))
+  K <- length(x$samples)
+  cat("Angular correlations of ", K, " sample", if (K != 1L) "s", " (",
+      paste(x$samples, collapse = ", "), "), ",
+      estimator_name(x$estimator), if (!is.null(x$estimator)) " estimator",
+      "\n", sep = "")
+  cat("  bins:     ", x$n_bins, " from ", f(x$theta_range[1L]), " to ",
+      f(x$theta_range[2L]), " ", x$theta_units, " in each of ",
+      x$n_correlations, " correlation", if (x$n_correlations != 1L) "s",
+      "\n", sep = "")
+  cat("  errors:   ", describe_multi_errors(x),
+      if (!is.null(x$cov_dim)) paste0("; covariance ",
+                                      paste(x$cov_dim, collapse = " x ")),
+      "\n", sep = "")
+  # (files of other tools do not say how their counts were weighted)
+  cat("  counts:   ", if (is.null(x$weighted)) "weighting not recorded" else
+    if (isTRUE(x$weighted)) "weighted (sums of w_i w_j)" else
+      "unweighted pairs", if (isTRUE(x$self_pairs)) ", self pairs included",
+    "\n", sep = "")
+  tab <- x$correlations
+  tab$type <- NULL
+  for (k in c("w_first", "w_max", "theta_at_max", "median_rel_err")) {
+    tab[[k]] <- f(tab[[k]])
+  }
+  print(tab, row.names = FALSE)
+  if (!is.null(x$backend)) {
+    cat("  ", describe_run_attr(x), "\n", sep = "")
+  }
   invisible(x)
 }
 
@@ -157,12 +248,30 @@ result_type <- function(x) {
   type
 }
 
+# the catalogs' sizes: for a cross-correlation both samples and both
+# random catalogs (a result read from a file may lack the second ones)
 describe_sizes <- function(a, type) {
-  nd <- a$n_data
-  nr <- a$n_random
   fmt <- function(n) if (is.null(n)) "?" else
     paste(format_n(n), collapse = " and ")
+  nd <- a$n_data
+  nr <- a$n_random
+  if (type == "cross") {
+    # n_data2 and n_random2 beside n_data and n_random (older results
+    # and files kept both sizes in n_data and n_random)
+    if (length(nd) == 1L) nd <- c(nd, a$n_data2 %||% NA)
+    if (length(nr) == 1L) nr <- c(nr, a$n_random2 %||% NA)
+    fmt <- function(n) paste(ifelse(is.na(n), "?", format_n(n)),
+                             collapse = " and ")
+  }
   paste0("data ", fmt(nd), ", randoms ", fmt(nr), " points")
+}
+
+# the count columns of a weighted result as text with their fractions
+# (print()'s 4 significant digits would show 3073.646 as 3074, which
+# reads as a number of pairs)
+weighted_counts_text <- function(d, cols) {
+  for (k in cols) d[[k]] <- format(d[[k]], digits = 7L, nsmall = 1L)
+  d
 }
 
 describe_convention <- function(a, type) {
@@ -209,13 +318,15 @@ describe_run_attr <- function(a) {
 #' @param ... Ignored.
 #' @return `print()` returns `x` invisibly; `summary()` an object of class
 #'   `summary.wtheta`, a list with `type`, `estimator`, `n_data`,
-#'   `n_random`, `self_pairs`, `n_bins`, `theta_units`, `theta_range`
-#'   (in that unit), `pairs` (pairs
-#'   counted in the bins, by count column), `n_outside`, `w_first` (w in
-#'   the first bin with a finite w), `w_max` and `theta_at_max`,
-#'   `theta_zero` (centre of the first bin after the first where w is not
-#'   positive, `NA` if none), `error`, `median_rel_err` (median of
-#'   `w_err / |w|`, `NA` without errors), `backend`, `threads`, `devices`,
+#'   `n_random` (both samples' for a cross-correlation), `self_pairs`,
+#'   `weighted`, `n_bins`, `theta_units`, `theta_range` (in that unit),
+#'   `pairs` (pairs counted in the bins, by count column; for a weighted
+#'   result the sums of `w_i w_j`, which print as such), `n_outside`,
+#'   `w_first` (w in the first bin with a finite w), `w_max` and
+#'   `theta_at_max`, `theta_zero` (centre of the first bin after the first
+#'   where w is not positive, `NA` if none), `error`, `median_rel_err`
+#'   (median of `w_err / |w|`, `NA` without errors), `backend`, `threads`,
+#'   `devices`,
 #'   `elapsed`; `as.data.frame()` a plain data frame.
 #' @seealso [wtheta()], [plot.wtheta()], [wtheta_cov()].
 #' @examples
@@ -248,6 +359,7 @@ print.wtheta <- function(x, n = 10L, ...) {
   }
   show <- min(nrow(x), n)
   df <- as.data.frame(x)[seq_len(show), , drop = FALSE]
+  if (isTRUE(a$weighted)) df <- weighted_counts_text(df, count_columns(x))
   print(unit_headers(df, theta_units_of(x)), row.names = FALSE, digits = 4)
   if (nrow(x) > show) {
     cat("# ... ", nrow(x) - show, " more bin", if (nrow(x) - show > 1L) "s",
@@ -275,7 +387,9 @@ summary.wtheta <- function(object, ...) {
   cols <- count_columns(x)
   structure(list(
     type = result_type(x), estimator = a$estimator,
-    n_data = a$n_data, n_random = a$n_random, self_pairs = a$self_pairs,
+    n_data = cross_sizes(a$n_data, a$n_data2, x),
+    n_random = cross_sizes(a$n_random, a$n_random2, x),
+    self_pairs = a$self_pairs, weighted = isTRUE(a$weighted),
     n_bins = nrow(x), theta_units = theta_units_of(x),
     theta_range = c(x$theta_lo[1L], x$theta_hi[nrow(x)]),
     pairs = vapply(x[cols], function(v) sum(as.double(v)), 0),
@@ -289,6 +403,13 @@ summary.wtheta <- function(object, ...) {
     backend = a$backend, threads = a$threads, devices = a$devices,
     elapsed = a$elapsed
   ), class = "summary.wtheta")
+}
+
+# both samples' sizes of a cross-correlation, as one vector
+cross_sizes <- function(n1, n2, x) {
+  if (result_type(x) == "cross" && length(n1) == 1L && !is.null(n2)) {
+    c(n1, n2)
+  } else n1
 }
 
 #' @export
@@ -305,8 +426,11 @@ print.summary.wtheta <- function(x, ...) {
       " points\n", sep = "")
   cat("  bins:     ", x$n_bins, " from ", f(x$theta_range[1L]), " to ",
       f(x$theta_range[2L]), " ", u, "\n", sep = "")
-  cat("  pairs:    ", paste0(names(x$pairs), " ", format_n(x$pairs),
-                              collapse = ", "), " in the bins\n", sep = "")
+  # a weighted result's counts are sums of w_i w_j, not numbers of pairs
+  cat(if (isTRUE(x$weighted)) "  weighted: " else "  pairs:    ",
+      paste0(names(x$pairs), " ", format_n(x$pairs), collapse = ", "),
+      if (isTRUE(x$weighted)) " (sums of w_i w_j in the bins)" else
+        " in the bins", "\n", sep = "")
   cat("  w:        ", f(x$w_first), " at ", f(x$theta_first),
       " ", u, " (first bin); largest ", f(x$w_max), " at ",
       f(x$theta_at_max), " ", u, "\n", sep = "")

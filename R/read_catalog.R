@@ -169,9 +169,16 @@ column_units <- function(tunit, nm, units, file) {
   if (!nzchar(tunit)) return(units %||% "deg")
   v <- unit_names[tolower(tunit)]
   if (is.na(v)) {
+    # `units` cannot override a TUNIT (a contradiction is an error), so
+    # say what can be done: the values converted outside wtheta
+    hours <- tolower(tunit) %in% c("hourangle", "hour", "hours", "h", "hr")
     stop("`file` \"", file, "\" column ", dQuote(nm, FALSE), " has ",
-         "TUNIT \"", tunit, "\", which wtheta does not convert; give ",
-         "`units` after converting the file.", call. = FALSE)
+         "TUNIT \"", tunit, "\", which wtheta does not convert (it reads ",
+         "deg, arcmin, arcsec and rad, and `units` cannot override a ",
+         "column's TUNIT). Read the table with another reader and give ",
+         "wtheta() a data frame with ra and dec in degrees",
+         if (hours) paste0(" (", nm, " * 15 for hours)"), ", or write the ",
+         "column in degrees with TUNIT 'deg'.", call. = FALSE)
   }
   if (!is.null(units) && units != v) {
     stop("`units` is \"", units, "\" but column ", dQuote(nm, FALSE),

@@ -17,7 +17,8 @@
 #'   `DR`, `RR`, `w`, `w_err` (every column of the result, in double
 #'   precision); the primary header and the table's carry the keywords
 #'   `ESTIMATR` (estimator), `COUNTING` (`auto` or `cross`), `SELFPAIR`,
-#'   `WEIGHTED`, `N_DATA`, `N_RANDOM`, `BACKEND`, `ERRMETH` (error method),
+#'   `WEIGHTED`, `N_DATA`, `N_RANDOM` (and for a cross-correlation
+#'   `N_DATA2`, `N_RANDOM2`), `BACKEND`, `ERRMETH` (error method),
 #'   `NPATCHES`, `THUNIT` (the unit of the theta columns) and `WTVERSN`
 #'   (wtheta's version), each with a comment saying
 #'   what it is. Extension `COV` is an image holding the covariance matrix
@@ -142,6 +143,7 @@ write_wtheta <- function(x, file,
     ESTIMATR = attr(x, "estimator"), COUNTING = attr(x, "type"),
     SELFPAIR = attr(x, "self_pairs"), WEIGHTED = attr(x, "weighted"),
     N_DATA = attr(x, "n_data"), N_RANDOM = attr(x, "n_random"),
+    N_DATA2 = attr(x, "n_data2"), N_RANDOM2 = attr(x, "n_random2"),
     BACKEND = attr(x, "backend"), ERRMETH = attr(x, "error"),
     NPATCHES = attr(x, "n_patches"), THUNIT = theta_units_of(x)))
   table <- stats::setNames(lapply(names(x), function(nm) as.double(x[[nm]])),

@@ -1,5 +1,5 @@
 # Command-line entry of wtheta: w(theta) of a data catalog and its randoms.
-# Run with Rscript; --help prints the usage. `wtheta::wtheta_cli()` prints
+# Run with Rscript; --help prints the usage. `wtheta::wtheta_cli()` gives
 # the path of the installed copy. Exit status: 0 done, 1 the computation
 # failed (the message says why), 2 bad arguments.
 
@@ -17,7 +17,15 @@ if (!requireNamespace("optparse", quietly = TRUE)) {
 }
 
 columns_text <- "
-Output columns (--out, CSV, one row per bin):
+Output (--out): written by wtheta::write_wtheta(), so that read_wtheta()
+reads it back whole: FILE.csv is a CSV table (lines starting with # give
+the estimator, sizes, weighting and units) with sidecar files beside it
+(FILE-attributes.rds, and FILE-cov.csv, the covariance, with errors);
+FILE.fits a FITS table with the covariance in extension COV; --format
+sacc or twopoint (a .fits FILE) the pipelines' formats (angles in arcmin,
+the covariance included). An existing FILE is replaced.
+
+Output columns (one row per bin):
   theta_lo, theta_hi  bin edges in degrees, or in the unit of --bins
                       (log:2.5,250,20:arcmin: arcmin)
   theta               bin centre, in the same unit
@@ -32,9 +40,14 @@ Output columns (--out, CSV, one row per bin):
                       is zero
   w_err               its error (--error; absent with --error none)
 
-Example (the classic catalogs, 0.25-degree bins to 90 degrees):
+Examples:
+  # the classic catalogs, 0.25-degree bins to 90 degrees
   Rscript wtheta.R -d data_100k_arcmin.txt -r flat_100k_arcmin.txt \\
     -u arcmin -b lin:0,90,0.25 --self-pairs -o w.csv
+  # a FITS catalog with weights, randoms drawn from a HEALPix mask,
+  # jackknife errors, the result as FITS with its covariance
+  Rscript wtheta.R -d galaxies.fits -w WEIGHT --mask mask.fits \\
+    --n-random 1000000 --seed 1 --error jackknife -o w.fits
 "
 
 option_list <- list(
@@ -44,7 +57,18 @@ option_list <- list(
                  "optional first line with the row count, an optional",
                  "header line)")),
   optparse::make_option(c("-r", "--random"), metavar = "FILE",
-    help = "random catalog on the same footprint, same form"),
+    help = paste("random catalog on the same footprint, same form (or",
+                 "--mask)")),
+  optparse::make_option("--mask", metavar = "FILE",
+    help = paste("a HEALPix mask (FITS, as wtheta::read_healpix_map() reads",
+                 "it): draw the randoms uniformly in area where it is above",
+                 "0, instead of --random")),
+  optparse::make_option("--n-random", metavar = "N", type = "character",
+    help = paste("with --mask: how many randoms to draw (default: 10 times",
+                 "the data's size); --seed seeds the draw")),
+  optparse::make_option("--hdu", metavar = "H",
+    help = paste("the HDU of every FITS catalog file: a number (0 is the",
+                 "primary) or an EXTNAME (default: the first table)")),
   optparse::make_option("--data2", metavar = "FILE",
     help = "a second data catalog: cross-correlate --data with it"),
   optparse::make_option("--random2", metavar = "FILE",
@@ -57,11 +81,12 @@ option_list <- list(
     help = paste("ra and dec columns: numbers or header names (default:",
                  "found by name, RA/DEC and the like; a text file without",
                  "a header: 1,2)")),
-  optparse::make_option(c("-b", "--bins"), default = "lin:0,90,0.25",
+  optparse::make_option(c("-b", "--bins"), default = "log:0.01,10,15",
     metavar = "SPEC",
-    help = paste("angular bins: lin:FROM,TO,WIDTH (linear,",
-                 "default lin:0,90,0.25), log:FROM,TO,N (N logarithmic",
-                 "bins) or edges:E0,E1,... (as given), in degrees, or in",
+    help = paste("angular bins: log:FROM,TO,N (N logarithmic bins;",
+                 "default log:0.01,10,15, 5 a decade from 0.6 arcmin to",
+                 "10 degrees), lin:FROM,TO,WIDTH (linear) or",
+                 "edges:E0,E1,... (as given), in degrees, or in",
                  "the unit of a last :UNIT, one of deg, arcmin, arcsec,",
                  "rad (log:2.5,250,20:arcmin); the output's angles are",
                  "in that unit")),
@@ -75,7 +100,8 @@ option_list <- list(
     metavar = "N", type = "character",
     help = "sky patches for jackknife and bootstrap errors (default 20)"),
   optparse::make_option("--seed", metavar = "N", type = "character",
-    help = "seed for the patches and bootstrap draws (default: none)"),
+    help = paste("seed for the patches, the bootstrap draws and the",
+                 "randoms drawn from --mask (default: none)")),
   optparse::make_option(c("-w", "--weights"), metavar = "COL",
     help = paste("per-object weights: this column (a number or a name,",
                  "as --columns) of every catalog file, read with it;",
@@ -94,7 +120,12 @@ option_list <- list(
   optparse::make_option(c("-t", "--threads"), metavar = "N",
     type = "character", help = "CPU threads (default: all usable cores)"),
   optparse::make_option(c("-o", "--out"), metavar = "FILE",
-    help = "write the table as CSV (columns below)"),
+    help = paste("write the result, covariance included: FILE.csv (CSV",
+                 "with sidecar files) or FILE.fits (see below)")),
+  optparse::make_option("--format", default = "auto", metavar = "F",
+    help = paste("the format of --out: auto (default: by the extension,",
+                 ".csv or .fits), csv, fits, sacc (LSST DESC) or twopoint",
+                 "(DES 2pt)")),
   optparse::make_option("--plot", metavar = "FILE",
     help = "write a PNG plot of w(theta)"),
   optparse::make_option(c("-n", "--rows"), default = "10", metavar = "N",
@@ -106,11 +137,13 @@ option_list <- list(
 )
 
 parser <- optparse::OptionParser(
-  usage = "Usage: Rscript wtheta.R --data FILE --random FILE [options]",
+  usage = paste("Usage: Rscript wtheta.R --data FILE (--random FILE |",
+                "--mask FILE) [options]"),
   description = paste(
     "Estimates the angular two-point correlation function w(theta) of the",
     "data catalog against the random catalog (or the cross-correlation of",
-    "two catalogs), prints the table and writes it as CSV."),
+    "two catalogs), prints the table and writes it (CSV, FITS, SACC or",
+    "twopoint). Catalogs are read by wtheta::read_catalog(), as in R."),
   epilogue = columns_text, option_list = option_list)
 
 parse_numbers <- function(text, what) {
@@ -190,14 +223,16 @@ catalog_columns <- function(columns, weights) {
 # every catalog file read once, through read_catalog() as the R functions
 # read them; with --weights, a catalog without the weight column is refused
 # for the data and has unit weights for randoms, as wtheta() gives them
-read_catalogs <- function(files, units, columns, weights) {
+read_catalogs <- function(files, units, columns, weights, hdu) {
   cols <- catalog_columns(columns, weights)
   Map(function(f, nm) {
-    tryCatch(read_catalog(f, units = units, columns = cols),
+    # --hdu applies to the FITS files (text has no HDUs)
+    h <- if (!is.null(hdu) && is_fits(f)) hdu
+    tryCatch(read_catalog(f, units = units, columns = cols, hdu = h),
              error = function(e) {
                if (!is.null(weights) && startsWith(nm, "random")) {
                  cat <- tryCatch(read_catalog(f, units = units,
-                                              columns = columns),
+                                              columns = columns, hdu = h),
                                  error = function(e2) NULL)
                  if (!is.null(cat)) return(cat)
                }
@@ -209,6 +244,53 @@ read_catalogs <- function(files, units, columns, weights) {
                stop(msg, call. = FALSE)
              })
   }, files, names(files))
+}
+
+# a FITS file (perhaps gzipped): its first bytes are "SIMPLE". A stream
+# (a FIFO, a process substitution: size 0) is never peeked at, as that
+# would take its first bytes from read_catalog(), and is never FITS
+is_fits <- function(f) {
+  size <- file.size(f)
+  if (is.na(size) || size == 0) return(FALSE)
+  con <- gzfile(f, "rb")
+  on.exit(close(con))
+  head <- tryCatch(readBin(con, "raw", 6L), error = function(e) raw(0))
+  identical(head, charToRaw("SIMPLE"))
+}
+
+# --hdu: a number from 0, or an EXTNAME
+parse_hdu <- function(text) {
+  if (is.null(text)) return(NULL)
+  if (grepl("^[0-9]+$", text)) return(parse_count(text, "hdu", min = 0))
+  # an EXTNAME: letters, digits, _ and - (not a negative number)
+  if (!grepl("^[A-Za-z_][A-Za-z0-9_-]*$", text)) {
+    fail_usage("--hdu must be a number or a name (an EXTNAME), not \"",
+               text, "\".")
+  }
+  text
+}
+
+# --format and the extension of --out, checked before the computation
+# (write_wtheta() takes .fits or .csv; sacc and twopoint are FITS)
+parse_format <- function(format, out) {
+  format <- parse_choice(format, c("auto", "csv", "fits", "sacc",
+                                   "twopoint"), "format")
+  if (is.null(out)) {
+    if (format != "auto") fail_usage("--format needs --out.")
+    return(format)
+  }
+  ext <- if (grepl("\\.(fits|fit|fts)$", out, ignore.case = TRUE)) "fits"
+    else if (grepl("\\.csv$", out, ignore.case = TRUE)) "csv" else ""
+  want <- switch(format, auto = , csv = , fits = if (format == "auto")
+    c("csv", "fits") else format, sacc = , twopoint = "fits")
+  if (!ext %in% want) {
+    fail_usage("--out \"", out, "\" must end in ",
+               if (identical(want, "csv")) ".csv" else if (identical(want,
+                 "fits")) ".fits (or .fit, .fts)" else
+                 ".csv or .fits (or .fit, .fts)",
+               if (format != "auto") paste0(" for --format ", format), ".")
+  }
+  format
 }
 
 # -o and --plot are checked before the computation: a directory that does
@@ -244,13 +326,18 @@ main <- function(args) {
     optparse::parse_args(parser, args, convert_hyphens_to_underscores = TRUE),
     error = function(e) fail_usage(sub("^Error in [^:]*: *", "",
                                        conditionMessage(e))))
-  for (need in c("data", "random")) {
-    if (is.null(opt[[need]])) fail_usage("--", need, " FILE is required.")
+  if (is.null(opt$data)) fail_usage("--data FILE is required.")
+  if (is.null(opt$random) == is.null(opt$mask)) {
+    fail_usage(if (is.null(opt$random)) "--random FILE or --mask FILE is required." else
+      "give --random or --mask (randoms drawn from it), not both.")
+  }
+  if (!is.null(opt$n_random) && is.null(opt$mask)) {
+    fail_usage("--n-random needs --mask.")
   }
   if (!is.null(opt$random2) && is.null(opt$data2)) {
     fail_usage("--random2 needs --data2.")
   }
-  for (f in c("data", "random", "data2", "random2")) {
+  for (f in c("data", "random", "data2", "random2", "mask")) {
     if (!is.null(opt[[f]]) && !file.exists(opt[[f]])) {
       fail_usage("--", f, ": file \"", opt[[f]], "\" does not exist.")
     }
@@ -277,6 +364,9 @@ main <- function(args) {
   threads <- parse_count(opt$threads, "threads")
   n_patches <- parse_count(opt$n_patches, "n-patches", min = 2)
   seed <- parse_count(opt$seed, "seed", min = 0)
+  n_random <- parse_count(opt$n_random, "n-random")
+  hdu <- parse_hdu(opt$hdu)
+  format <- parse_format(opt$format, opt$out)
   rows <- if (identical(opt$rows, "all")) .Machine$integer.max else
     parse_count(opt$rows, "rows", min = 0)
   bins <- parse_bins(opt$bins)
@@ -292,7 +382,20 @@ main <- function(args) {
   files <- list(data = opt$data, random = opt$random, data2 = opt$data2,
                 random2 = opt$random2)
   files <- files[!vapply(files, is.null, TRUE)]
-  cats <- read_catalogs(files, units, columns, opt$weights)
+  cats <- read_catalogs(files, units, columns, opt$weights, hdu)
+  if (!is.null(opt$mask)) {
+    # randoms drawn uniformly in area on the mask: --n-random of them,
+    # 10 times the data's size by default, seeded by --seed
+    mask <- tryCatch(read_healpix_map(opt$mask), error = function(e)
+      stop("--mask \"", opt$mask, "\": ", conditionMessage(e), call. = FALSE))
+    n_r <- n_random %||% (10L * nrow(cats$data))
+    cats$random <- random_catalog(n_r, mask = mask, seed = seed)
+    if (!quiet) {
+      cat("randoms: ", format(n_r, big.mark = ","), " drawn from the mask \"",
+          opt$mask, "\" (", format(mask$area, digits = 4),
+          " square degrees)\n", sep = "")
+    }
+  }
   weights <- NULL
   if (!is.null(opt$weights)) {
     # unit weights for a random catalog without the column
@@ -307,7 +410,9 @@ main <- function(args) {
               mean_theta = isTRUE(opt$mean_theta))
   if (!quiet && rows > 0L) print(w, n = rows)
   if (!is.null(opt$out)) {
-    utils::write.csv(as.data.frame(w), opt$out, row.names = FALSE)
+    # the result whole (estimator, sizes, weighting, covariance) as R
+    # writes it; -o replaces an existing file, as it always did
+    write_wtheta(w, opt$out, format = format, overwrite = TRUE)
     if (!quiet) cat("wrote", opt$out, "\n")
   }
   if (!is.null(opt$plot)) {

@@ -5,6 +5,17 @@ cli_path <- function() {
   p
 }
 
+# a result file for --out, removed with its sidecar files when the calling
+# test ends
+cli_out <- function(ext = ".csv", env = parent.frame()) {
+  f <- paste0(tempfile("cli-"), ext)
+  stem <- sub("\\.[a-z]+$", "", f)
+  do.call(on.exit, list(substitute(unlink(c(f, Sys.glob(paste0(s, "-*")))),
+                                   list(f = f, s = stem)), add = TRUE),
+          envir = env)
+  f
+}
+
 run_cli <- function(...) {
   rscript <- file.path(R.home("bin"), "Rscript")
   out <- suppressWarnings(system2(
@@ -19,7 +30,7 @@ test_that("the command line computes what wtheta() computes", {
   ran <- random_catalog(400, like = sim, seed = 32)
   dfile <- withr_tempfile()
   rfile <- withr_tempfile()
-  out <- withr_tempfile()
+  out <- cli_out()
   # arcminutes, with a row-count line, as the classic catalogs come
   writeLines(c("300", sprintf("%.10f %.10f", sim$ra * 60, sim$dec * 60)),
              dfile)
@@ -32,7 +43,7 @@ test_that("the command line computes what wtheta() computes", {
   expect_true(any(grepl("Landy-Szalay", res$out)))
   expect_true(any(grepl("self pairs included", res$out)))
   expect_true(any(grepl("7 more bins", res$out)))
-  got <- utils::read.csv(out)
+  got <- read_wtheta(out)
   d <- read_catalog(dfile, units = "arcmin")
   r <- read_catalog(rfile, units = "arcmin")
   want <- wtheta(d, r, theta_bins(0, 10, width = 1), self_pairs = TRUE,
@@ -119,7 +130,7 @@ test_that("short flags, errors, weights and cross-correlations", {
   ran$wt <- 1
   dfile <- withr_tempfile()
   rfile <- withr_tempfile()
-  out <- withr_tempfile()
+  out <- cli_out()
   utils::write.csv(sim, dfile, row.names = FALSE, quote = FALSE)
   utils::write.csv(ran, rfile, row.names = FALSE, quote = FALSE)
   b <- theta_bins(0.1, 5, n = 6, log = TRUE)
@@ -129,7 +140,7 @@ test_that("short flags, errors, weights and cross-correlations", {
                  "-o", out, "-q")
   expect_identical(res$status, 0L)
   expect_length(res$out, 0L)
-  got <- utils::read.csv(out)
+  got <- read_wtheta(out)
   want <- wtheta(sim, ran, b, estimator = "Hamilton", error = "jackknife",
                  n_patches = 6, seed = 7, weights = "wt", threads = 1,
                  backend = "cpu", progress = FALSE)
@@ -149,7 +160,7 @@ test_that("short flags, errors, weights and cross-correlations", {
                  "log:0.1,5,6", "--error", "none", "-t", "1", "-o", out,
                  "-n", "0")
   expect_identical(res$status, 0L)
-  got <- utils::read.csv(out)
+  got <- read_wtheta(out)
   want <- wtheta(read_catalog(d1), read_catalog(r1), b,
                  data2 = read_catalog(d2), random2 = read_catalog(r1),
                  error = "none", threads = 1, progress = FALSE)
@@ -165,15 +176,25 @@ test_that("short flags, errors, weights and cross-correlations", {
                         res$out, fixed = TRUE)))
 })
 
-test_that("wtheta_cli() gives the installed script", {
-  out <- capture.output(p <- wtheta_cli())
-  expect_identical(out, p)
+test_that("wtheta_cli() gives the installed script and prints nothing", {
+  # no print of its own: p <- wtheta_cli() is silent, cat() prints it once
+  expect_silent(p <- wtheta_cli())
+  expect_identical(capture.output(cat(wtheta_cli())), p)
   expect_identical(normalizePath(p),
                    normalizePath(file.path(find.package("wtheta"), "scripts",
                                            "wtheta.R")))
   expect_true(file.exists(p))
-  expect_silent(wtheta_cli(print = FALSE))
-  expect_error(wtheta_cli(print = NA), "`print`")
+  # the README's shell recipe: Rscript -e 'cat(wtheta::wtheta_cli())'
+  # prints the path alone, which runs as the script
+  rscript <- file.path(R.home("bin"), "Rscript")
+  env <- paste0("R_LIBS=", shQuote(paste(.libPaths(), collapse = ":")))
+  got <- system2(rscript, c("-e", shQuote("cat(wtheta::wtheta_cli())")),
+                 stdout = TRUE, env = env)
+  expect_identical(got, p)
+  skip_if_not_installed("optparse")
+  help <- system2(rscript, c(shQuote(got), "--help"), stdout = TRUE,
+                  env = env)
+  expect_match(help[1], "^Usage: Rscript wtheta.R")
 })
 
 test_that("--mean-theta adds the theta_mean column of wtheta()", {
@@ -181,7 +202,7 @@ test_that("--mean-theta adds the theta_mean column of wtheta()", {
   ran <- random_catalog(400, like = sim, seed = 34)
   dfile <- withr_tempfile()
   rfile <- withr_tempfile()
-  out <- withr_tempfile()
+  out <- cli_out()
   utils::write.csv(sim[c("ra", "dec")], dfile, row.names = FALSE,
                    quote = FALSE)
   utils::write.csv(ran[c("ra", "dec")], rfile, row.names = FALSE,
@@ -190,7 +211,7 @@ test_that("--mean-theta adds the theta_mean column of wtheta()", {
                  "log:0.1,10,5", "--mean-theta", "--threads", "1",
                  "--out", out, "--quiet")
   expect_identical(res$status, 0L)
-  got <- utils::read.csv(out)
+  got <- read_wtheta(out)
   want <- wtheta(read_catalog(dfile), read_catalog(rfile),
                  theta_bins(0.1, 10, n = 5, log = TRUE), threads = 1,
                  backend = "cpu", progress = FALSE, mean_theta = TRUE,
@@ -206,7 +227,7 @@ test_that("--bins takes a unit: the output's angles are in it", {
   ran <- random_catalog(400, like = sim, seed = 62)
   dfile <- withr_tempfile()
   rfile <- withr_tempfile()
-  out <- withr_tempfile()
+  out <- cli_out()
   utils::write.csv(sim[c("ra", "dec")], dfile, row.names = FALSE,
                    quote = FALSE)
   utils::write.csv(ran[c("ra", "dec")], rfile, row.names = FALSE,
@@ -216,7 +237,7 @@ test_that("--bins takes a unit: the output's angles are in it", {
   expect_identical(res$status, 0L)
   expect_true(any(grepl("5 bins from 6 to 600 arcmin, log-spaced", res$out,
                         fixed = TRUE)))
-  got <- utils::read.csv(out)
+  got <- read_wtheta(out)
   want <- wtheta(read_catalog(dfile), read_catalog(rfile),
                  theta_bins(6, 600, n = 5, log = TRUE, units = "arcmin"),
                  threads = 1, backend = "cpu", progress = FALSE)
@@ -240,7 +261,7 @@ test_that("--bins takes a unit: the output's angles are in it", {
 
 test_that("-w reads FITS and headerless text catalogs as read_catalog() does", {
   b <- theta_bins(1, 30, n = 4)
-  out <- withr_tempfile()
+  out <- cli_out()
   # FITS: the weight column read with the catalog, randoms without it
   # have unit weights
   skip_if_not(wtheta:::fits_available(), "built without cfitsio")
@@ -257,7 +278,7 @@ test_that("-w reads FITS and headerless text catalogs as read_catalog() does", {
   want <- wtheta(cat[c("ra", "dec")], rc, b, error = "none", threads = 1,
                  weights = list(data = cat$weight, random = rep(1, nrow(rc))),
                  progress = FALSE)
-  got <- utils::read.csv(out)
+  got <- read_wtheta(out)
   expect_equal(got$DD, want$DD, tolerance = 1e-12)
   expect_equal(got$w, want$w, tolerance = 1e-12)
   # headerless text with a name column: -w 3 keeps the first row
@@ -278,7 +299,7 @@ test_that("-w reads FITS and headerless text catalogs as read_catalog() does", {
   want <- wtheta(data.frame(ra = ra, dec = dec, w = wt),
                  cbind(ran2, w = 1), b, weights = "w", error = "none",
                  threads = 1, progress = FALSE)
-  got <- utils::read.csv(out)
+  got <- read_wtheta(out)
   expect_equal(got$DD, want$DD, tolerance = 1e-12)
   expect_equal(got$w, want$w, tolerance = 1e-12)
 })

@@ -173,8 +173,12 @@ test_that("healpix_map() counts points per pixel", {
   m <- healpix_map(p, nside = 16, ordering = "RING")
   expect_identical(m$pixel, as.numeric(sort(unique(p$ring16))))
   expect_identical(m$value, as.numeric(table(p$ring16)))
-  mn <- healpix_map(p, nside = 16)
+  # RING by default, as healpy's
+  expect_identical(healpix_map(p, nside = 16), m)
+  mn <- healpix_map(p, nside = 16, ordering = "NESTED")
   expect_identical(mn$ordering, "NESTED")
+  expect_identical(mn$pixel, as.numeric(sort(unique(p$nest16))))
+  expect_identical(mn$value, as.numeric(table(p$nest16)))
   expect_identical(sum(mn$value), nrow(p) + 0)
   expect_error(healpix_map(p, nside = 3), "power of two")
 })
@@ -286,4 +290,71 @@ test_that("a healpix_map built or edited by hand is checked in R, naming the fie
   bad <- m
   bad$coordsys <- NULL
   expect_error(in_footprint(sim, bad), "`mask$coordsys` must be \"C\"", fixed = TRUE)
+})
+
+# ---- issue 35: maps written for other tools ----
+
+test_that("write_healpix_map() writes maps that read_healpix_map() and healpy read", {
+  skip_if_no_healpix()
+  skip_if_no_fits()
+  p <- hp_points()
+  m <- healpix_map(p, nside = 16)                 # RING
+  mn <- healpix_map(p, nside = 16, ordering = "NESTED")
+  keep <- c("nside", "ordering", "coordsys", "pixel", "value")
+  for (map in list(m, mn)) {
+    for (partial in c(FALSE, TRUE)) {
+      f <- paste0(withr_tempfile(), ".fits")
+      write_healpix_map(map, f, partial = partial)
+      expect_identical(read_healpix_map(f)[keep], map[keep],
+                       info = paste(map$ordering, partial))
+      unlink(f)
+    }
+  }
+  # a map read from a galactic file keeps its frame
+  g <- read_healpix_map(hp_fixture("galactic.fits"))
+  f <- paste0(withr_tempfile(), ".fits")
+  on.exit(unlink(f), add = TRUE)
+  write_healpix_map(g, f)
+  expect_identical(read_healpix_map(f)[keep], g[keep])
+  expect_error(write_healpix_map(m, f), "exists; use `overwrite = TRUE`")
+  expect_error(write_healpix_map(p, f), "`m` must be a healpix_map")
+  expect_error(write_healpix_map(m, sub("fits$", "csv", f)),
+               "must end in .fits")
+  # healpy reads both forms: pixels, values and ordering as written
+  py <- "/usr/bin/python3"
+  if (!file.exists(py) ||
+      system2(py, c("-c", shQuote("import healpy")), stdout = FALSE,
+              stderr = FALSE) != 0) skip("no python3-healpy")
+  run <- function(code) {
+    out <- system2(py, c("-c", shQuote(code)), stdout = TRUE, stderr = TRUE)
+    expect_null(attr(out, "status"))
+    out
+  }
+  write_healpix_map(mn, f, overwrite = TRUE)
+  out <- run(paste0(
+    "import healpy as hp, numpy as np; ",
+    "m, h = hp.read_map('", f, "', h=True, nest=None); h = dict(h); ",
+    "k = np.nonzero(m)[0]; ",
+    "print(h['ORDERING'], hp.get_nside(m), len(m), ",
+    "' '.join(str(int(i)) for i in k), '|', ",
+    "' '.join(repr(float(v)) for v in m[k]))"))
+  parts <- strsplit(out[length(out)], " | ", fixed = TRUE)[[1]]
+  head <- strsplit(parts[1], " ")[[1]]
+  expect_identical(head[1:3], c("NESTED", "16", "3072"))
+  expect_identical(as.numeric(head[-(1:3)]), mn$pixel)
+  expect_identical(as.numeric(strsplit(parts[2], " ")[[1]]), mn$value)
+  # healpy's RING read of the NESTED file reorders: the same pixels as m's
+  out <- run(paste0("import healpy as hp, numpy as np; ",
+                    "m = hp.read_map('", f, "'); ",
+                    "print(' '.join(str(int(i)) for i in np.nonzero(m)[0]))"))
+  expect_identical(as.numeric(strsplit(out[length(out)], " ")[[1]]), m$pixel)
+  write_healpix_map(m, f, partial = TRUE, overwrite = TRUE)
+  out <- run(paste0(
+    "import healpy as hp, numpy as np; ",
+    "m = hp.read_map('", f, "', partial=True); k = np.nonzero(m != hp.UNSEEN)[0]; ",
+    "print(' '.join(str(int(i)) for i in k), '|', ",
+    "' '.join(repr(float(v)) for v in m[k]))"))
+  parts <- strsplit(out[length(out)], " | ", fixed = TRUE)[[1]]
+  expect_identical(as.numeric(strsplit(parts[1], " ")[[1]]), m$pixel)
+  expect_identical(as.numeric(strsplit(parts[2], " ")[[1]]), m$value)
 })

@@ -164,9 +164,77 @@ test_that("wtheta_multi() refuses bad input, naming the argument", {
   expect_error(wtheta_multi(z, list(x = ran, y = ran, a = ran), bins),
                "not by the samples")
   expect_error(wtheta_multi(z, ran, bins, weights = list(a = "w")),
-               "`weights` must be NULL or the name of a column")
+               "`weights` must be NULL, the name of a column, or a list")
+  expect_error(wtheta_multi(z, ran, bins, weights = list(data = list(q = 1))),
+               "`weights$data` must be a list named by sample (a, b, c)",
+               fixed = TRUE)
   expect_error(wtheta_multi(list(a = z$a, b = data.frame(x = 1)), ran, bins),
                "`data\\$b` has no column")
   expect_error(wtheta_multi(z, ran, bins, error = "jackknife",
-                            patches = "lab"), "sky_patches")
+                            patches = "lab"),
+               "`patches$data$a` names column \"lab\", which `data$a`",
+               fixed = TRUE)
+})
+
+# ---- issue 35: weights as vectors and patches as labels, as wtheta() ----
+
+test_that("wtheta_multi() takes weights as vectors and patches as labels", {
+  s1 <- simulate_catalog(300, seed = 11)
+  s2 <- simulate_catalog(250, seed = 12)
+  r <- random_catalog(500, like = s1, seed = 13)
+  w1 <- seq(0.5, 1.5, length.out = 300)
+  wr <- seq(2, 1, length.out = 500)
+  b <- theta_bins(0.1, 5, n = 5, log = TRUE)
+  lab <- function(x) as.integer(x$ra %/% 4)
+  tomo <- wtheta_multi(list(a = s1, b = s2), r, b,
+                       weights = list(data = list(a = w1), random = wr),
+                       error = "jackknife",
+                       patches = list(data = list(a = lab(s1), b = lab(s2)),
+                                      random = lab(r)),
+                       threads = 1, progress = FALSE)
+  # each correlation as wtheta() gives it with the same vectors and labels
+  aa <- wtheta(s1, r, b, weights = list(data = w1, random = wr),
+               error = "jackknife",
+               patches = list(data = lab(s1), random = lab(r)), threads = 1,
+               progress = FALSE)
+  ab <- wtheta(s1, r, b, data2 = s2,
+               weights = list(data = w1, random = wr),
+               error = "jackknife",
+               patches = list(data = lab(s1), data2 = lab(s2),
+                              random = lab(r)),
+               threads = 1, progress = FALSE)
+  e <- attr(tomo, "entries")
+  expect_identical(e[["a-a"]]$DD, aa$DD)
+  expect_identical(e[["a-a"]]$DR, aa$DR)
+  expect_equal(e[["a-a"]]$w_err, aa$w_err, tolerance = 1e-14)
+  expect_identical(e[["a-b"]]$D1D2, ab$D1D2)
+  expect_equal(e[["a-b"]]$w, ab$w, tolerance = 1e-14)
+  expect_equal(e[["a-b"]]$w_err, ab$w_err, tolerance = 1e-14)
+  expect_true(isTRUE(attr(tomo, "weighted")))
+  expect_false(all(e[["a-a"]]$DD == round(e[["a-a"]]$DD)))
+  # b has unit weights: its auto-correlation is the unweighted one
+  bb <- wtheta(s2, r, b, weights = list(random = wr), threads = 1,
+               progress = FALSE, error = "none")
+  expect_identical(e[["b-b"]]$DD, bb$DD)
+  # randoms per sample take a list named by sample
+  t2 <- wtheta_multi(list(a = s1, b = s2), list(a = r, b = r), b,
+                     weights = list(random = list(b = wr)), error = "none",
+                     threads = 1, progress = FALSE)
+  expect_identical(attr(t2, "entries")[["b-b"]]$DR, bb$DR)
+  expect_identical(attr(t2, "entries")[["a-a"]]$DR,
+                   wtheta(s1, r, b, error = "none", threads = 1,
+                          progress = FALSE)$DR)
+  # errors name the element
+  expect_error(wtheta_multi(list(a = s1, b = s2), r, b,
+                            weights = list(data = list(a = w1[-1]))),
+               "`weights$data$a` must hold one value per row of `data$a` (300), not 299",
+               fixed = TRUE)
+  expect_error(wtheta_multi(list(a = s1, b = s2), r, b, error = "jackknife",
+                            patches = list(data = list(a = lab(s1)),
+                                           random = lab(r))),
+               "`patches` gives no patch labels for `data$b`", fixed = TRUE)
+  expect_error(wtheta_multi(list(a = s1, b = s2), list(a = r, b = r), b,
+                            weights = list(random = wr)),
+               "`weights$random` must be a list named by sample (a, b)",
+               fixed = TRUE)
 })

@@ -57,3 +57,110 @@ test_that("as.data.frame keeps every column and drops the rest", {
   expect_identical(dim(as.data.frame(small_result())), c(12L, 7L))
 })
 
+
+# ---- issue 35: prints that say everything ----
+
+test_that("a cross-correlation prints and summarises both samples' sizes", {
+  sim <- simulate_catalog(300, seed = 1)
+  ran <- random_catalog(400, like = sim, seed = 2)
+  sim2 <- simulate_catalog(200, seed = 3)
+  ran2 <- random_catalog(500, like = sim, seed = 4)
+  w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 5, log = TRUE), data2 = sim2,
+              random2 = ran2, threads = 1, progress = FALSE)
+  out <- capture.output(print(w))
+  expect_identical(out[2], "  data 300 and 200, randoms 400 and 500 points")
+  s <- summary(w)
+  expect_identical(s$n_data, c(300L, 200L))
+  expect_identical(s$n_random, c(400L, 500L))
+  expect_true(any(grepl("data:     300 x 200 points; randoms: 400 x 500",
+                        capture.output(print(s)), fixed = TRUE)))
+  # a cross-correlation read from a file without the second sizes
+  a <- w
+  attr(a, "n_data2") <- NULL
+  expect_match(capture.output(print(a))[2], "data 300 and ?, randoms",
+               fixed = TRUE)
+})
+
+test_that("weighted counts print with their fractions, and are not called pairs", {
+  sim <- simulate_catalog(300, seed = 1)
+  ran <- random_catalog(400, like = sim, seed = 2)
+  sim$wt <- seq(0.25, 1.75, length.out = 300)
+  w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 5, log = TRUE), weights = "wt",
+              threads = 1, progress = FALSE)
+  out <- capture.output(print(w))
+  # the table read back: every weighted sum to 7 significant digits, not
+  # rounded to whole numbers
+  head <- grep("theta_lo theta_hi", out, fixed = TRUE)
+  tab <- utils::read.table(text = out[head:(head + 5L)], header = TRUE)
+  expect_false(any(w$DD == round(w$DD)))
+  expect_equal(tab$DD, w$DD, tolerance = 5e-7)
+  expect_equal(tab$DR, w$DR, tolerance = 5e-7)
+  expect_true(all(abs(tab$DD - round(tab$DD)) > 0))
+  s <- summary(w)
+  expect_true(s$weighted)
+  so <- capture.output(print(s))
+  expect_false(any(grepl("pairs:", so, fixed = TRUE)))
+  expect_true(any(grepl(paste0("weighted: DD ", format(sum(w$DD), big.mark = ",")),
+                        so, fixed = TRUE)))
+  expect_true(any(grepl("(sums of w_i w_j in the bins)", so, fixed = TRUE)))
+  # unweighted: pairs, integers
+  u <- summary(small_result())
+  expect_false(u$weighted)
+  expect_true(any(grepl("^  pairs:    DD ", capture.output(print(u)))))
+})
+
+test_that("print(tomo) says it is weighted and never 'none errors'; summary()", {
+  sim <- simulate_catalog(300, seed = 1)
+  sim2 <- simulate_catalog(200, seed = 3)
+  ran <- random_catalog(400, like = sim, seed = 2)
+  sim$wt <- seq(0.25, 1.75, length.out = 300)
+  b <- theta_bins(0.1, 5, n = 5, log = TRUE)
+  tomo <- wtheta_multi(list(a = sim, b = sim2), ran, b, weights = "wt",
+                       error = "none", threads = 1, progress = FALSE)
+  out <- capture.output(print(tomo))
+  expect_match(out[2], "^Landy-Szalay; no errors; weighted pairs; 6 counts")
+  expect_false(any(grepl("none errors", out)))
+  s <- summary(tomo)
+  expect_s3_class(s, "summary.wtheta_multi")
+  expect_identical(s$samples, c("a", "b"))
+  expect_identical(s$n_correlations, 3L)
+  expect_identical(s$n_bins, 5L)
+  expect_true(s$weighted)
+  e <- attr(tomo, "entries")
+  expect_identical(s$correlations$correlation, c("a-a", "a-b", "b-b"))
+  expect_identical(s$correlations$n_data, c("300", "300 x 200", "200"))
+  expect_identical(s$correlations$w_first, vapply(e, function(x) x$w[1], 0),
+                   ignore_attr = TRUE)
+  expect_identical(s$correlations$w_max, vapply(e, function(x) max(x$w), 0),
+                   ignore_attr = TRUE)
+  expect_true(all(is.na(s$correlations$median_rel_err)))
+  so <- capture.output(print(s))
+  expect_identical(so[1], paste0("Angular correlations of 2 samples (a, b), ",
+                                 "Landy-Szalay estimator"))
+  expect_true(any(grepl("errors:   no errors", so, fixed = TRUE)))
+  expect_true(any(grepl("counts:   weighted (sums of w_i w_j)", so,
+                        fixed = TRUE)))
+  # jackknife: the joint covariance's size and relative errors
+  pj <- wtheta_multi(list(a = sim, b = sim2), ran, b, error = "jackknife",
+                     n_patches = 4, seed = 2, threads = 1, progress = FALSE)
+  sj <- summary(pj)
+  expect_identical(sj$cov_dim, c(15L, 15L))
+  ej <- attr(pj, "entries")[["a-a"]]
+  expect_equal(sj$correlations$median_rel_err[1],
+               stats::median(ej$w_err / abs(ej$w)))
+  expect_match(capture.output(print(pj))[2],
+               "jackknife errors (4 patches, joint covariance)", fixed = TRUE)
+  # read from a SACC file, which records neither sizes nor weighting
+  skip_if_no_fits()
+  f <- paste0(withr_tempfile(), ".fits")
+  on.exit(unlink(f), add = TRUE)
+  expect_message(write_wtheta(pj, f, format = "sacc"), "no `nz` given")
+  sr <- summary(read_wtheta(f, format = "sacc"))
+  expect_null(sr$weighted)
+  expect_identical(sr$correlations$n_data, c("?", "?", "?"))
+  expect_equal(sr$correlations$w_max, sj$correlations$w_max,
+               tolerance = 1e-15)
+  so <- capture.output(print(sr))
+  expect_identical(so[1], "Angular correlations of 2 samples (a, b), unknown estimator")
+  expect_true(any(grepl("counts:   weighting not recorded", so, fixed = TRUE)))
+})

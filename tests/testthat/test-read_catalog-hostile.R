@@ -171,7 +171,8 @@ test_that("data frames: integer, factor, tibble, matrix, list columns", {
   mi <- cbind(ra = c(1L, 2L, 3L, 50L), dec = c(0L, 0L, 1L, -30L))
   expect_identical(pair_counts(mi, bins = b, backend = "cpu")$counts, want)
   expect_error(pair_counts(unname(m), bins = b),
-               "`x` has no column \"ra\" (its columns: V1, V2).", fixed = TRUE)
+               "`x` has no column \"ra\" (its columns: V1, V2; names are matched ignoring case).",
+               fixed = TRUE)
   expect_error(pair_counts(matrix(c("1", "2"), 1, dimnames = list(NULL, c("ra", "dec"))),
                            bins = b),
                "`x` is a matrix of type character; it must be numeric.", fixed = TRUE)
@@ -352,12 +353,18 @@ test_that("columns that differ only in case are an error, not the first one", {
                "has 2 columns named \"dec\", ignoring case", fixed = TRUE)
 })
 
-test_that("data frames: the same check, exact names", {
+test_that("data frames: the same check, names ignoring case as in files", {
   df <- data.frame(ra = 1:3, dec = 1:3, ra = 4:6, check.names = FALSE)
   expect_error(wtheta:::as_catalog(df, "x"),
-               "`x` has 2 columns named \"ra\" (columns 1 and 3); rename all but one.",
+               "`x` has 2 columns named \"ra\", ignoring case (columns 1 and 3: ra, ra); rename all but one.",
                fixed = TRUE)
-  # other case is another name in a data frame
+  # RA is ra, as read_catalog() reads a file's columns (issue 35): RA and
+  # ra together are two columns that answer to one name
+  df <- data.frame(RA = 10:12, DEC = 1:3)
+  expect_identical(wtheta:::as_catalog(df, "x")$ra, c(10, 11, 12))
+  expect_identical(wtheta:::as_catalog(df, "x")$dec, c(1, 2, 3))
   df <- data.frame(RA = 10:12, dec = 1:3, ra = 4:6)
-  expect_identical(wtheta:::as_catalog(df, "x")$ra, c(4, 5, 6))
+  expect_error(wtheta:::as_catalog(df, "x"),
+               "`x` has 2 columns named \"ra\", ignoring case (columns 1 and 3: RA, ra)",
+               fixed = TRUE)
 })

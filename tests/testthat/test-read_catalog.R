@@ -73,3 +73,31 @@ test_that("one named column besides the positions found by name", {
   expect_identical(names(gal), c("ra", "dec", "weight"))
   expect_identical(gal$weight, ref$w)
 })
+
+# ---- issue 35: a TUNIT that units = cannot override ----
+
+test_that("a FITS position column in hours is refused with what to do instead", {
+  skip_if_no_fits()
+  py <- "/usr/bin/python3"
+  if (!file.exists(py) ||
+      system2(py, c("-c", shQuote("import astropy")), stdout = FALSE,
+              stderr = FALSE) != 0) skip("no python3-astropy")
+  f <- paste0(withr_tempfile(), ".fits")
+  on.exit(unlink(f), add = TRUE)
+  out <- system2(py, c("-c", shQuote(paste0(
+    "from astropy.io import fits; import numpy as np; ",
+    "c = [fits.Column(name='RA', format='D', unit='hourangle', ",
+    "array=np.array([1.5, 2.0])), fits.Column(name='DEC', format='D', ",
+    "unit='deg', array=np.array([10.0, 20.0]))]; ",
+    "fits.BinTableHDU.from_columns(c).writeto('", f, "')"))),
+    stdout = TRUE, stderr = TRUE)
+  expect_null(attr(out, "status"))
+  e <- tryCatch(read_catalog(f), error = conditionMessage)
+  expect_match(e, "column \"RA\" has TUNIT \"hourangle\", which wtheta does not convert",
+               fixed = TRUE)
+  expect_match(e, "`units` cannot override a column's TUNIT", fixed = TRUE)
+  expect_match(e, "(RA * 15 for hours)", fixed = TRUE)
+  expect_false(grepl("give `units`", e, fixed = TRUE))
+  # units = does not help, and says why
+  expect_error(read_catalog(f, units = "deg"), "does not convert")
+})

@@ -379,3 +379,36 @@ test_that("a damaged R_OBJECT HDU is an error naming the file and the HDU", {
   expect_match(res$output, paste0("`file` \"", f, "\": its R_OBJECT HDU ",
                                   "cannot be read"), fixed = TRUE)
 })
+
+test_that("a cross-correlation's FITS header has N_DATA2 and N_RANDOM2, read back", {
+  skip_if_no_fits()
+  sim <- simulate_catalog(300, seed = 1)
+  ran <- random_catalog(400, like = sim, seed = 2)
+  w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 4, log = TRUE),
+              data2 = simulate_catalog(200, seed = 3),
+              random2 = random_catalog(500, like = sim, seed = 4),
+              threads = 1, progress = FALSE)
+  f <- paste0(withr_tempfile(), ".fits")
+  on.exit(unlink(f), add = TRUE)
+  write_wtheta(w, f)
+  kw <- wtheta:::fits_read_table(f, hdu = "WTHETA")$keywords
+  val <- function(k) kw$value[match(k, kw$name)]
+  expect_identical(as.numeric(c(val("N_DATA"), val("N_DATA2"), val("N_RANDOM"),
+                                val("N_RANDOM2"))), c(300, 200, 400, 500))
+  expect_identical(read_wtheta(f), w)
+  # a file without R_OBJECT (as other tools write) reads the sizes from the
+  # keywords
+  r <- wtheta:::rebuild_wtheta(f)
+  expect_identical(c(attr(r, "n_data"), attr(r, "n_data2"),
+                     attr(r, "n_random"), attr(r, "n_random2")),
+                   c(300L, 200L, 400L, 500L))
+  py <- "/usr/bin/python3"
+  if (!file.exists(py) ||
+      system2(py, c("-c", shQuote("import astropy")), stdout = FALSE,
+              stderr = FALSE) != 0) skip("no python3-astropy")
+  out <- system2(py, c("-c", shQuote(paste0(
+    "from astropy.io import fits; h = fits.getheader('", f, "', 'WTHETA'); ",
+    "print(h['N_DATA2'], h['N_RANDOM2'], h.comments['N_DATA2'])"))),
+    stdout = TRUE)
+  expect_identical(out, "200 500 points in the second data catalog")
+})

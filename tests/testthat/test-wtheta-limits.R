@@ -251,11 +251,12 @@ test_that("duplicate column names are refused, not resolved to the first", {
   d <- data.frame(ra = c(1, 2), dec = c(0, 1), ra = c(5, 6),
                   check.names = FALSE)
   expect_error(pair_counts(d, bins = c(0, 1)),
-               "`x` has 2 columns named \"ra\" (columns 1 and 3); rename all but one.",
+               "`x` has 2 columns named \"ra\", ignoring case (columns 1 and 3: ra, ra); rename all but one.",
                fixed = TRUE)
   m <- cbind(ra = 1:2, dec = 0:1, dec = 3:4)
   expect_error(wtheta(m, m, c(0, 1)),
-               "`data` has 2 columns named \"dec\" (columns 2 and 3)", fixed = TRUE)
+               "`data` has 2 columns named \"dec\", ignoring case (columns 2 and 3",
+               fixed = TRUE)
   ok <- data.frame(ra = c(1, 2, 3), dec = c(0, 1, 2), w = 1, w = 2,
                    check.names = FALSE)
   expect_error(pair_counts(ok, bins = c(0, 1), weights = "w"), paste0(

@@ -41,3 +41,35 @@ test_that("jackknife errors match the scatter of realisations, mean w the model"
   expect_true(all(ratio > 0.6 & ratio < 1.6),
               info = paste(round(ratio, 2), collapse = " "))
 })
+
+test_that("ra and dec columns are matched ignoring case, as read_catalog() does", {
+  sim <- simulate_catalog(200, seed = 5)
+  ran <- random_catalog(300, like = sim, seed = 6)
+  b <- theta_bins(0.1, 5, n = 4, log = TRUE)
+  want <- wtheta(sim, ran, b, threads = 1, progress = FALSE)
+  up <- sim
+  names(up) <- c("RA", "Dec")
+  got <- wtheta(up, ran, b, threads = 1, progress = FALSE)
+  expect_identical(got$DD, want$DD)
+  expect_identical(got$w, want$w)
+  expect_identical(pair_counts(up, bins = b, threads = 1,
+                               progress = FALSE)$counts,
+                   pair_counts(sim, bins = b, threads = 1,
+                               progress = FALSE)$counts)
+  # columns = given in another case
+  expect_identical(wtheta(sim, ran, b, columns = c("RA", "DEC"), threads = 1,
+                          progress = FALSE)$DD, want$DD)
+  # a matrix too
+  expect_identical(wtheta(as.matrix(up), ran, b, threads = 1,
+                          progress = FALSE)$DD, want$DD)
+  # ra and RA both: which one is meant cannot be known
+  both <- cbind(up, ra = sim$ra + 1)
+  expect_error(wtheta(both, ran, b),
+               "`data` has 2 columns named \"ra\", ignoring case (columns 1 and 3: RA, ra)",
+               fixed = TRUE)
+  expect_error(wtheta(data.frame(x = 1, y = 2), ran, b),
+               "`data` has no column \"ra\" (its columns: x, y; names are matched ignoring case)",
+               fixed = TRUE)
+  expect_error(wtheta(sim, ran, b, columns = c("ra", "RA")),
+               "`columns` must be two distinct column names")
+})
