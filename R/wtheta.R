@@ -55,8 +55,13 @@
 #'     to overestimate errors somewhat; jackknife is the usual choice.}
 #'   \item{`"none"`}{No error column.}
 #' }
-#' Use at least as many patches as bins whose covariance you need, and
-#' patches larger than the largest angle of interest.
+#' Patches and bootstrap draws are seeded by `seed` (1 unless given), so a
+#' call gives the same errors every time; the seed is recorded in the
+#' result. Use more patches than bins whose covariance you need (many more
+#' to invert it: see the Hartlap factor in [wtheta_cov()]), and patches
+#' larger than the largest angle: `wtheta()` warns when the covariance
+#' must be singular (no more patches or draws than bins) and when the
+#' patches' typical size is below the largest bin edge.
 #'
 #' @param data The galaxy catalog (see [pair_counts()] for the form), or a
 #'   catalog prepared by [prepare_catalog()].
@@ -83,7 +88,10 @@
 #' @param n_boot Number of bootstrap resamplings.
 #' @param seed A whole number (an R integer other than `NA`) seeding the
 #'   patches made by k-means and the bootstrap draws (the global random
-#'   state is left as it was), or `NULL`.
+#'   state is left as it was). `NULL` (the default) uses the seed 1, so
+#'   that errors are the same from one call to the next; give another seed
+#'   to see how much they depend on the division into patches. A [wtheta()]
+#'   result records the seed used as attribute `seed`.
 #' @param data2,random2 A second sample and its randoms, for the
 #'   cross-correlation of `data` with `data2`.
 #' @param check_footprint `TRUE` (the default): before counting, run
@@ -122,7 +130,9 @@
 #'   of a cross-correlation is the count of `data2` against the randoms,
 #'   transposed; see [wtheta_from_counts()] to reuse them),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
-#'   `n_outside` (pairs outside the edges per count), `edges` (in the
+#'   `n_outside` (pairs outside the edges per count), `seed` (the seed of
+#'   the k-means patches and bootstrap draws, when the call made any),
+#'   `edges` (in the
 #'   bins' unit), `theta_units` (that unit: `"deg"`, `"arcmin"`,
 #'   `"arcsec"` or `"rad"`; a result without it is in degrees) and
 #'   `footprint_check` (the [footprint_check()] results, or `NULL`). `w` is
@@ -193,6 +203,11 @@ wtheta <- function(data, random, bins,
   counted <- call_counts(call)
   out <- wtheta_result(spec_counts(spec, counted$done), estimator, error,
                        n_boot, seed)
+  if (call$resample) {
+    warn_untrusted_cov(error, nrow(out), ncol(attr(out, "replicates")),
+                       patch_size(call$cats$random),
+                       max(call$edges))
+  }
   finish_result(out, call$start, counted$footprint)
 }
 
