@@ -1,8 +1,18 @@
 #' Estimate the angular two-point correlation function
 #'
-#' Counts data-data (DD), data-random (DR) and random-random (RR) pairs with
-#' [pair_counts()] and combines the normalised counts
-#' `dd = DD / N_DD`, `dr = DR / N_DR`, `rr = RR / N_RR` into w(theta).
+#' Estimates w(theta), the angular two-point correlation function of a
+#' catalog of positions on the sky (or the cross-correlation of two), in
+#' the given bins of angle, from exact counts of its pairs against random
+#' points on the same footprint: Landy-Szalay by default (section
+#' Estimators). Its errors are Poisson (shot noise only, the default),
+#' jackknife or bootstrap over patches of the sky, with the covariance
+#' between bins ([wtheta_cov()]; section Errors).
+#'
+#' It counts data-data (DD), data-random (DR) and random-random (RR) pairs
+#' with [pair_counts()], on the GPU when one is usable, and combines the
+#' normalised counts `dd = DD / N_DD`, `dr = DR / N_DR`, `rr = RR / N_RR`
+#' into w(theta). The result is a data frame, one row per bin, that
+#' records how it was made (see Value).
 #'
 #' @section Estimators: For the auto-correlation of one sample:
 #' \describe{
@@ -46,7 +56,8 @@
 #'     without one patch, and the covariance is
 #'     `(P - 1) / P * sum_k (w_k - mean w)(w_k - mean w)^T`. All counts come
 #'     from one pass over the pairs that credits each pair to its two
-#'     patches (see [pair_counts()]), so errors cost little more than w.}
+#'     patches (see [pair_counts()]), so errors need no count of their
+#'     own; the "Measured figures" article says what they cost.}
 #'   \item{`"bootstrap"`}{`n_boot` resamplings of the patches with
 #'     replacement; a pair between patches `a` and `b` counts
 #'     `m_a m_b` times, `m` the number of times each patch was drawn (pairs
