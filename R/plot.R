@@ -541,7 +541,9 @@ autoplot.wtheta <- function(object, model = NULL, log = NULL, errors = TRUE,
     p <- p + ggplot2::geom_hline(yintercept = 0, linetype = "dotted")
   }
   xs <- if (pd$log_x) ggplot2::scale_x_log10 else ggplot2::scale_x_continuous
-  p <- p + xs(limits = pd$xlim, labels = format_ticks)
+  # every bin's angle on the axis, drawn or not
+  p <- p + xs(labels = format_ticks)
+  if (!is.null(pd$xlim)) p <- p + ggplot2::expand_limits(x = pd$xlim)
   if (pd$log_y) p <- p + ggplot2::scale_y_log10(labels = format_ticks)
   if (lay$y == "asinh") {
     p <- p + ggplot2::scale_y_continuous(breaks = ty(pd$ticks),
