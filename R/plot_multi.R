@@ -107,7 +107,10 @@ plot.wtheta_multi <- function(x, log = NULL, errors = TRUE,
       graphics::points(e$theta, e$w, pch = ifelse(e$open, 1, 19), cex = 0.7)
       lo <- if (log_y) ifelse(is.na(e$lo) & !is.na(e$hi),
                               10^graphics::par("usr")[3L], e$lo) else e$lo
-      eb <- is.finite(e$err) & e$err > 0 & !is.na(lo)
+      # bars shorter than a pixel or so would be zero-length arrows
+      usr <- graphics::par("usr")[3:4]
+      tall <- if (log_y) abs(log10(e$hi) - log10(lo)) else abs(e$hi - lo)
+      eb <- is.finite(e$err) & !is.na(tall) & tall > 1e-3 * abs(diff(usr))
       if (any(eb)) {
         graphics::arrows(e$theta[eb], lo[eb], e$theta[eb], e$hi[eb],
                          angle = 90, code = 3, length = 0.02)
