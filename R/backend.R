@@ -85,9 +85,10 @@ constants_cache <- new.env(parent = emptyenv())
 #' process (and again when the option `mc.cores` changes).
 #'
 #' @section Ceiling: `threads` (and the option `wtheta.threads`) must be a
-#'   whole number from 1 to 4 per processor (`omp_get_num_procs()`, the
-#'   `cpu` row of [wtheta_backends()]), and at least 16 are always allowed:
-#'   a larger request is refused with an error, not lowered. A request
+#'   whole number from 1 up to four times the number of processors
+#'   (`omp_get_num_procs()`, the `cpu` row of [wtheta_backends()]), or up
+#'   to 16 on a machine with fewer than four: a larger request is refused
+#'   with an error, not lowered. A request
 #'   above `OMP_THREAD_LIMIT` is lowered to it, as OpenMP does. Before the
 #'   first count with a team larger than any before, wtheta checks that
 #'   the system can start that many threads (memory and process limits),

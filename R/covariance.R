@@ -3,6 +3,33 @@
 
 #' Covariance of a w(theta) estimate
 #'
+#' The covariance of w between bins that [wtheta()] (or [wtheta_multi()])
+#' estimated with its errors.
+#'
+#' @section When it can be trusted: A jackknife covariance from `P`
+#'   patches (or a bootstrap one from `P` draws) has rank at most `P - 1`:
+#'   with no more patches than bins it is singular and has no inverse, and
+#'   [wtheta()] warns. Its patches should also be larger than the largest
+#'   angle, or the pairs at the largest separations span patches and the
+#'   errors there are underestimated; [wtheta()] warns when the patches'
+#'   typical size (the median over patches of the diameter of a disc with
+#'   the rms spread of the patch's randoms about their centre) is below
+#'   the largest bin edge.
+#'
+#' @section The inverse covariance: The inverse of an estimated covariance
+#'   is a biased estimate of the inverse covariance, too large on average.
+#'   For `P` jackknife patches (or `P` bootstrap draws) and `p` bins (the
+#'   length of the data vector fitted) with `p < P - 2`, multiply it by the
+#'   Hartlap factor
+#'   \deqn{\alpha = \frac{P - p - 2}{P - 1}}{alpha = (P - p - 2) / (P - 1)}
+#'   (Hartlap, Simon & Schneider 2007, A&A 464, 399) before using it in a
+#'   chi-squared or a likelihood:
+#'   `alpha * solve(as.matrix(wtheta_cov(w)))`. With 20 patches and 10
+#'   bins, alpha is 8/19: the plain inverse would overstate the precision
+#'   by more than a factor of two. The factor assumes independent,
+#'   Gaussian replicates; jackknife replicates are neither, so treat it as
+#'   the least correction, and prefer many more patches than bins.
+#'
 #' @param x A result of [wtheta()], or of [wtheta_multi()]: then the joint
 #'   covariance of all its correlations, rows and columns in the order of
 #'   its rows (correlation by correlation, bins within each), named
@@ -19,9 +46,13 @@
 #' sim <- simulate_catalog(2000, seed = 1)
 #' ran <- random_catalog(4000, seed = 2)
 #' w <- wtheta(sim, ran, theta_bins(0.1, 5, n = 6, log = TRUE), threads = 1,
-#'             error = "jackknife", n_patches = 8, seed = 1)
+#'             error = "jackknife", n_patches = 12, seed = 1)
 #' round(stats::cov2cor(as.matrix(wtheta_cov(w))), 2)
 #' plot(wtheta_cov(w))
+#' # the inverse for a chi-squared, with the Hartlap factor
+#' P <- attr(w, "n_patches")
+#' p <- nrow(w)
+#' icov <- (P - p - 2) / (P - 1) * solve(as.matrix(wtheta_cov(w)))
 #' @export
 wtheta_cov <- function(x) {
   if (!inherits(x, "wtheta") && !inherits(x, "wtheta_multi")) {
@@ -192,3 +223,27 @@ print.wtheta_cov <- function(x, ...) {
 
 #' @export
 as.matrix.wtheta_cov <- function(x, ...) cov_matrix(x)
+
+# The warnings of a result whose covariance cannot be trusted: singular
+# (no more patches, or bootstrap draws, than bins) and patches smaller
+# than the largest angle (`size` and `largest` in degrees, NA to skip)
+warn_untrusted_cov <- function(error, n_bins, n_rep, size, largest) {
+  if (!error %in% c("jackknife", "bootstrap")) return(invisible())
+  if (n_rep <= n_bins) {
+    what <- if (error == "jackknife") "patches" else "bootstrap draws"
+    warning("the ", error, " covariance of ", n_bins, " bins from ", n_rep,
+            " ", what, " is singular (rank at most ", n_rep - 1L,
+            ") and has no inverse: use more ", what, " than bins (",
+            if (error == "jackknife") "`n_patches`" else "`n_boot`",
+            " > ", n_bins, "), many more to invert it (see ?wtheta_cov).",
+            call. = FALSE)
+  }
+  if (is.finite(size) && is.finite(largest) && size < largest) {
+    warning("the patches are about ", signif(size, 2), " degrees across, ",
+            "less than the largest angle (", signif(largest, 3),
+            " degrees): errors at the largest separations are ",
+            "underestimated; use fewer, larger patches (`n_patches`).",
+            call. = FALSE)
+  }
+  invisible()
+}

@@ -82,6 +82,7 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
               NA_integer_,
             replicates = reps,
             patches = if (resample) first$patches,
+            seed = if (resample) seed_used(error, seed, first$patches),
             pair_counts = used,
             backend = first$backend, devices = first$devices,
             threads = first$threads,
@@ -159,11 +160,11 @@ patch_multiplicities <- function(error, P, n_boot, seed) {
   })
 }
 
-# the seed of the bootstrap draws: seed + 1, a stream apart from the one
+# the seed of the bootstrap draws: seed (default_seed when NULL) + 1, a
+# stream apart from the one
 # that seeded the k-means patches; past the largest integer, its negative
 bootstrap_seed <- function(seed) {
-  if (is.null(seed)) return(NULL)
-  seed <- as.integer(seed)
+  seed <- as.integer(seed %||% default_seed)
   if (seed < .Machine$integer.max) seed + 1L else -.Machine$integer.max
 }
 

@@ -19,6 +19,21 @@
 #'   pairs between different patches; `counts` stays the plain total).
 #'   [wtheta()] builds jackknife and bootstrap errors from these.
 #'
+#' @section Progress: With `progress = TRUE`, long runs report progress.
+#'   With the progressr package installed it goes to a progressr
+#'   progressor, shown by whatever handler is active: RStudio's progress
+#'   bar, a text bar, or none until you call
+#'   `progressr::handlers(global = TRUE)` or wrap the call in
+#'   [progressr::with_progress()] (without global handlers, a count
+#'   running longer than two seconds says so once per session); it also
+#'   reaches you from `distribute = TRUE` counts, block by block ("block 3
+#'   of 6 done" and the rate). Without progressr, when progressr is
+#'   disabled (its option `progressr.enable`, `FALSE` by default outside
+#'   interactive sessions) or with `options(wtheta.progressr = FALSE)`, the
+#'   count prints lines (share done, elapsed, estimated time left) on
+#'   stderr during runs longer than two seconds. This holds for
+#'   [wtheta()] and [wtheta_multi()] too, whose counts report here.
+#'
 #' @section Testing: The environment variable `WTHETA_TEST_FAULT`, meant for
 #'   tests only, makes the engines fail on purpose at a named step: a comma
 #'   separated list of `alloc` (an allocation), `launch` (a GPU kernel
@@ -48,28 +63,18 @@
 #'   `"cpu"` or `"cuda"` (an error when no GPU is usable). The CUDA engine
 #'   keeps its device buffers between calls, for the life of the R process,
 #'   so that repeated calls start fast.
-#' @param threads CPU threads: a whole number from 1 to 4 per processor (at
-#'   least 16 are allowed); defaults to [wtheta_threads()], which also says
-#'   what happens when the system cannot start them.
+#' @param threads The number of CPU threads to count with: a whole number
+#'   from 1 up to four times the number of processors, or up to 16 on a
+#'   machine with fewer than four; defaults to [wtheta_threads()], which
+#'   also says what happens when the system cannot start them.
 #' @param devices CUDA device indices to use (default: all visible).
 #' @param columns Names of the right ascension and declination columns,
 #'   matched ignoring case as [read_catalog()] matches a file's (`RA` is
 #'   `ra`; a catalog with both `ra` and `RA` is an error).
-#' @param progress Report progress during long runs. With the progressr
-#'   package installed it goes to a progressr progressor, shown by whatever
-#'   handler is active: RStudio's progress bar, a text bar, or none until
-#'   you call `progressr::handlers(global = TRUE)` or wrap the call in
-#'   [progressr::with_progress()] (without global handlers, a count
-#'   running longer than two seconds says so once per session); it also
-#'   reaches you from
-#'   `distribute = TRUE` counts, block by block ("block 3 of 6 done" and
-#'   the rate). Without progressr, when progressr is
-#'   disabled (its option `progressr.enable`, `FALSE` by default outside
-#'   interactive sessions) or with `options(wtheta.progressr = FALSE)`, the
-#'   count prints lines (share
-#'   done, elapsed, estimated time left) on stderr during runs longer than
-#'   two seconds. Defaults to the option `wtheta.progress`, or to
-#'   `interactive()` when it is unset.
+#' @param progress Report progress during long runs: `TRUE` or `FALSE`;
+#'   defaults to the option `wtheta.progress`, or to `interactive()` when
+#'   it is unset. Where the reports go (progressr's handlers, or lines on
+#'   stderr) is in the section Progress of [pair_counts()].
 #' @param weights Per-object weights: `NULL` (none), the name of a column
 #'   (a catalog without that column has unit weights; at least one must
 #'   have it), or a list with elements `x` and `y` (`y` for
@@ -116,7 +121,8 @@
 #'   this process cannot write is refused before anything is counted. In
 #'   [wtheta()] with
 #'   jackknife or bootstrap errors and patches made by [sky_patches()],
-#'   give `seed` (or the patches), or a rerun makes other patches and is
+#'   a rerun makes the same patches (they are seeded by `seed`, 1 when it
+#'   is left out); one with another `seed` makes other patches and is
 #'   refused. Delete the directory when the result is safe.
 #' @param retries With `distribute`: how many times a block is sent again
 #'   when its worker is lost (the process died, the job was killed) or it

@@ -25,7 +25,7 @@
 #' @param patches A result of `sky_patches()`.
 #' @return `sky_patches()`: a data frame of class `wtheta_patches` with the
 #'   centres (`ra`, `dec`, degrees), one row per patch, and the number of
-#'   fitted points of each (`n`). `patch_labels()`: an integer vector, the
+#'   fitted points of each (`n`); attribute `seed` records `seed`. `patch_labels()`: an integer vector, the
 #'   patch (row of `patches`) of each point of `x`.
 #' @seealso [wtheta()] with `error = "jackknife"` or `"bootstrap"`, which makes
 #'   patches itself unless given some; [pair_counts()] with `patches`.
@@ -76,7 +76,7 @@ fit_patches <- function(cat, arg, n_patches, seed, iter = 50,
                     dec = asin(pmin(1, pmax(-1, centres[, 3L]))) * (180 / pi),
                     n = tabulate(lab, n_patches))
   structure(out, class = c("wtheta_patches", "data.frame"),
-            centres = centres)
+            centres = centres, seed = if (!is.null(seed)) as.integer(seed))
 }
 
 #' @rdname sky_patches
@@ -196,7 +196,7 @@ call_patches <- function(patches, users, cats, prepared, n_patches, seed,
     if (is.null(ref)) {
       fit <- cats[[fit_on]]
       ref <- fit_patches(if (prepared[[fit_on]]) fit$radec else fit, fit_on,
-                         n_patches, seed, threads = threads)
+                         n_patches, seed %||% default_seed, threads = threads)
     }
     return(list(kind = "centres", patches = ref))
   }
@@ -262,6 +262,40 @@ check_random_patches <- function(randoms, pat) {
            "point; every patch needs randoms.", call. = FALSE)
     }
   }
+}
+
+# The seed of the patches wtheta() and wtheta_multi() fit, and of the
+# bootstrap draws (plus one), when `seed` is NULL: errors are the same
+# from one call to the next unless the user asks for other patches
+default_seed <- 1L
+
+# The seed a result used: that of its bootstrap draws, or of the k-means
+# patches it was counted with (recorded by fit_patches(); none for patches
+# fitted without a seed or given as labels); NULL without resampling
+seed_used <- function(error, seed, patches) {
+  if (error == "bootstrap") return(as.integer(seed %||% default_seed))
+  if (error == "jackknife") return(attr(patches, "seed", exact = TRUE))
+  NULL
+}
+
+# The typical size of the patches of a prepared, grouped catalog (the
+# randoms), in degrees: the median over patches of 2 sqrt(2) times the rms
+# angle of a patch's points from their mean direction (the diameter of a
+# uniform disc with that rms), from at most 400 points of each patch
+patch_size <- function(cat) {
+  r <- attr(cat$patch, "ranges")
+  if (is.null(r)) return(NA_real_)
+  d <- vapply(seq_len(nrow(r)), function(k) {
+    n <- r[k, 2L] - r[k, 1L]
+    if (n < 2) return(NA_real_)
+    i <- unique(round(seq(r[k, 1L] + 1, r[k, 2L], length.out = min(n, 400))))
+    u <- cat$xyz[i, , drop = FALSE]
+    m <- colMeans(u)
+    m <- m / sqrt(sum(m^2))
+    a <- acos(pmin(1, pmax(-1, u %*% m)))
+    2 * sqrt(2) * sqrt(mean(a^2)) * (180 / pi)
+  }, 0)
+  stats::median(d, na.rm = TRUE)
 }
 
 # the most patches: the n^2 histograms of pairs of patches are numbered

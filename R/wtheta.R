@@ -1,8 +1,18 @@
 #' Estimate the angular two-point correlation function
 #'
-#' Counts data-data (DD), data-random (DR) and random-random (RR) pairs with
-#' [pair_counts()] and combines the normalised counts
-#' `dd = DD / N_DD`, `dr = DR / N_DR`, `rr = RR / N_RR` into w(theta).
+#' Estimates w(theta), the angular two-point correlation function of a
+#' catalog of positions on the sky (or the cross-correlation of two), in
+#' the given bins of angle, from exact counts of its pairs against random
+#' points on the same footprint: Landy-Szalay by default (section
+#' Estimators). Its errors are Poisson (shot noise only, the default),
+#' jackknife or bootstrap over patches of the sky, with the covariance
+#' between bins ([wtheta_cov()]; section Errors).
+#'
+#' It counts data-data (DD), data-random (DR) and random-random (RR) pairs
+#' with [pair_counts()], on the GPU when one is usable, and combines the
+#' normalised counts `dd = DD / N_DD`, `dr = DR / N_DR`, `rr = RR / N_RR`
+#' into w(theta). The result is a data frame, one row per bin, that
+#' records how it was made (see Value).
 #'
 #' @section Estimators: For the auto-correlation of one sample:
 #' \describe{
@@ -46,7 +56,8 @@
 #'     without one patch, and the covariance is
 #'     `(P - 1) / P * sum_k (w_k - mean w)(w_k - mean w)^T`. All counts come
 #'     from one pass over the pairs that credits each pair to its two
-#'     patches (see [pair_counts()]), so errors cost little more than w.}
+#'     patches (see [pair_counts()]), so errors need no count of their
+#'     own; the "Measured figures" article says what they cost.}
 #'   \item{`"bootstrap"`}{`n_boot` resamplings of the patches with
 #'     replacement; a pair between patches `a` and `b` counts
 #'     `m_a m_b` times, `m` the number of times each patch was drawn (pairs
@@ -55,8 +66,13 @@
 #'     to overestimate errors somewhat; jackknife is the usual choice.}
 #'   \item{`"none"`}{No error column.}
 #' }
-#' Use at least as many patches as bins whose covariance you need, and
-#' patches larger than the largest angle of interest.
+#' Patches and bootstrap draws are seeded by `seed` (1 unless given), so a
+#' call gives the same errors every time; the seed is recorded in the
+#' result. Use more patches than bins whose covariance you need (many more
+#' to invert it: see the Hartlap factor in [wtheta_cov()]), and patches
+#' larger than the largest angle: `wtheta()` warns when the covariance
+#' must be singular (no more patches or draws than bins) and when the
+#' patches' typical size is below the largest bin edge.
 #'
 #' @param data The galaxy catalog (see [pair_counts()] for the form), or a
 #'   catalog prepared by [prepare_catalog()].
@@ -83,7 +99,10 @@
 #' @param n_boot Number of bootstrap resamplings.
 #' @param seed A whole number (an R integer other than `NA`) seeding the
 #'   patches made by k-means and the bootstrap draws (the global random
-#'   state is left as it was), or `NULL`.
+#'   state is left as it was). `NULL` (the default) uses the seed 1, so
+#'   that errors are the same from one call to the next; give another seed
+#'   to see how much they depend on the division into patches. A [wtheta()]
+#'   result records the seed used as attribute `seed`.
 #' @param data2,random2 A second sample and its randoms, for the
 #'   cross-correlation of `data` with `data2`.
 #' @param check_footprint `TRUE` (the default): before counting, run
@@ -122,7 +141,9 @@
 #'   of a cross-correlation is the count of `data2` against the randoms,
 #'   transposed; see [wtheta_from_counts()] to reuse them),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
-#'   `n_outside` (pairs outside the edges per count), `edges` (in the
+#'   `n_outside` (pairs outside the edges per count), `seed` (the seed of
+#'   the k-means patches and bootstrap draws, when the call made any),
+#'   `edges` (in the
 #'   bins' unit), `theta_units` (that unit: `"deg"`, `"arcmin"`,
 #'   `"arcsec"` or `"rad"`; a result without it is in degrees) and
 #'   `footprint_check` (the [footprint_check()] results, or `NULL`). `w` is
@@ -193,6 +214,11 @@ wtheta <- function(data, random, bins,
   counted <- call_counts(call)
   out <- wtheta_result(spec_counts(spec, counted$done), estimator, error,
                        n_boot, seed)
+  if (call$resample) {
+    warn_untrusted_cov(error, nrow(out), ncol(attr(out, "replicates")),
+                       patch_size(call$cats$random),
+                       max(call$edges))
+  }
   finish_result(out, call$start, counted$footprint)
 }
 

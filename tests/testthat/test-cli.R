@@ -136,13 +136,13 @@ test_that("short flags, errors, weights and cross-correlations", {
   b <- theta_bins(0.1, 5, n = 6, log = TRUE)
   res <- run_cli("-d", dfile, "-r", rfile, "-c", "ra,dec", "-b",
                  "log:0.1,5,6", "-e", "ham", "--error", "jackknife", "-p",
-                 "6", "--seed", "7", "-w", "wt", "-t", "1", "-B", "cpu",
+                 "7", "--seed", "7", "-w", "wt", "-t", "1", "-B", "cpu",
                  "-o", out, "-q")
   expect_identical(res$status, 0L)
   expect_length(res$out, 0L)
   got <- read_wtheta(out)
   want <- wtheta(sim, ran, b, estimator = "Hamilton", error = "jackknife",
-                 n_patches = 6, seed = 7, weights = "wt", threads = 1,
+                 n_patches = 7, seed = 7, weights = "wt", threads = 1,
                  backend = "cpu", progress = FALSE)
   expect_identical(names(got), names(as.data.frame(want)))
   expect_equal(got$DD, want$DD, tolerance = 1e-12)

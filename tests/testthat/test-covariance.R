@@ -20,3 +20,82 @@ test_that("wtheta_cov is a classed matrix that plots its correlations", {
   r <- plot(wtheta_cov(w))
   expect_true(all(is.na(r[1, ])))
 })
+
+test_that("jackknife and bootstrap errors are reproducible by default", {
+  sim <- simulate_catalog(600, n_clusters = 10, sigma = 0.3, seed = 21)
+  ran <- random_catalog(1500, like = sim, seed = 22)
+  bins <- theta_bins(0.05, 1, n = 4, log = TRUE)
+  run <- function(...) {
+    wtheta(sim, ran, bins, threads = 1, progress = FALSE,
+           check_footprint = FALSE, ...)
+  }
+  set.seed(99)
+  before <- .Random.seed
+  a <- run(error = "jackknife", n_patches = 8)
+  b <- run(error = "jackknife", n_patches = 8)
+  # no seed: the documented default, recorded, and the session's random
+  # state untouched
+  expect_identical(.Random.seed, before)
+  expect_identical(a$w_err, b$w_err)
+  expect_identical(attr(a, "seed"), 1L)
+  expect_identical(attr(attr(a, "patches"), "seed"), 1L)
+  expect_identical(a$w_err, run(error = "jackknife", n_patches = 8,
+                                seed = 1)$w_err)
+  # another seed: other patches, other errors, recorded
+  c5 <- run(error = "jackknife", n_patches = 8, seed = 5)
+  expect_identical(attr(c5, "seed"), 5L)
+  expect_false(identical(c5$w_err, a$w_err))
+  # bootstrap draws too
+  bt <- run(error = "bootstrap", n_patches = 8, n_boot = 20)
+  expect_identical(bt$w_err, run(error = "bootstrap", n_patches = 8,
+                                 n_boot = 20)$w_err)
+  expect_identical(attr(bt, "seed"), 1L)
+  # patches given as labels: no seed was used
+  lab <- list(data = rep(1:5, length.out = 600),
+              random = rep(1:5, length.out = 1500))
+  expect_null(attr(run(error = "jackknife", patches = lab), "seed"))
+  expect_null(attr(run(error = "poisson"), "seed"))
+})
+
+test_that("wtheta() warns when its covariance cannot be trusted", {
+  sim <- simulate_catalog(600, n_clusters = 10, sigma = 0.3, seed = 21)
+  ran <- random_catalog(1500, like = sim, seed = 22)
+  run <- function(bins, ...) {
+    wtheta(sim, ran, bins, threads = 1, progress = FALSE,
+           check_footprint = FALSE, error = "jackknife", ...)
+  }
+  small <- theta_bins(0.05, 1, n = 6, log = TRUE)
+  # 6 bins from 6 patches: rank at most 5, singular
+  expect_warning(run(small, n_patches = 6),
+                 "covariance of 6 bins from 6 patches is singular")
+  expect_no_warning(run(small, n_patches = 7))
+  expect_warning(wtheta(sim, ran, small, threads = 1, progress = FALSE,
+                        check_footprint = FALSE, error = "bootstrap",
+                        n_patches = 8, n_boot = 5),
+                 "from 5 bootstrap draws is singular.*`n_boot` > 6")
+  # patches smaller than the largest angle
+  big <- theta_bins(0.05, 30, n = 4, log = TRUE)
+  expect_warning(run(big, n_patches = 8),
+                 "patches are about .* less than the largest angle \\(30")
+})
+
+test_that("patch_size() gives the diameter of disc-shaped patches", {
+  # two uniform discs of radius 5 degrees, one at each pole
+  n <- 4000
+  cap <- function(sgn) {
+    d <- asin(stats::runif(n, sin(85 * pi / 180), 1)) * 180 / pi
+    data.frame(ra = stats::runif(n, 0, 360), dec = sgn * d)
+  }
+  set.seed(3)
+  pts <- rbind(cap(1), cap(-1))
+  p <- prepare_catalog(pts, patches = rep(c("n", "s"), each = n))
+  expect_equal(wtheta:::patch_size(p), 10, tolerance = 0.03)
+})
+
+test_that("?wtheta_cov documents the Hartlap factor", {
+  rd <- tools::Rd_db("wtheta")[["wtheta_cov.Rd"]]
+  txt <- paste(capture.output(tools::Rd2txt(rd, options = list(
+    underline_titles = FALSE))), collapse = " ")
+  expect_match(txt, "Hartlap", fixed = TRUE)
+  expect_match(txt, "(P - p - 2) / (P - 1)", fixed = TRUE)
+})
