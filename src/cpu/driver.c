@@ -132,9 +132,13 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
   }
 }
 
-/* A work item: rows [r0, r1) of task `task`, against the task's columns. */
+/* A work item: rows [r0, r1) of task `task`, against the task's columns;
+ * or, when n_more > 0, the whole of tasks task, task + 1, ..., task +
+ * n_more, small tasks of one histogram that follow each other (grid tasks
+ * of a few hundred pairs each: one item each would flush the counters and
+ * add a record per task). */
 typedef struct {
-  int64_t task, r0, r1;
+  int64_t task, r0, r1, n_more;
   double start;                 /* pairs of the job before this item */
   int64_t pairs;
 } wt_item;
@@ -440,14 +444,33 @@ static int64_t next_chunk(const wt_job *job, wt_run *r, int64_t *task_at,
     }
     int64_t r1 = t->a1 - row < item_rows(t) ? t->a1 : row + item_rows(t);
     int64_t p = item_pairs(job, t, row, r1);
+    int64_t more = 0;
+    if (row == t->a0 && r1 == t->a1) {
+      /* a whole small task: the small tasks after it into the same item */
+      while (task + more + 1 < job->n_tasks && p < WT_ITEM_PAIRS) {
+        const wt_task *u = &job->tasks[task + more + 1];
+        const int64_t q = item_pairs(job, u, u->a0, u->a1);
+        if (u->out != t->out || u->a1 - u->a0 > item_rows(u) ||
+            p + q > WT_ITEM_PAIRS)
+          break;
+        p += q;
+        more++;
+      }
+    }
     if (p > 0) {
       wt_item *it = &items[n_items++];
       it->task = task;
       it->r0 = row;
       it->r1 = r1;
+      it->n_more = more;
       it->start = done + pairs;
       it->pairs = p;
       pairs += (double)p;
+    }
+    if (more > 0) {
+      task += more;
+      row = job->tasks[task].a1;
+      continue;
     }
     row = r1;
   }
@@ -532,6 +555,10 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
       }
       t.wpending = 0;
       do_item(job, &ctx, &job->tasks[it->task], it->r0, it->r1, &t);
+      for (int64_t m = 1; m <= it->n_more; m++) {
+        const wt_task *u = &job->tasks[it->task + m];
+        do_item(job, &ctx, u, u->a0, u->a1, &t);
+      }
       flush(&ctx, &t);
       if (weighted || angles) flush_w(&ctx, &t);
     }
