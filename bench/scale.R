@@ -19,7 +19,8 @@
 # bench/results/scale-<mode>.csv.
 # With WTHETA_CORRFUNC_DIR set, the CPU mode also writes its catalogs (ra dec
 # in degrees), the bin edges (Corrfunc's "lower upper" lines) and its
-# counts there, for bench/corrfunc.sh.
+# counts there, for bench/corrfunc.sh, and its times there too
+# (wtheta-times.csv) instead of bench/results/scale-cpu.csv.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 mode <- if (length(args) >= 1) args[1] else "cpu"
@@ -110,6 +111,8 @@ if (mode == "cpu") {
 res <- do.call(rbind, res)
 res$visited_share <- res$visited / res$pairs
 print(res, row.names = FALSE, digits = 4)
-utils::write.csv(res, file.path("bench", "results",
-                                 paste0("scale-", mode, ".csv")),
-                 row.names = FALSE)
+# for bench/corrfunc.sh the times go with the counts, and the kept
+# bench/results/scale-cpu.csv (the 10^6 run) stays as it is
+out <- if (mode == "cpu" && nzchar(cfdir)) file.path(cfdir, "wtheta-times.csv") else
+  file.path("bench", "results", paste0("scale-", mode, ".csv"))
+utils::write.csv(res, out, row.names = FALSE)
