@@ -293,6 +293,9 @@ for (sz in sizes) {
       tm <- c(min = min(secs), median = stats::median(secs))
       if (name == "plain") plain_t <- tm
       tt <- count_timings(best)
+      cat(sprintf("  %-11s %-10s min %8.3f s  median %8.3f s  %5.2fx plain\n",
+                  name, cats, tm[["min"]], tm[["median"]],
+                  tm[["min"]] / plain_t[["min"]]))
       rows[[length(rows) + 1]] <- data.frame(
         n_galaxies = n, n_randoms = m, catalogs = cats, call = name,
         backend = attr(best, "backend")[1], threads = threads, reps = reps,
