@@ -88,15 +88,21 @@ backend <- opt("backend", "cpu")
 if (!backend %in% c("cpu", "cuda", "auto")) {
   stop("--backend is cpu, cuda or auto, not '", backend, "'", call. = FALSE)
 }
-devices <- opt("devices", NULL)
-if (!is.null(devices)) devices <- as.integer(strsplit(devices, ",")[[1]])
-threads <- as.integer(opt("threads", wtheta_threads()))
-options(wtheta.threads = threads, wtheta.progress = FALSE)
-reps <- as.integer(opt("reps", 3))
-if (is.na(reps) || reps < 1) {
-  stop("--reps is a positive whole number, not '", opt("reps", ""), "'",
-       call. = FALSE)
+whole <- function(x, what) {
+  v <- suppressWarnings(as.numeric(x))
+  if (!length(v) || anyNA(v) || any(v < 0) || any(v != round(v))) {
+    stop(what, " takes whole numbers, not '", paste(x, collapse = ","), "'",
+         call. = FALSE)
+  }
+  as.integer(v)
 }
+devices <- opt("devices", NULL)
+if (!is.null(devices)) devices <- whole(strsplit(devices, ",")[[1]], "--devices")
+threads <- whole(opt("threads", wtheta_threads()), "--threads")
+if (threads < 1) stop("--threads is at least 1, not 0", call. = FALSE)
+options(wtheta.threads = threads, wtheta.progress = FALSE)
+reps <- whole(opt("reps", 3), "--reps")
+if (reps < 1) stop("--reps is at least 1, not 0", call. = FALSE)
 all_calls <- c("plain", "jk20", "jk100", "multi", "multi_jk100")
 calls <- strsplit(opt("calls", paste(all_calls, collapse = ",")), ",")[[1]]
 if (!all(calls %in% all_calls)) {
