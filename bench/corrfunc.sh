@@ -12,7 +12,13 @@
 # DATA_DIR` (wtheta's times, and the catalogs, bins and counts written to a
 # temporary folder), then times DDtheta_mocks on DD, DR and RR (its own
 # "pair-counting time", file reading excluded), then compares the counts
-# bin by bin (Corrfunc counts each pair of an auto-correlation twice).
+# bin by bin (Corrfunc counts each pair of an auto-correlation twice), and
+# prints Corrfunc's total over each of wtheta's times (the whole wtheta()
+# call, grid "prune" and TRUE: bulk counting, the default). The issue 33
+# case, 3e5 x 3e5 on 2 threads:
+#   sh bench/corrfunc.sh /tmp/corrfunc/bin/DDtheta_mocks 3e5 ../shared/data 2
+# (bench/README.md says how DDtheta_mocks was built). scale.R's times go to
+# the temporary folder, not to bench/results/scale-cpu.csv.
 set -eu
 cd "$(dirname "$0")/.."
 cf=${1:?usage: sh bench/corrfunc.sh DDTHETA_MOCKS [N] [DATA_DIR] [THREADS]}
@@ -37,10 +43,17 @@ done
 echo "Corrfunc DD + DR + RR: $total s"
 Rscript -e '
   dir <- commandArgs(TRUE)[1]
+  cf_s <- as.numeric(commandArgs(TRUE)[2])
+  t <- read.csv(file.path(dir, "wtheta-times.csv"))
+  for (i in seq_len(nrow(t))) {
+    cat(sprintf(paste0("wtheta (grid %s) %.2f s, Corrfunc %.2f s: ",
+                       "Corrfunc / wtheta = %.2f\n"),
+                t$grid[i], t$seconds[i], cf_s, cf_s / t$seconds[i]))
+  }
   w <- read.csv(file.path(dir, "wtheta-counts.csv"))
   for (k in c("DD", "DR", "RR")) {
     cf <- read.table(file.path(dir, paste0("cf-", k, ".txt")))$V4
     if (k != "DR") cf <- cf / 2
     cat(sprintf("%s: largest difference %g pairs in %d bins\n", k,
                 max(abs(cf - w[[k]])), length(cf)))
-  }' "$work"
+  }' "$work" "$total"

@@ -19,7 +19,8 @@
 # bench/results/scale-<mode>.csv.
 # With WTHETA_CORRFUNC_DIR set, the CPU mode also writes its catalogs (ra dec
 # in degrees), the bin edges (Corrfunc's "lower upper" lines) and its
-# counts there, for bench/corrfunc.sh.
+# counts there, for bench/corrfunc.sh, and its times there too
+# (wtheta-times.csv) instead of bench/results/scale-cpu.csv.
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 mode <- if (length(args) >= 1) args[1] else "cpu"
@@ -29,6 +30,7 @@ host <- function() {
   cpu <- grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)[1]
   sub(".*: ", "", cpu)
 }
+commas <- function(n) format(n, big.mark = ",", scientific = FALSE)
 timed <- function(grid, expr) {
   old <- options(wtheta.grid = grid, wtheta.progress = FALSE)
   on.exit(options(old))
@@ -57,8 +59,7 @@ if (mode == "cpu") {
                file.path(cfdir, "bins.txt"))
   }
   cat(sprintf("CPU: %s, %d threads; %s data x %s randoms, 20 log bins 0.01-10 deg\n",
-              host(), wtheta_threads(), format(n, big.mark = ","),
-              format(n, big.mark = ",")))
+              host(), wtheta_threads(), commas(n), commas(n)))
   res <- list()
   for (g in list("prune", TRUE)) {
     r <- timed(g, wtheta(D, R, bins, backend = "cpu", error = "none"))
@@ -86,7 +87,7 @@ if (mode == "cpu") {
       as.integer(strsplit(d, ",")[[1]]))
   } else list(gpu$device)
   cat(sprintf("GPU: %s; %s points, full sky, auto, 20 log bins 0.01-10 deg\n",
-              gpu$name[1], format(n, big.mark = ",")))
+              gpu$name[1], commas(n)))
   t0 <- proc.time()[["elapsed"]]
   X <- random_catalog(n, ra_range = c(0, 360), dec_range = c(-90, 90), seed = 3)
   cat(sprintf("catalog drawn in %.1f s\n", proc.time()[["elapsed"]] - t0))
@@ -110,6 +111,8 @@ if (mode == "cpu") {
 res <- do.call(rbind, res)
 res$visited_share <- res$visited / res$pairs
 print(res, row.names = FALSE, digits = 4)
-utils::write.csv(res, file.path("bench", "results",
-                                 paste0("scale-", mode, ".csv")),
-                 row.names = FALSE)
+# for bench/corrfunc.sh the times go with the counts, and the kept
+# bench/results/scale-cpu.csv (the 10^6 run) stays as it is
+out <- if (mode == "cpu" && nzchar(cfdir)) file.path(cfdir, "wtheta-times.csv") else
+  file.path("bench", "results", paste0("scale-", mode, ".csv"))
+utils::write.csv(res, out, row.names = FALSE)
