@@ -187,7 +187,8 @@ ic_model_function <- function(model, args) {
       "unnamed values", ", which `", model, "` does not take (its ",
       "parameters: ", paste(m$pars, collapse = ", "), ").", call. = FALSE)
   }
-  p <- c(A = 1, unlist(args))
   for (nm in names(args)) check_number(args[[nm]], nm)
+  p <- c(A = 1)
+  p[names(args)] <- unlist(args)
   function(theta) m$fun(theta, p)
 }
