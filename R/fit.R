@@ -121,6 +121,9 @@ wtheta_fit <- function(w, model = "power_law", theta_range = NULL, ic = NULL,
   } else if (!inherits(w, "wtheta")) {
     stop("`w` must be a result of wtheta() or wtheta_multi(), not ",
          describe(w), ".", call. = FALSE)
+  } else if (!missing(tomography)) {
+    stop("`tomography` is for wtheta_multi() results; `w` is one ",
+         "correlation.", call. = FALSE)
   }
   multi <- inherits(w, "wtheta_multi")
   # a bias fit's `start` holds the biases too: bias_spec() checks it

@@ -212,8 +212,9 @@ plot.wtheta_fit <- function(x, main = NULL, xlab = NULL, ylab = "w",
   yr <- range(c(d$w - d$w_err, d$w + d$w_err, unlist(curves)))
   if (is.null(log)) log <- if (yr[1L] > 0) "xy" else "x"
   if (is.null(xlab)) xlab <- expression(theta ~ "(degrees)")
-  if (is.null(main)) main <- fit_header(x)[1L]
-  cols <- grDevices::hcl.colors(max(2L, length(groups)), "Dark 3")
+  if (is.null(main)) main <- sub("^<wtheta_fit> ", "", fit_header(x)[1L])
+  cols <- if (length(groups) == 1L) "black" else
+    grDevices::hcl.colors(length(groups), "Dark 3")
   graphics::plot(d$theta, d$w, log = log, ylim = yr, xlab = xlab,
                  ylab = ylab, main = main, type = "n", cex.main = 0.9, ...)
   if (!grepl("y", log)) graphics::abline(h = 0, col = "grey70")

@@ -139,7 +139,8 @@ test_that("wtheta_fit() checks what it is given", {
   bad <- w
   bad$w[3] <- NA
   expect_error(wtheta_fit(bad), "w is NA in row\\(s\\) 3")
-  expect_error(wtheta_fit(w, tomography = "bias"), NA)
+  expect_error(wtheta_fit(w, tomography = "bias"),
+               "`tomography` is for wtheta_multi\\(\\) results")
 })
 
 test_that("a model function, and the Thomas model of a simulated catalog", {
