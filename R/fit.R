@@ -132,8 +132,11 @@ wtheta_fit <- function(w, model = "power_law", theta_range = NULL, ic = NULL,
   grid <- if (!is.null(ic)) ic_grid(ic, "ic")
   C <- fit_cov(w, cov, rows$keep)
   h <- hartlap_factor(w, hartlap, !is.null(cov), length(rows$keep))
-  spec <- if (multi) bias_spec(w, m, rows, grid, start) else
+  spec <- if (multi) {
+    bias_spec(attr(w, "samples"), m, rows, grid, start)
+  } else {
     single_spec(m, rows, grid)
+  }
   sol <- gls_fit(spec, rows$w, C, h$factor)
   structure(c(sol, list(
     n_bins = length(rows$keep), hartlap = h$factor, hartlap_n = h$n,
@@ -158,7 +161,9 @@ builtin_model <- function(name) {
   }
   switch(name,
     power_law = list(name = name, pars = c("A", "gamma"), shape = "gamma",
-                     fun = function(theta, p) p[["A"]] * theta^(1 - p[["gamma"]])),
+                     fun = function(theta, p) {
+                       p[["A"]] * theta^(1 - p[["gamma"]])
+                     }),
     thomas = list(name = name, pars = c("A", "sigma"), shape = "sigma",
                   fun = function(theta, p) p[["A"]] *
                     exp(-theta^2 / (4 * p[["sigma"]]^2))))
@@ -348,9 +353,9 @@ single_spec <- function(m, rows, grid) {
          m$fun(theta, p) - if (ic) icf(p) else 0)
 }
 
-# w_ij = b_i b_j (s(theta; q) - C[s](q)): biases per sample, shape q
-bias_spec <- function(w, m, rows, grid, start) {
-  samples <- attr(w, "samples", exact = TRUE)
+# w_ij = b_i b_j (s(theta; q) - C[s](q)): biases per sample, shape q.
+# (The closures keep this frame: the samples' names, not the result.)
+bias_spec <- function(samples, m, rows, grid, start) {
   bn <- paste0("b_", samples)
   builtin <- m$name != "function"
   shape <- m$shape
@@ -371,8 +376,7 @@ bias_spec <- function(w, m, rows, grid, start) {
     # each sample's auto-correlation alone: amplitude and shape
     auto <- lapply(samples, function(s) {
       k <- rows$i == s & rows$j == s
-      ms <- m$start %||% data_start(m$name, rows$theta[k], rows$w[k])
-      ms
+      m$start %||% data_start(m$name, rows$theta[k], rows$w[k])
     })
     amp <- vapply(auto, function(a) a[["A"]], 0)
     st <- c(stats::setNames(sqrt(abs(amp)), bn),

@@ -53,7 +53,7 @@ test_that("a noiseless power law is recovered exactly, in any unit", {
                                          wa$theta / 60 <= 1] / 60)
 })
 
-test_that("the GLS minimum, chi2 and parameter covariance are the textbook ones", {
+test_that("the GLS minimum, chi2 and parameters' covariance are textbook", {
   w <- fit_fixture()$w
   keep <- w$theta >= 0.08 & w$theta <= 2
   f <- wtheta_fit(w, "power_law", theta_range = c(0.08, 2))
