@@ -32,21 +32,6 @@
 #'     each theta (degrees).}
 #' }
 #'
-#' @section Validation: With the covariance known, 68% intervals
-#'   (`confint(fit, level = 0.68)`) cover the truth at their nominal rate:
-#'   in the tests, 71.5% (A) and 69.5% (gamma) of 400 mock measurements of a
-#'   power law drawn from a correlated Gaussian. On real catalogs the
-#'   covariance is estimated from the same data, and upward fluctuations
-#'   of w come with larger jackknife errors, so they weigh less: over 60
-#'   stationary Thomas catalogs of [simulate_catalog()] (1500 points, 25
-#'   patches, 8 bins, Thomas model with the IC) the fitted `A` and `sigma`
-#'   fell below the truth by 0.5 and 0.9 of their errors on average, and
-#'   their intervals covered it in 62% and 53% of the catalogs. The model
-#'   is evaluated at each bin's centre `theta`; a model that curves over a
-#'   bin's width differs from its average over the bin's pairs (the same
-#'   catalogs with the model averaged over each bin: 0.4 and 0.5 of the
-#'   errors below).
-#'
 #' @section Integral constraint: With `ic` (a [pair_counts()] result of
 #'   the randoms' pairs out to the footprint's largest separation, for
 #'   example from [ic_counts()]) the model fitted is `m(theta) - C[m]`,
@@ -79,6 +64,21 @@
 #'   biases; a model function's own parameters, which should then have no
 #'   free amplitude). The biases' overall sign cannot be told apart; they
 #'   are started positive.
+#'
+#' @section Validation: With the covariance known, 68% intervals
+#'   (`confint(fit, level = 0.68)`) cover the truth at their nominal rate:
+#'   in the tests, 71.5% (A) and 69.5% (gamma) of 400 mock measurements of a
+#'   power law drawn from a correlated Gaussian. On real catalogs the
+#'   covariance is estimated from the same data, and upward fluctuations
+#'   of w come with larger jackknife errors, so they weigh less: over 60
+#'   stationary Thomas catalogs of [simulate_catalog()] (1500 points, 25
+#'   patches, 8 bins, Thomas model with the IC) the fitted `A` and `sigma`
+#'   fell below the truth by 0.5 and 0.9 of their errors on average, and
+#'   their intervals covered it in 62% and 53% of the catalogs. The model
+#'   is evaluated at each bin's centre `theta`; a model that curves over a
+#'   bin's width differs from its average over the bin's pairs (the same
+#'   catalogs with the model averaged over each bin: 0.4 and 0.5 of the
+#'   errors below).
 #'
 #' @param w A result of [wtheta()] or [wtheta_multi()] (the rows of its
 #'   bins, in order; `[` keeps the covariance of a selection).
