@@ -68,6 +68,22 @@ static int reserve(walk *wk, int64_t need)
 static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
                 int32_t out, int slo, int shi)
 {
+  /* the same rows against the columns right after the last task's (the
+   * next cell of a band, whose points follow in the sorted catalog): one
+   * task over both, so that sparse catalogs, whose cells hold a few points,
+   * do not make a task of a few pairs per cell pair. Never a diagonal task
+   * (a0 == b0), and b stays after a. */
+  if (wk->n_tasks > 0 && a0 != b0) {
+    wt_task *l = &wk->t[wk->n_tasks - 1];
+    if (l->a0 == a0 && l->a1 == a1 && l->b1 == b0 && l->out == out &&
+        l->a0 != l->b0) {
+      l->b1 = b1;
+      int known = l->shi > 0 && slo >= 0 && shi > 0 && shi <= INT16_MAX;
+      l->slo = (int16_t)(known ? (slo < l->slo ? slo : l->slo) : 0);
+      l->shi = (int16_t)(known ? (shi > l->shi ? shi : l->shi) : 0);
+      return WT_OK;
+    }
+  }
   if (wk->n_tasks == wk->cap_tasks) {
     int status = reserve(wk, wk->n_tasks + 1);
     if (status != WT_OK) return status;
