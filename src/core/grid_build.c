@@ -185,7 +185,7 @@ static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
   int64_t *src_o = order, *dst_o = o2;
   for (int sh = 0; sh < bits; sh += RADIX_BITS) {
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(stripes) schedule(static, 1)
+#pragma omp parallel for num_threads(stripes) if (stripes > 1) schedule(static, 1)
 #endif
     for (int t = 0; t < stripes; t++) {
       int64_t *c = cnt + (size_t)t * RADIX;
@@ -202,7 +202,7 @@ static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
         run += v;
       }
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(stripes) schedule(static, 1)
+#pragma omp parallel for num_threads(stripes) if (stripes > 1) schedule(static, 1)
 #endif
     for (int t = 0; t < stripes; t++) {
       int64_t *c = cnt + (size_t)t * RADIX;
@@ -243,7 +243,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
     return WT_ERR_NOMEM;
   }
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(static)
+#pragma omp parallel for num_threads(n_threads) if (n_threads > 1) schedule(static)
 #endif
   for (int64_t i = 0; i < n; i++) {
     key[i] = key_of(g, p->x[r0 + i], p->y[r0 + i], p->z[r0 + i]);
@@ -255,7 +255,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
   int status = sort_keys(key, order, n, bits, n_threads);
   if (status == WT_OK) {
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(static)
+#pragma omp parallel for num_threads(n_threads) if (n_threads > 1) schedule(static)
 #endif
     for (int64_t i = 0; i < n; i++) {
       int64_t s = r0 + order[i];
@@ -291,7 +291,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
        * same tree as a serial build */
       int failed = 0;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 4) \
+#pragma omp parallel for num_threads(n_threads) if (n_threads > 1) schedule(dynamic, 4) \
     reduction(| : failed)
 #endif
       for (int64_t cc = 0; cc < n_cells; cc++) {
@@ -314,7 +314,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
       if (status == WT_OK) {
         t->n_nodes = t->cap_nodes = total;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(static)
+#pragma omp parallel for num_threads(n_threads) if (n_threads > 1) schedule(static)
 #endif
         for (int64_t cc = 0; cc < n_cells; cc++) {
           node *dst = t->nodes + t->root_of[cc];
@@ -389,9 +389,30 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
       memcpy(qz, p->z, (size_t)n * sizeof *qz);
       if (qw) memcpy(qw, p->w, (size_t)n * sizeof *qw);
     }
-    for (int64_t k = 0; k < cat->n_ranges && status == WT_OK; k++)
-      status = sort_range(&s->shape, p, qx, qy, qz, qw, cat->ranges[2 * k],
-                          cat->ranges[2 * k + 1], &s->trees[k], n_threads);
+    if (cat->n_ranges >= 2 * (int64_t)n_threads && n_threads > 1) {
+      /* many ranges (patches): a range per thread at a time, each sorted
+       * by one thread, rather than hundreds of small parallel regions
+       * (whose threads spin, and stall on a busy machine); the same trees */
+      int failed = WT_OK;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
+#endif
+      for (int64_t k = 0; k < cat->n_ranges; k++) {
+        int st = sort_range(&s->shape, p, qx, qy, qz, qw, cat->ranges[2 * k],
+                            cat->ranges[2 * k + 1], &s->trees[k], 1);
+        if (st != WT_OK) {
+#ifdef _OPENMP
+#pragma omp atomic write
+#endif
+          failed = st;
+        }
+      }
+      status = failed;
+    } else {
+      for (int64_t k = 0; k < cat->n_ranges && status == WT_OK; k++)
+        status = sort_range(&s->shape, p, qx, qy, qz, qw, cat->ranges[2 * k],
+                            cat->ranges[2 * k + 1], &s->trees[k], n_threads);
+    }
     s->sorted.x = qx;
     s->sorted.y = qy;
     s->sorted.z = qz;
