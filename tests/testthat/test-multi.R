@@ -238,3 +238,37 @@ test_that("wtheta_multi() takes weights as vectors and patches as labels", {
                "`weights$random` must be a list named by sample (a, b)",
                fixed = TRUE)
 })
+
+test_that("wtheta_multi() records the seed and warns as wtheta() does", {
+  s <- list(a = z$a, b = z$b)
+  wide <- theta_bins(0.5, 5, n = 3, log = TRUE)
+  run <- function(...) {
+    wtheta_multi(s, ran, threads = 1, backend = "cpu",
+                 check_footprint = FALSE, progress = FALSE, ...)
+  }
+  # 3 correlations x 3 bins = 9 values from 10 patches: no warning; the
+  # seed (1 by default) recorded as in each entry and printed
+  m <- expect_no_warning(run(wide, error = "jackknife", n_patches = 10))
+  expect_identical(attr(m, "seed"), 1L)
+  expect_identical(attr(m, "seed"),
+                   attr(attr(m, "entries")[["a-b"]], "seed"))
+  expect_match(capture.output(print(m))[2],
+               "jackknife errors (10 patches, seed 1, joint covariance)",
+               fixed = TRUE)
+  expect_identical(attr(run(wide, error = "bootstrap", n_patches = 10,
+                            n_boot = 20, seed = 6), "seed"), 6L)
+  expect_null(attr(run(wide, error = "poisson"), "seed"))
+  # the joint covariance: 9 values from 9 patches is singular, though each
+  # correlation's 3 bins are not
+  expect_warning(run(wide, error = "jackknife", n_patches = 9),
+                 paste0("the jackknife covariance of 9 values \\(3 ",
+                        "correlations x 3 bins\\) from 9 patches is singular ",
+                        "\\(rank at most 8\\).*`n_patches` > 9"))
+  expect_warning(run(wide, error = "bootstrap", n_patches = 10, n_boot = 8),
+                 "of 9 values .* from 8 bootstrap draws is singular.*`n_boot` > 9")
+  # patches (about 10 degrees across on this 30 x 30 degree sky) smaller
+  # than the largest angle, 20 degrees
+  expect_warning(run(theta_bins(1, 20, n = 2, log = TRUE),
+                     error = "jackknife", n_patches = 10),
+                 "patches are about .* less than the largest angle \\(20")
+})
