@@ -226,14 +226,19 @@ as.matrix.wtheta_cov <- function(x, ...) cov_matrix(x)
 
 # The warnings of a result whose covariance cannot be trusted: singular
 # (no more patches, or bootstrap draws, than bins) and patches smaller
-# than the largest angle (`size` and `largest` in degrees, NA to skip)
-warn_untrusted_cov <- function(error, n_bins, n_rep, size, largest) {
+# than the largest angle (`size` and `largest` in degrees, NA to skip).
+# `n_bins`: the covariance's size; `unit`: what it counts ("bins" of
+# wtheta(), "values" of wtheta_multi()'s joint covariance) and `of`, said
+# after the size ("(3 correlations x 10 bins)", say)
+warn_untrusted_cov <- function(error, n_bins, n_rep, size, largest,
+                               unit = "bins", of = NULL) {
   if (!error %in% c("jackknife", "bootstrap")) return(invisible())
   if (n_rep <= n_bins) {
     what <- if (error == "jackknife") "patches" else "bootstrap draws"
-    warning("the ", error, " covariance of ", n_bins, " bins from ", n_rep,
+    warning("the ", error, " covariance of ", n_bins, " ", unit,
+            if (!is.null(of)) paste0(" ", of), " from ", n_rep,
             " ", what, " is singular (rank at most ", n_rep - 1L,
-            ") and has no inverse: use more ", what, " than bins (",
+            ") and has no inverse: use more ", what, " than ", unit, " (",
             if (error == "jackknife") "`n_patches`" else "`n_boot`",
             " > ", n_bins, "), many more to invert it (see ?wtheta_cov).",
             call. = FALSE)

@@ -52,7 +52,8 @@
 #'   correlation, named `"i-j"`), `cov` (the joint covariance; see
 #'   [wtheta_cov()]), `replicates` (stacked), `pair_counts` (each count
 #'   done, once), `estimator`, `error`, `self_pairs`, `weighted`,
-#'   `n_patches`, `patches`, `edges`, `theta_units`, `backend`, `threads`,
+#'   `n_patches`, `patches`, `seed` (as in [wtheta()]), `edges`,
+#'   `theta_units`, `backend`, `threads`,
 #'   `elapsed` and
 #'   `footprint_check` (one per sample).
 #' @seealso [wtheta()], [wtheta_cov()], [plot.wtheta_multi()],
@@ -62,7 +63,7 @@
 #' z <- list(z1 = simulate_catalog(1500, seed = 2),
 #'           z2 = simulate_catalog(1500, seed = 3))
 #' b <- theta_bins(0.1, 5, n = 5, log = TRUE)
-#' tomo <- wtheta_multi(z, ran, b, error = "jackknife", n_patches = 8,
+#' tomo <- wtheta_multi(z, ran, b, error = "jackknife", n_patches = 16,
 #'                      seed = 1, threads = 1)
 #' tomo
 #' dim(wtheta_cov(tomo))
@@ -162,7 +163,19 @@ wtheta_multi <- function(data, random, bins,
     attr(entries[[r]], "elapsed") <- elapsed
     attr(entries[[r]], "footprint_check") <- fc
   }
-  multi_result(entries, ij, samples, error, done, fchecks, call$start)
+  out <- multi_result(entries, ij, samples, error, done, fchecks,
+                      call$start)
+  if (call$resample) {
+    # the joint covariance of every correlation's bins, and the patches
+    # (fitted on the first sample's randoms) against the largest angle
+    warn_untrusted_cov(error, nrow(out), ncol(attr(out, "replicates")),
+                       patch_size(call$cats[[rki[1L]]]), max(call$edges),
+                       unit = "values",
+                       of = paste0("(", nrow(ij), " correlation",
+                                   if (nrow(ij) != 1L) "s", " x ",
+                                   length(call$edges) - 1L, " bins)"))
+  }
+  out
 }
 
 # `weights` or `patches` of wtheta_multi() (NULL, a column name, or
@@ -294,7 +307,7 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
             self_pairs = attr(first, "self_pairs"),
             weighted = attr(first, "weighted"),
             n_patches = attr(first, "n_patches"),
-            patches = attr(first, "patches"),
+            patches = attr(first, "patches"), seed = attr(first, "seed"),
             edges = attr(first, "edges"),
             theta_units = attr(first, "theta_units"),
             backend = attr(first, "backend"),

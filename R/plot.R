@@ -220,7 +220,7 @@ plot_title <- function(x) {
 
 # The line under the title, as the words that can end a line (each with
 # its punctuation): auto or cross, the numbers of points, the errors, and
-# "weighted"
+# "weighted counts" (sums of w_i w_j, as print() and summary() say)
 subtitle_parts <- function(x) {
   a <- attributes(x)
   type <- result_type(x)
@@ -243,7 +243,7 @@ subtitle_parts <- function(x) {
   out <- c(if (type == "cross") "cross-correlation;" else
     "auto-correlation;", paste0(n(nd), " data,"),
     paste0(n(nr), " random points;"), paste0(errs, ";"),
-    if (isTRUE(a$weighted)) "weighted")
+    if (isTRUE(a$weighted)) "weighted counts")
   out[length(out)] <- sub(";$", "", out[length(out)])
   out
 }

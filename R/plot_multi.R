@@ -55,6 +55,8 @@ multi_title <- function(x) {
   err <- attr(x, "error")
   errs <- if (is.null(err) || err == "none") "no errors" else
     paste(if (err == "poisson") "Poisson" else err, "errors")
+  # weighted counts are sums of w_i w_j, as print() and summary() say
+  if (isTRUE(attr(x, "weighted"))) errs <- paste0(errs, "; weighted counts")
   K <- length(attr(x, "samples"))
   as.expression(bquote(w(theta) ~ "of" ~ .(K) ~ "samples (" *
                          .(estimator_name(attr(x, "estimator"))) * ", " *

@@ -42,8 +42,10 @@ describe_run <- function(backend, threads, devices, elapsed) {
 #'
 #' @param x,object A result of [wtheta_multi()].
 #' @param n Rows to print.
-#' @param log `"x"`, `""` or `NULL` (the default: a log theta axis for log
-#'   bins).
+#' @param log The axes drawn logarithmically: `""`, `"x"`, `"y"` or
+#'   `"xy"` (with `"y"` or `"xy"` a negative w is drawn at |w| as an open
+#'   symbol; see `scales`), or `NULL` (the default: a log theta axis for
+#'   log bins, a linear w axis).
 #' @param errors Draw error bars.
 #' @param row.names,optional Ignored (for the generic).
 #' @param ... Passed to [graphics::plot()] for each panel (`plot()`);
@@ -74,7 +76,7 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
       if (length(a$entries) != 1L) "s", ", ", length(a$edges) - 1L,
       " bins\n", sep = "")
   cat(estimator_name(a$estimator), "; ", describe_multi_errors(a),
-      if (isTRUE(a$weighted)) "; weighted pairs",
+      if (isTRUE(a$weighted)) "; weighted counts",
       if (!is.null(a$source)) paste0("; read from a ", a$source) else
         paste0("; ", length(a$pair_counts), " counts in ",
                format(signif(a$elapsed, 3)), " s"), "\n", sep = "")
@@ -85,13 +87,15 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
   invisible(x)
 }
 
-# "no errors", "poisson errors", "jackknife errors (20 patches, joint
-# covariance)"
+# "no errors", "poisson errors", "jackknife errors (20 patches, seed 1,
+# joint covariance)"
 describe_multi_errors <- function(a) {
   err <- a$error %||% "unknown"
   if (err == "none") return("no errors")
   paste0(err, " errors", if (err %in% c("jackknife", "bootstrap"))
-    paste0(" (", a$n_patches, " patches, joint covariance)"))
+    paste0(" (", a$n_patches, " patches, ",
+           if (!is.null(a$seed)) paste0("seed ", a$seed, ", "),
+           "joint covariance)"))
 }
 
 #' @rdname wtheta_multi-methods
@@ -282,14 +286,20 @@ describe_convention <- function(a, type) {
   else "unordered pairs, no self pairs (self_pairs = FALSE)"
 }
 
+# "errors: jackknife (40 patches, seed 1); weighted counts": the seed of
+# the patches (jackknife) or of the draws (bootstrap) when the result
+# records one (none for patches given as labels, nor in files)
 describe_errors <- function(x, a) {
   err <- a$error
   if (is.null(err)) err <- if ("w_err" %in% names(x)) "given" else "none"
   out <- paste0("errors: ", err)
-  if (!is.null(a$n_patches) && err %in% c("jackknife", "bootstrap")) {
-    out <- paste0(out, " (", a$n_patches, " patches)")
+  if (err %in% c("jackknife", "bootstrap")) {
+    what <- c(if (!is.null(a$n_patches)) paste(a$n_patches, "patches"),
+              if (!is.null(a$seed)) paste("seed", a$seed))
+    if (length(what)) out <- paste0(out, " (", paste(what, collapse = ", "),
+                                    ")")
   }
-  if (isTRUE(a$weighted)) out <- paste0(out, "; weighted pairs")
+  if (isTRUE(a$weighted)) out <- paste0(out, "; weighted counts")
   out
 }
 

@@ -47,11 +47,11 @@ test_that("a weighted FITS catalog gives wtheta()'s result in every output forma
   gal <- read_catalog(g, columns = c(weight = "W"))
   want <- wtheta(gal[c("ra", "dec")], read_catalog(rfile), b,
                  weights = list(data = gal$weight), error = "jackknife",
-                 n_patches = 4, seed = 3, threads = 1, progress = FALSE,
+                 n_patches = 5, seed = 3, threads = 1, progress = FALSE,
                  check_footprint = FALSE)
   expect_true(attr(want, "weighted"))
   args <- c("-d", g, "-r", rfile, "-w", "w", "-b", "log:5,80,4",
-            "--error", "jackknife", "-p", "4", "--seed", "3", "-t", "1",
+            "--error", "jackknife", "-p", "5", "--seed", "3", "-t", "1",
             "-B", "cpu", "-q")
   for (ext in c(".csv", ".fits")) {
     out <- cli_out(ext)

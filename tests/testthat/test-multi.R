@@ -25,22 +25,25 @@ bins <- theta_bins(0.5, 20, n = 5, log = TRUE)
 test_that("each entry is the separate wtheta() call, errors included", {
   for (err in c("jackknife", "bootstrap", "poisson")) {
     for (wt in list(NULL, "w")) {
-      m <- wtheta_multi(z, ran, bins, error = err, weights = wt,
-                        n_patches = 6, seed = 5, n_boot = 25, threads = 1,
-                        backend = "cpu", check_footprint = FALSE)
+      m <- untrusted_cov_ok(
+        wtheta_multi(z, ran, bins, error = err, weights = wt,
+                     n_patches = 6, seed = 5, n_boot = 25, threads = 1,
+                     backend = "cpu", check_footprint = FALSE))
       e <- attr(m, "entries")
       expect_named(e, c("a-a", "a-b", "a-c", "b-b", "b-c", "c-c"))
       for (i in names(z)) {
         for (j in names(z)) {
           if (match(j, names(z)) < match(i, names(z))) next
           sep <- if (i == j) {
-            wtheta(z[[i]], ran, bins, error = err, weights = wt,
-                   n_patches = 6, seed = 5, n_boot = 25, threads = 1,
-                   backend = "cpu", check_footprint = FALSE)
+            untrusted_cov_ok(
+              wtheta(z[[i]], ran, bins, error = err, weights = wt,
+                     n_patches = 6, seed = 5, n_boot = 25, threads = 1,
+                     backend = "cpu", check_footprint = FALSE))
           } else {
-            wtheta(z[[i]], ran, bins, data2 = z[[j]], error = err,
-                   weights = wt, n_patches = 6, seed = 5, n_boot = 25,
-                   threads = 1, backend = "cpu", check_footprint = FALSE)
+            untrusted_cov_ok(
+              wtheta(z[[i]], ran, bins, data2 = z[[j]], error = err,
+                     weights = wt, n_patches = 6, seed = 5, n_boot = 25,
+                     threads = 1, backend = "cpu", check_footprint = FALSE))
           }
           expect_identical(strip_time(e[[paste0(i, "-", j)]]),
                            strip_time(sep))
@@ -74,21 +77,24 @@ test_that("the counts are brute-force counts", {
 test_that("per-sample randoms and self pairs follow wtheta()", {
   rs <- list(a = sky(700), b = sky(600), c = sky(650))
   pt <- sky_patches(rs$a, n_patches = 5, seed = 2, threads = 1)
-  m <- wtheta_multi(z, rs[c("c", "a", "b")], bins, error = "jackknife",
-                    patches = pt, threads = 1, backend = "cpu",
-                    check_footprint = FALSE)
+  m <- untrusted_cov_ok(
+    wtheta_multi(z, rs[c("c", "a", "b")], bins, error = "jackknife",
+                 patches = pt, threads = 1, backend = "cpu",
+                 check_footprint = FALSE))
   e <- attr(m, "entries")
   expect_identical(strip_time(e[["a-b"]]),
-                   strip_time(wtheta(z$a, rs$a, bins, data2 = z$b,
-                                     random2 = rs$b, error = "jackknife",
-                                     patches = pt, threads = 1,
-                                     backend = "cpu",
-                                     check_footprint = FALSE)))
+                   strip_time(untrusted_cov_ok(
+                     wtheta(z$a, rs$a, bins, data2 = z$b,
+                            random2 = rs$b, error = "jackknife",
+                            patches = pt, threads = 1,
+                            backend = "cpu",
+                            check_footprint = FALSE))))
   expect_identical(strip_time(e[["c-c"]]),
-                   strip_time(wtheta(z$c, rs$c, bins, error = "jackknife",
-                                     patches = pt, threads = 1,
-                                     backend = "cpu",
-                                     check_footprint = FALSE)))
+                   strip_time(untrusted_cov_ok(
+                     wtheta(z$c, rs$c, bins, error = "jackknife",
+                            patches = pt, threads = 1,
+                            backend = "cpu",
+                            check_footprint = FALSE))))
   # K^2 data-random counts, K(K + 1) / 2 random-random, 6 data-data
   expect_length(attr(m, "pair_counts"), 9 + 6 + 6)
 
@@ -106,9 +112,10 @@ test_that("per-sample randoms and self pairs follow wtheta()", {
 })
 
 test_that("wtheta_cov() is the joint covariance of the stacked replicates", {
-  m <- wtheta_multi(z, prepare_catalog(ran, n_patches = 6, seed = 3), bins,
-                    error = "jackknife", threads = 1, backend = "cpu",
-                    check_footprint = FALSE)
+  m <- untrusted_cov_ok(
+    wtheta_multi(z, prepare_catalog(ran, n_patches = 6, seed = 3), bins,
+                 error = "jackknife", threads = 1, backend = "cpu",
+                 check_footprint = FALSE))
   e <- attr(m, "entries")
   reps <- do.call(rbind, lapply(e, attr, "replicates"))
   expect_identical(dim(reps), c(30L, 6L))
@@ -124,9 +131,10 @@ test_that("wtheta_cov() is the joint covariance of the stacked replicates", {
   expect_identical(rownames(as.matrix(cv))[6], paste("a b",
                                                      format(m$theta)[6]))
   # bootstrap: one draw of patches for all correlations
-  mb <- wtheta_multi(z, ran, bins, error = "bootstrap", n_patches = 6,
-                     n_boot = 40, seed = 8, threads = 1, backend = "cpu",
-                     check_footprint = FALSE)
+  mb <- untrusted_cov_ok(
+    wtheta_multi(z, ran, bins, error = "bootstrap", n_patches = 6,
+                 n_boot = 40, seed = 8, threads = 1, backend = "cpu",
+                 check_footprint = FALSE))
   rb <- do.call(rbind, lapply(attr(mb, "entries"), attr, "replicates"))
   expect_equal(unname(as.matrix(wtheta_cov(mb))), unname(stats::cov(t(rb))),
                tolerance = 1e-12)
@@ -186,23 +194,26 @@ test_that("wtheta_multi() takes weights as vectors and patches as labels", {
   wr <- seq(2, 1, length.out = 500)
   b <- theta_bins(0.1, 5, n = 5, log = TRUE)
   lab <- function(x) as.integer(x$ra %/% 4)
-  tomo <- wtheta_multi(list(a = s1, b = s2), r, b,
-                       weights = list(data = list(a = w1), random = wr),
-                       error = "jackknife",
-                       patches = list(data = list(a = lab(s1), b = lab(s2)),
-                                      random = lab(r)),
-                       threads = 1, progress = FALSE)
+  tomo <- untrusted_cov_ok(
+    wtheta_multi(list(a = s1, b = s2), r, b,
+                 weights = list(data = list(a = w1), random = wr),
+                 error = "jackknife",
+                 patches = list(data = list(a = lab(s1), b = lab(s2)),
+                                random = lab(r)),
+                 threads = 1, progress = FALSE))
   # each correlation as wtheta() gives it with the same vectors and labels
-  aa <- wtheta(s1, r, b, weights = list(data = w1, random = wr),
-               error = "jackknife",
-               patches = list(data = lab(s1), random = lab(r)), threads = 1,
-               progress = FALSE)
-  ab <- wtheta(s1, r, b, data2 = s2,
-               weights = list(data = w1, random = wr),
-               error = "jackknife",
-               patches = list(data = lab(s1), data2 = lab(s2),
-                              random = lab(r)),
-               threads = 1, progress = FALSE)
+  aa <- untrusted_cov_ok(
+    wtheta(s1, r, b, weights = list(data = w1, random = wr),
+           error = "jackknife",
+           patches = list(data = lab(s1), random = lab(r)), threads = 1,
+           progress = FALSE))
+  ab <- untrusted_cov_ok(
+    wtheta(s1, r, b, data2 = s2,
+           weights = list(data = w1, random = wr),
+           error = "jackknife",
+           patches = list(data = lab(s1), data2 = lab(s2),
+                          random = lab(r)),
+           threads = 1, progress = FALSE))
   e <- attr(tomo, "entries")
   expect_identical(e[["a-a"]]$DD, aa$DD)
   expect_identical(e[["a-a"]]$DR, aa$DR)
@@ -237,4 +248,39 @@ test_that("wtheta_multi() takes weights as vectors and patches as labels", {
                             weights = list(random = wr)),
                "`weights$random` must be a list named by sample (a, b)",
                fixed = TRUE)
+})
+
+test_that("wtheta_multi() records the seed and warns as wtheta() does", {
+  s <- list(a = z$a, b = z$b)
+  wide <- theta_bins(0.5, 5, n = 3, log = TRUE)
+  run <- function(...) {
+    wtheta_multi(s, ran, threads = 1, backend = "cpu",
+                 check_footprint = FALSE, progress = FALSE, ...)
+  }
+  # 3 correlations x 3 bins = 9 values from 10 patches: no warning; the
+  # seed (1 by default) recorded as in each entry and printed
+  m <- expect_no_warning(run(wide, error = "jackknife", n_patches = 10))
+  expect_identical(attr(m, "seed"), 1L)
+  expect_identical(attr(m, "seed"),
+                   attr(attr(m, "entries")[["a-b"]], "seed"))
+  expect_match(capture.output(print(m))[2],
+               "jackknife errors (10 patches, seed 1, joint covariance)",
+               fixed = TRUE)
+  expect_identical(attr(run(wide, error = "bootstrap", n_patches = 10,
+                            n_boot = 20, seed = 6), "seed"), 6L)
+  expect_null(attr(run(wide, error = "poisson"), "seed"))
+  # the joint covariance: 9 values from 9 patches is singular, though each
+  # correlation's 3 bins are not
+  expect_warning(run(wide, error = "jackknife", n_patches = 9),
+                 paste0("the jackknife covariance of 9 values \\(3 ",
+                        "correlations x 3 bins\\) from 9 patches is singular ",
+                        "\\(rank at most 8\\).*`n_patches` > 9"))
+  expect_warning(run(wide, error = "bootstrap", n_patches = 10, n_boot = 8),
+                 paste0("of 9 values .* from 8 bootstrap draws is ",
+                        "singular.*`n_boot` > 9"))
+  # patches (about 10 degrees across on this 30 x 30 degree sky) smaller
+  # than the largest angle, 20 degrees
+  expect_warning(run(theta_bins(1, 20, n = 2, log = TRUE),
+                     error = "jackknife", n_patches = 10),
+                 "patches are about .* less than the largest angle \\(20")
 })

@@ -79,7 +79,7 @@ test_that("the title says estimator, auto/cross, sizes and errors", {
   expect_identical(wtheta:::plot_subtitle(fake_cross()),
                    paste0("cross-correlation; 100 x 120 data, 300 x 310 ",
                           "random points; jackknife errors (16 patches); ",
-                          "weighted"))
+                          "weighted counts"))
   expect_identical(wtheta:::plot_subtitle(small_result()),
                    "auto-correlation; 600 data, 900 random points; no errors")
   skip_if_not_installed("ggplot2")

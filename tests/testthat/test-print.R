@@ -18,7 +18,7 @@ test_that("print shows sizes, estimator, convention, backend and bins", {
   out <- capture.output(print(f))
   expect_match(out[1], "cross-correlation", fixed = TRUE)
   expect_match(out[2], "data 100 and 120, randoms 300 and 310", fixed = TRUE)
-  expect_match(out[3], "errors: jackknife (16 patches); weighted pairs",
+  expect_match(out[3], "errors: jackknife (16 patches); weighted counts",
                fixed = TRUE)
   expect_match(out[4], "backend not recorded", fixed = TRUE)
   expect_true(any(grepl("D1D2", out)) && any(grepl("w_err", out)))
@@ -118,8 +118,11 @@ test_that("print(tomo) says it is weighted and never 'none errors'; summary()", 
   tomo <- wtheta_multi(list(a = sim, b = sim2), ran, b, weights = "wt",
                        error = "none", threads = 1, progress = FALSE)
   out <- capture.output(print(tomo))
-  expect_match(out[2], "^Landy-Szalay; no errors; weighted pairs; 6 counts")
+  expect_match(out[2], "^Landy-Szalay; no errors; weighted counts; 6 counts")
   expect_false(any(grepl("none errors", out)))
+  # so does the title of its plots
+  expect_match(deparse1(wtheta:::multi_title(tomo)[[1L]]),
+               "no errors; weighted counts", fixed = TRUE)
   s <- summary(tomo)
   expect_s3_class(s, "summary.wtheta_multi")
   expect_identical(s$samples, c("a", "b"))
@@ -141,15 +144,17 @@ test_that("print(tomo) says it is weighted and never 'none errors'; summary()", 
   expect_true(any(grepl("counts:   weighted (sums of w_i w_j)", so,
                         fixed = TRUE)))
   # jackknife: the joint covariance's size and relative errors
-  pj <- wtheta_multi(list(a = sim, b = sim2), ran, b, error = "jackknife",
-                     n_patches = 4, seed = 2, threads = 1, progress = FALSE)
+  pj <- untrusted_cov_ok(
+    wtheta_multi(list(a = sim, b = sim2), ran, b, error = "jackknife",
+                 n_patches = 4, seed = 2, threads = 1, progress = FALSE))
   sj <- summary(pj)
   expect_identical(sj$cov_dim, c(15L, 15L))
   ej <- attr(pj, "entries")[["a-a"]]
   expect_equal(sj$correlations$median_rel_err[1],
                stats::median(ej$w_err / abs(ej$w)))
   expect_match(capture.output(print(pj))[2],
-               "jackknife errors (4 patches, joint covariance)", fixed = TRUE)
+               "jackknife errors (4 patches, seed 2, joint covariance)",
+               fixed = TRUE)
   # read from a SACC file, which records neither sizes nor weighting
   skip_if_no_fits()
   f <- paste0(withr_tempfile(), ".fits")
@@ -163,4 +168,36 @@ test_that("print(tomo) says it is weighted and never 'none errors'; summary()", 
   so <- capture.output(print(sr))
   expect_identical(so[1], "Angular correlations of 2 samples (a, b), unknown estimator")
   expect_true(any(grepl("counts:   weighting not recorded", so, fixed = TRUE)))
+})
+
+test_that("print() gives the seed of the patches or draws when recorded", {
+  sim <- simulate_catalog(300, seed = 1)
+  ran <- random_catalog(600, like = sim, seed = 2)
+  b <- theta_bins(0.1, 2, n = 3, log = TRUE)
+  run <- function(...) {
+    wtheta(sim, ran, b, threads = 1, progress = FALSE,
+           check_footprint = FALSE, ...)
+  }
+  # the end of the third line (the errors)
+  ends <- function(w, text) {
+    expect_true(endsWith(capture.output(print(w))[3], text))
+  }
+  ends(run(error = "jackknife", n_patches = 5),
+       "errors: jackknife (5 patches, seed 1)")
+  ends(run(error = "bootstrap", n_patches = 5, n_boot = 10, seed = 12),
+       "errors: bootstrap (5 patches, seed 12)")
+  # patches from sky_patches(): its seed; labels: none to give
+  p <- sky_patches(ran, 5, seed = 9, threads = 1)
+  ends(run(error = "jackknife", patches = p),
+       "errors: jackknife (5 patches, seed 9)")
+  lab <- list(data = rep(1:5, length.out = 300),
+              random = rep(1:5, length.out = 600))
+  ends(run(error = "jackknife", patches = lab),
+       "errors: jackknife (5 patches)")
+  # a result without n_patches still gives its seed
+  f <- fake_cross()
+  attr(f, "n_patches") <- NULL
+  attr(f, "seed") <- 3L
+  expect_match(capture.output(print(f))[3],
+               "errors: jackknife (seed 3); weighted counts", fixed = TRUE)
 })
