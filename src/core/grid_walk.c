@@ -647,23 +647,12 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
       }
     }
   }
-  G.job = job;
-  G.a = a;
-  G.b = b;
-  G.order = order;
-  G.g_start = g_start;
-  G.g_tree = g_tree;
-  G.map = map;
-  G.n_tb = n_tb;
-  G.tb_of = tb_of;
-  G.csr_at = csr_at;
-  G.csr_tree = csr_tree;
-  G.csr_cell = csr_cell;
-  G.tot_n = tot;
-  G.tot_w = tot + n_tb;
-  G.before = before;
-  G.cell_at = cell_at;
-  G.reach = reach;
+  G = (groups){.job = job, .a = a, .b = b, .order = order,
+               .g_start = g_start, .g_tree = g_tree, .map = map,
+               .n_tb = n_tb, .tb_of = tb_of, .csr_at = csr_at,
+               .csr_tree = csr_tree, .csr_cell = csr_cell, .tot_n = tot,
+               .tot_w = tot + n_tb, .before = before, .cell_at = cell_at,
+               .reach = reach};
   int64_t max_m = 0;
   for (int64_t q = 0; q < n_groups; q++)
     if (g_start[q + 1] - g_start[q] > max_m) max_m = g_start[q + 1] - g_start[q];

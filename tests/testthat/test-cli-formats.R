@@ -1,32 +1,6 @@
 # ---- issue 35: the command line end to end: FITS and text catalogs,
 # weights, masks and every output format, against the R functions ----
-# (run_cli(), cli_out(): test-cli.R's helpers, defined again here so that
-# this file runs alone)
-
-cli_path <- function() {
-  skip_if_not_installed("optparse")
-  p <- system.file("scripts", "wtheta.R", package = "wtheta")
-  if (!nzchar(p)) skip("wtheta.R is not installed")
-  p
-}
-
-run_cli <- function(...) {
-  rscript <- file.path(R.home("bin"), "Rscript")
-  out <- suppressWarnings(system2(
-    rscript, c(shQuote(cli_path()), ...), stdout = TRUE, stderr = TRUE,
-    env = paste0("R_LIBS=", shQuote(paste(.libPaths(), collapse = ":")))))
-  status <- attr(out, "status")
-  list(status = if (is.null(status)) 0L else status, out = out)
-}
-
-cli_out <- function(ext = ".csv", env = parent.frame()) {
-  f <- paste0(tempfile("cli-"), ext)
-  stem <- sub("\\.[a-z]+$", "", f)
-  do.call(on.exit, list(substitute(unlink(c(f, Sys.glob(paste0(s, "-*")))),
-                                   list(f = f, s = stem)), add = TRUE),
-          envir = env)
-  f
-}
+# (run_cli(), cli_out(): helper-cli.R)
 
 py3_has <- function(module) {
   py <- "/usr/bin/python3"
