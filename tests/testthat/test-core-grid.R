@@ -132,3 +132,32 @@ test_that("the grid's parallel sort and tree build count the same on any number 
   expect_gt(sum(one$counts), 0)
   expect_gt(one$grid_plan_s, 0)
 })
+
+test_that("the grouped walk of patch pairs sums weights as brute force does", {
+  # patch jobs walk every cell once for all patch pairs (grid_walk.c,
+  # walk_groups()); weight sums change summation order only, and stay the
+  # same on any number of threads
+  set.seed(36)
+  x <- random_sky(3000, ra = c(0, 40), dec = c(-20, 20))
+  y <- random_sky(2500, ra = c(0, 40), dec = c(-20, 20))
+  x$w <- runif(3000, 0.5, 2)
+  y$w <- runif(2500, 0.5, 2)
+  x$p <- sample(1:9, 3000, replace = TRUE)
+  y$p <- sample(1:9, 2500, replace = TRUE)
+  e <- theta_bins(0.2, 6, n = 8, log = TRUE)
+  for (yy in list(NULL, y)) {
+    run <- function(grid, threads) {
+      with_grid(grid, pair_counts(x, yy, e, weights = "w", patches = "p",
+                                  backend = "cpu", threads = threads,
+                                  progress = FALSE))
+    }
+    g1 <- run(TRUE, 1L)
+    g2 <- run(TRUE, 2L)
+    b <- run(FALSE, 1L)
+    expect_identical(g1$patch_counts, b$patch_counts)
+    expect_equal(g1$patch_weighted, b$patch_weighted, tolerance = 1e-12)
+    expect_equal(g1$weighted, b$weighted, tolerance = 1e-12)
+    expect_identical(g2$patch_weighted, g1$patch_weighted)
+    expect_gt(g1$pairs_skipped, 0)
+  }
+})
