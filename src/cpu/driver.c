@@ -42,13 +42,15 @@ static void flush_w(const wt_ctx *c, wt_thread *t)
 
 /* The ragged end [j, j1) of a row group's columns, fewer than a vector of
  * `lanes` but at least a quarter of one, through the vector kernel instead
- * of plain C: the columns are copied into a block of one vector, the rest
- * of which repeats the last column at weight 0. Each row's pairs with the
- * repeats fall in the slot of its pair with the last column (slot_of(), as
- * every kernel decides), and are taken off the work item's counts there:
- * 64-bit unsigned arithmetic, exact once the counters are flushed in. The
- * repeats add w_i * 0 to the weight sums, which leaves them unchanged.
- * Returns the columns done (0: too few for a vector to pay). */
+ * of plain C: the columns are copied into a block of one vector (t->pad,
+ * and t->pad_tile as floats), the rest of which repeats the last column at
+ * weight 0. The block is kept for the next row groups of the same columns
+ * (t->pad_j, pad_j1, pad_lanes). Each row's pairs with the repeats fall in
+ * the slot of its pair with the last column (slot_of(), as every kernel
+ * decides), and are taken off the work item's counts there: 64-bit
+ * unsigned arithmetic, exact once the counters are flushed in. The repeats
+ * add w_i * 0 to the weight sums, which leaves them unchanged. Returns the
+ * columns done (0: too few for a vector to pay). */
 static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
                           int64_t i0, int nr, const wt_points *b, int64_t j,
                           int64_t j1, int f32, int slo, int span)
@@ -56,23 +58,31 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
   const int lanes = span > 0 ? c->narrow_lanes
                     : f32 ? c->vec32_lanes : c->vec_lanes;
   const int64_t rem = j1 - j;
+  const int floats = f32 || (span > 0 && c->vec32);
   if (t->pad == NULL || lanes == 0 || rem >= lanes || 4 * rem < lanes)
     return 0;
   double *px = t->pad, *py = px + WT_PAD, *pz = py + WT_PAD;
   double *pw = pz + WT_PAD;
-  for (int l = 0; l < lanes; l++) {
-    const int64_t k = l < rem ? j + l : j1 - 1;
-    px[l] = b->x[k];
-    py[l] = b->y[k];
-    pz[l] = b->z[k];
-    pw[l] = l < rem && b->w ? b->w[k] : 0.0;
-  }
-  if (f32 || (span > 0 && c->vec32))
+  if (t->pad_j != j || t->pad_j1 != j1 || t->pad_lanes != lanes ||
+      t->pad_floats < floats) {
     for (int l = 0; l < lanes; l++) {
-      t->pad_tile[l] = (float)px[l];
-      t->pad_tile[WT_TILE + l] = (float)py[l];
-      t->pad_tile[2 * WT_TILE + l] = (float)pz[l];
+      const int64_t k = l < rem ? j + l : j1 - 1;
+      px[l] = b->x[k];
+      py[l] = b->y[k];
+      pz[l] = b->z[k];
+      pw[l] = l < rem && b->w ? b->w[k] : 0.0;
     }
+    if (floats)
+      for (int l = 0; l < lanes; l++) {
+        t->pad_tile[l] = (float)px[l];
+        t->pad_tile[WT_TILE + l] = (float)py[l];
+        t->pad_tile[2 * WT_TILE + l] = (float)pz[l];
+      }
+    t->pad_j = j;
+    t->pad_j1 = j1;
+    t->pad_lanes = lanes;
+    t->pad_floats = floats;
+  }
   wt_points pb;
   memset(&pb, 0, sizeof pb);
   pb.x = px;
@@ -513,6 +523,7 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
     t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
     t.pad = pads ? pads + (size_t)id * 4 * WT_PAD : NULL;
     t.pad_tile = pad_tiles ? pad_tiles + (size_t)id * 3 * WT_TILE : NULL;
+    t.pad_j = -1;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif

@@ -171,6 +171,8 @@ typedef struct {
    * z, w of WT_PAD columns, and as floats WT_TILE apart, as the tile */
   double *pad;
   float *pad_tile;
+  int64_t pad_j, pad_j1;        /* the columns in pad now (pad_j -1: none) */
+  int pad_lanes, pad_floats;
   uint64_t pending;             /* increments since the last flush */
   uint64_t wpending;            /* weighted (or mean_theta) pairs since
                                    the last flush_w */
