@@ -495,6 +495,46 @@ static int group_unit(const groups *G, walk *wk, int64_t g, int64_t i0,
   return WT_OK;
 }
 
+/* orders tasks by histogram, rows, then columns */
+static int task_cmp(const void *x, const void *y)
+{
+  const wt_task *a = x, *b = y;
+  if (a->out != b->out) return a->out < b->out ? -1 : 1;
+  if (a->a0 != b->a0) return a->a0 < b->a0 ? -1 : 1;
+  if (a->a1 != b->a1) return a->a1 < b->a1 ? -1 : 1;
+  if (a->b0 != b->b0) return a->b0 < b->b0 ? -1 : 1;
+  return (a->b1 > b->b1) - (a->b1 < b->b1);
+}
+
+/* A unit's tasks ordered by histogram (then rows, columns), and those of
+ * the same rows against adjacent columns merged (as push() merges them as
+ * they come). The grouped walk visits the patches' trees of a cell by
+ * turns, so its tasks alternate between histograms: in this order, the
+ * engine's work items take runs of small tasks of one histogram, and the
+ * merges broken by the turns are made. */
+static void order_tasks(walk *w)
+{
+  if (w->n_tasks < 2) return;
+  qsort(w->t, (size_t)w->n_tasks, sizeof *w->t, task_cmp);
+  int64_t m = 0;
+  for (int64_t k = 0; k < w->n_tasks; k++) {
+    const wt_task *t = &w->t[k];
+    if (m > 0) {
+      wt_task *l = &w->t[m - 1];
+      if (l->out == t->out && l->a0 == t->a0 && l->a1 == t->a1 &&
+          l->b1 == t->b0 && l->a0 != l->b0 && t->a0 != t->b0) {
+        l->b1 = t->b1;
+        int known = l->shi > 0 && t->shi > 0;
+        l->slo = (int16_t)(known ? (t->slo < l->slo ? t->slo : l->slo) : 0);
+        l->shi = (int16_t)(known ? (t->shi > l->shi ? t->shi : l->shi) : 0);
+        continue;
+      }
+    }
+    w->t[m++] = *t;
+  }
+  w->n_tasks = m;
+}
+
 /* The grouped walk of job's tasks into wk (bulk counts into wk's dense
  * sums, out0 = 0); *fallback = 1 (and nothing done) when two tasks share
  * both trees, which the per-task walk handles. */
@@ -675,6 +715,7 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
                                     u[3 * k + 2], scratch,
                                     scratch + 2 * max_m)
                        : WT_ERR_NOMEM;
+      if (st == WT_OK) order_tasks(w);
       if (st != WT_OK) {
 #ifdef _OPENMP
 #pragma omp atomic write
