@@ -126,12 +126,16 @@
 #' @export
 wtheta_fit <- function(w, model = "power_law", theta_range = NULL, ic = NULL,
                        cov = NULL, hartlap = TRUE, start = NULL,
-                       tomography = c("each", "bias")) {
+                       tomography = c("each", "bias"), bin_average = FALSE,
+                       percival = TRUE) {
   call <- match.call()
+  check_flag(bin_average, "bin_average")
+  check_flag(percival, "percival")
   if (inherits(w, "wtheta_multi")) {
     tomography <- match_choice(tomography, c("each", "bias"), "tomography")
     if (tomography == "each") {
-      return(fit_each(w, model, theta_range, ic, cov, hartlap, start, call))
+      return(fit_each(w, model, theta_range, ic, cov, hartlap, start, call,
+                      bin_average, percival))
     }
   } else if (!inherits(w, "wtheta")) {
     stop("`w` must be a result of wtheta() or wtheta_multi(), not ",
@@ -144,6 +148,7 @@ wtheta_fit <- function(w, model = "power_law", theta_range = NULL, ic = NULL,
   # a bias fit's `start` holds the biases too: bias_spec() checks it
   m <- fit_model(model, if (multi && !is.function(model)) NULL else start)
   rows <- fit_rows(w, theta_range)
+  rows$at <- model_at_rows(rows, bin_average)
   grid <- if (!is.null(ic)) ic_grid(ic, "ic")
   C <- fit_cov(w, cov, rows$keep)
   h <- hartlap_factor(w, hartlap, !is.null(cov), length(rows$keep))
@@ -153,10 +158,14 @@ wtheta_fit <- function(w, model = "power_law", theta_range = NULL, ic = NULL,
     single_spec(m, rows, grid)
   }
   sol <- gls_fit(spec, rows$w, C, h$factor)
+  m1 <- percival_factor(percival, h$n, length(rows$keep),
+                        length(sol$coefficients))
+  sol$vcov <- sol$vcov * m1
   structure(c(sol, list(
     n_bins = length(rows$keep), hartlap = h$factor, hartlap_n = h$n,
+    percival = m1,
     data = fit_data(rows, C, sol$fitted, multi), cov = C,
-    ic = spec$ic(sol$coefficients), model = m$name,
+    ic = spec$ic(sol$coefficients), model = m$name, bin_average = bin_average,
     tomography = if (multi) "bias",
     theta_range = theta_range, theta_units = theta_units_of(w),
     error = if (is.null(cov)) attr(w, "error", exact = TRUE) else "given",
@@ -275,7 +284,12 @@ fit_rows <- function(w, theta_range) {
          " of `w` inside `theta_range`; narrow `theta_range` to leave ",
          "them out.", call. = FALSE)
   }
-  list(keep = keep, theta = theta[keep], w = w$w[keep],
+  lo <- hi <- NULL
+  if (!is.null(w$theta_lo) && !is.null(w$theta_hi)) {
+    lo <- theta_to_deg(w$theta_lo, theta_units_of(w))[keep]
+    hi <- theta_to_deg(w$theta_hi, theta_units_of(w))[keep]
+  }
+  list(keep = keep, theta = theta[keep], w = w$w[keep], lo = lo, hi = hi,
        i = if (!is.null(w$i)) w$i[keep], j = if (!is.null(w$j)) w$j[keep])
 }
 
@@ -353,6 +367,63 @@ hartlap_factor <- function(w, hartlap, cov_given, p) {
   list(factor = h, n = as.integer(n))
 }
 
+# The model of the rows fitted, as a function of f(theta) (a model at the
+# parameters): f at the bins' centres, or with `bin_average` its average
+# over each bin's pairs, sum_q u_q f(t_q) with Gauss-Legendre nodes t_q in
+# [lo, hi] and weights u_q proportional to the nodes' weights times
+# sin(t_q), the density of separations of pairs uniform on the sphere
+# (a footprint's edges change it little across one bin).
+model_at_rows <- function(rows, bin_average) {
+  if (!bin_average) return(function(f) f(rows$theta))
+  if (is.null(rows$lo) || is.null(rows$hi)) {
+    stop("`bin_average = TRUE` needs the bins' edges: `w` has no ",
+         "`theta_lo` and `theta_hi` columns.", call. = FALSE)
+  }
+  gl <- gauss_legendre(bin_average_nodes)
+  half <- (rows$hi - rows$lo) / 2
+  t <- outer(gl$x, half) + rep(rows$lo + half, each = length(gl$x))
+  u <- gl$w * sin(t * (pi / 180))
+  u <- sweep(u, 2L, colSums(u), "/")
+  function(f) {
+    v <- f(as.vector(t))
+    colSums(u * matrix(v, nrow(t)))
+  }
+}
+
+# nodes per bin of `bin_average`: a Gaussian of width sigma is averaged
+# over a bin a sigma wide to 1e-14, a power law over a bin from 0 (its
+# singular end) to 5e-5 (gamma = 1.8)
+bin_average_nodes <- 24L
+
+# Gauss-Legendre nodes and weights on [-1, 1] (Golub-Welsch)
+gauss_legendre <- function(n) {
+  k <- seq_len(n - 1L)
+  b <- k / sqrt(4 * k^2 - 1)
+  J <- matrix(0, n, n)
+  J[cbind(k, k + 1L)] <- b
+  J[cbind(k + 1L, k)] <- b
+  e <- eigen(J, symmetric = TRUE)
+  o <- order(e$values)
+  list(x = e$values[o], w = 2 * e$vectors[1L, o]^2)
+}
+
+# Percival et al. (2014)'s m1: the factor by which the scatter of the
+# best fits exceeds the parameters' covariance from a Hartlap-corrected
+# inverse of a covariance estimated from n realisations, for nb bins and np
+# parameters (1 without a Hartlap n)
+percival_factor <- function(percival, n, nb, np) {
+  if (!percival || is.na(n)) return(1)
+  if (!(n - nb - 4 > 0)) {
+    stop("the Percival factor needs n > p + 4 (p bins fitted, n ",
+         "realisations behind the covariance), not n = ", n, " with p = ",
+         nb, ": fit fewer bins (`theta_range`), use more patches or ",
+         "draws, or `percival = FALSE`.", call. = FALSE)
+  }
+  a <- 2 / ((n - nb - 1) * (n - nb - 4))
+  b <- (n - nb - 2) / ((n - nb - 1) * (n - nb - 4))
+  (1 + b * (nb - np)) / (1 + a + b * (np + 1))
+}
+
 # ---- specs: the model of the rows fitted as a function of the parameters --
 
 # one correlation: m(theta; p) - C[m](p)
@@ -362,7 +433,7 @@ single_spec <- function(m, rows, grid) {
   icf <- function(p) if (is.null(grid)) 0 else
     sum(grid$rr * m$fun(grid$theta, p)) / sum(grid$rr)
   list(start = st,
-       mu = function(p) m$fun(rows$theta, p) - icf(p),
+       mu = function(p) rows$at(function(theta) m$fun(theta, p)) - icf(p),
        ic = icf,
        predict = function(theta, p, ic = TRUE)
          m$fun(theta, p) - if (ic) icf(p) else 0)
@@ -406,7 +477,8 @@ bias_spec <- function(samples, m, rows, grid, start) {
   list(start = st,
        mu = function(p) {
          s <- split(p)
-         s$b[ii] * s$b[jj] * (sfun(rows$theta, s$q) - icq(s$q))
+         s$b[ii] * s$b[jj] *
+           (rows$at(function(theta) sfun(theta, s$q)) - icq(s$q))
        },
        ic = function(p) {
          s <- split(p)
@@ -516,7 +588,8 @@ fit_data <- function(rows, C, fitted, multi) {
 }
 
 # every correlation of a wtheta_multi result on its own
-fit_each <- function(w, model, theta_range, ic, cov, hartlap, start, call) {
+fit_each <- function(w, model, theta_range, ic, cov, hartlap, start, call,
+                     bin_average, percival) {
   entries <- attr(w, "entries", exact = TRUE)
   key <- paste(w$i, w$j, sep = "-")
   fits <- lapply(names(entries), function(nm) {
@@ -530,7 +603,8 @@ fit_each <- function(w, model, theta_range, ic, cov, hartlap, start, call) {
       }
       cm[rows, rows, drop = FALSE]
     }
-    f <- wtheta_fit(e, model, theta_range, ic, cv, hartlap, start)
+    f <- wtheta_fit(e, model, theta_range, ic, cv, hartlap, start,
+                    bin_average = bin_average, percival = percival)
     f$call <- call
     f
   })

@@ -126,7 +126,8 @@ fit_header <- function(x) {
     paste(x$error, "covariance")
   hl <- if (is.na(x$hartlap_n)) "no Hartlap factor" else
     paste0("Hartlap factor ", format(x$hartlap, digits = 4), " (n = ",
-           x$hartlap_n, ")")
+           x$hartlap_n, ")", if (!is.null(x$percival) && x$percival != 1)
+             paste0(", Percival factor ", format(x$percival, digits = 4)))
   model <- switch(sub(" .*", "", x$model),
     power_law = "A (theta / 1 deg)^(1 - gamma)",
     thomas = "A exp(-theta^2 / (4 sigma^2))",
