@@ -6,7 +6,8 @@
 #'
 #' A [wtheta_fit()] result works as an `lm` or `nls` fit does: `coef()`
 #' and `vcov()` give the parameters and their covariance (from the
-#' Hartlap-corrected inverse covariance), `confint()` Wald intervals
+#' Hartlap-corrected inverse covariance, times the Percival factor; see
+#' [wtheta_fit()]), `confint()` Wald intervals
 #' `estimate +- z sd` (normal quantiles: the GLS likelihood is Gaussian
 #' in w), `predict()` the model at angles in degrees, `logLik()` the
 #' Gaussian log-likelihood of the bins fitted,
