@@ -660,6 +660,14 @@ fit_each <- function(w, model, theta_range, ic, cov, hartlap, start, call,
   fits <- lapply(names(entries), function(nm) {
     e <- entries[[nm]]
     rows <- which(key == nm)
+    # the entry's bins are the result's rows of that pair, in order (`[`
+    # keeps them so); fit the w that `w` holds, as a joint fit does
+    if (nrow(e) != length(rows) ||
+        any(e$theta != w$theta[rows])) {
+      stop("the entry \"", nm, "\" of `w` does not match its rows; fit ",
+           "attr(w, \"entries\")[[\"", nm, "\"]] on its own.", call. = FALSE)
+    }
+    e$w <- w$w[rows]
     cv <- if (!is.null(cov)) {
       cm <- if (inherits(cov, "wtheta_cov")) cov_matrix(cov) else cov
       if (!is.matrix(cm) || any(dim(cm) != nrow(w))) {

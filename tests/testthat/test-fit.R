@@ -317,6 +317,25 @@ test_that("a wtheta_multi result is fitted per correlation or with biases", {
                tolerance = 1e-8)
   expect_identical(fb$n_bins, 18L)
   expect_identical(fb$dof, 15L)
+  # the same with the shape averaged over each bin's pairs (integrate())
+  avg <- vapply(seq_len(nrow(tomo)), function(k) {
+    lo <- tomo$theta_lo[k]
+    hi <- tomo$theta_hi[k]
+    stats::integrate(function(t) t^(1 - 1.8) * sinpi(t / 180), lo, hi,
+                     rel.tol = 1e-12)$value /
+      stats::integrate(function(t) sinpi(t / 180), lo, hi,
+                       rel.tol = 1e-12)$value
+  }, 0)
+  exact_avg <- exact
+  exact_avg$w <- b[as.character(tomo$i)] * b[as.character(tomo$j)] * avg
+  fa <- wtheta_fit(exact_avg, "power_law", tomography = "bias",
+                   hartlap = FALSE, bin_average = TRUE)
+  expect_equal(coef(fa), c(b_z1 = 1.3, b_z2 = 0.8, gamma = 1.8),
+               tolerance = 1e-7)
+  ea <- wtheta_fit(exact_avg, "power_law", hartlap = FALSE,
+                   bin_average = TRUE)
+  expect_true(all(vapply(ea, function(f) f$bin_average, NA)))
+  expect_equal(unname(coef(ea)[, "gamma"]), rep(1.8, 3), tolerance = 1e-7)
   # the joint covariance, with the Hartlap factor of all 18 rows
   fj <- wtheta_fit(tomo, "power_law", tomography = "bias")
   expect_equal(fj$hartlap, (30 - 18 - 2) / 29)
