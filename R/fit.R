@@ -100,8 +100,9 @@
 #'   ("mocks' covariance": the covariance of w over all the catalogs, with
 #'   `hartlap` their number). So the intervals hold what they say with
 #'   the catalog's own jackknife covariance when each patch holds several
-#'   independent structures (6 clusters a patch and more here), and with a
-#'   covariance from mocks always. With few structures a patch (40
+#'   independent structures (6 clusters a patch and more here; `A` still
+#'   falls 0.1 to 0.2 of its error low on average), and with a covariance
+#'   from mocks always. With few structures a patch (40
 #'   clusters, 1.6 a patch) the jackknife covariance is made from the same
 #'   few clusters as w: it is noisier than the Hartlap and Percival
 #'   factors allow for (which assume independent Gaussian realisations)
@@ -152,8 +153,8 @@
 #'   uniform on the sphere; a footprint's edges change that little across
 #'   one bin), by Gauss-Legendre quadrature of 24 nodes a bin. That is
 #'   what an estimator measures in a bin; use it for a model that curves
-#'   over a bin's width, such as the Thomas model with `sigma` no wider
-#'   than a few bins (see Validation). `predict()` and `plot()`'s curve
+#'   over a bin's width, such as a Thomas model whose width `sigma` spans
+#'   only a few bins (see Validation). `predict()` and `plot()`'s curve
 #'   stay the model at given angles; `fitted()` is the bins' average.
 #' @param percival `TRUE`: multiply the parameters' covariance by the
 #'   Percival factor `m1` when the Hartlap factor is applied (see Hartlap
