@@ -6,7 +6,8 @@
 #'
 #' A [wtheta_fit()] result works as an `lm` or `nls` fit does: `coef()`
 #' and `vcov()` give the parameters and their covariance (from the
-#' Hartlap-corrected inverse covariance), `confint()` Wald intervals
+#' Hartlap-corrected inverse covariance, times the Percival factor; see
+#' [wtheta_fit()]), `confint()` Wald intervals
 #' `estimate +- z sd` (normal quantiles: the GLS likelihood is Gaussian
 #' in w), `predict()` the model at angles in degrees, `logLik()` the
 #' Gaussian log-likelihood of the bins fitted,
@@ -126,7 +127,8 @@ fit_header <- function(x) {
     paste(x$error, "covariance")
   hl <- if (is.na(x$hartlap_n)) "no Hartlap factor" else
     paste0("Hartlap factor ", format(x$hartlap, digits = 4), " (n = ",
-           x$hartlap_n, ")")
+           x$hartlap_n, ")", if (!is.null(x$percival) && x$percival != 1)
+             paste0(", Percival factor ", format(x$percival, digits = 4)))
   model <- switch(sub(" .*", "", x$model),
     power_law = "A (theta / 1 deg)^(1 - gamma)",
     thomas = "A exp(-theta^2 / (4 sigma^2))",

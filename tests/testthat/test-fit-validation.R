@@ -66,53 +66,103 @@ test_that("a simulated Thomas catalog's fit covers its true model", {
   expect_equal(f$ic, ic_true, tolerance = 0.3)
 })
 
-test_that("over 60 simulated Thomas catalogs the fits are as ?wtheta_fit says", {
-  # the numbers quoted in ?wtheta_fit (Validation): with a jackknife
-  # covariance from the same catalog the fits fall a little low and their
-  # 68% intervals cover the truth in 62% (A) and 53% (sigma) of catalogs
-  vb <- theta_bins(0.1, 2, n = 8, log = TRUE)
-  # the Thomas model averaged over each bin's pairs (density sin theta)
-  x <- vapply(1:8, function(k) seq(vb[k], vb[k + 1], length.out = 41),
-              numeric(41))
-  pw <- sin(x * pi / 180)
-  # (at the bins' centres `centres`; the plain model elsewhere, for the IC)
-  averaged <- function(centres) function(theta, p) {
-    k <- match(theta, centres)
-    out <- p[["A"]] * exp(-theta^2 / (4 * p[["sigma"]]^2))
-    inside <- !is.na(k)
-    if (any(inside)) {
-      mx <- p[["A"]] * exp(-x^2 / (4 * p[["sigma"]]^2))
-      out[inside] <- (colSums(mx * pw) / colSums(pw))[k[inside]]
-    }
-    out
-  }
-  res <- t(vapply(1:60, function(i) {
+test_that("over 100 simulated Thomas catalogs 68% intervals cover the truth", {
+  # a fast version of bench/fit-coverage.R (its second configuration):
+  # stationary Thomas catalogs of 1500 points in 160 clusters (6 a patch),
+  # each fitted with its own 25-patch jackknife covariance, the IC and the
+  # model averaged over the bins; and with the covariance of w over the
+  # catalogs, as from mocks. (bench/fit-coverage.R, 400 catalogs: 68.5%
+  # and 69.8% with the jackknife, 67.0% and 67.5% with the mocks'.)
+  bins <- theta_bins(0.1, 2, n = 8, log = TRUE)
+  ic <- ic_counts(random_catalog(20000, ra_range = c(0, 30),
+                                 dec_range = c(-15, 15), seed = 1),
+                  threads = 1)
+  runs <- lapply(1:100, function(i) {
     s <- simulate_catalog(1500, ra_range = c(0, 30), dec_range = c(-15, 15),
-                          n_clusters = 40, sigma = 0.4, fixed_n = FALSE,
-                          seed = 100 + i)
-    r <- random_catalog(3000, like = s, seed = 200 + i)
-    w <- wtheta(s, r, vb, error = "jackknife", n_patches = 25, seed = i,
-                threads = 1, progress = FALSE)
-    f <- wtheta_fit(w, s, ic = ic_counts(r, threads = 1))
-    m <- attr(s, "model")
-    truth <- c(A = m$cluster_fraction^2 /
-                 (4 * pi * m$sigma^2 * m$parent_density), sigma = m$sigma)
-    ci <- confint(f, level = 0.68)
-    fa <- wtheta_fit(w, averaged(w$theta), ic = ic_counts(r, threads = 1),
-                     start = coef(f))
-    c(ci[, 1] <= truth & truth <= ci[, 2],
-      (coef(f) - truth) / sqrt(diag(vcov(f))),
-      (coef(fa) - truth) / sqrt(diag(vcov(fa))))
-  }, numeric(6)))
-  cover <- colMeans(res[, 1:2])
-  z <- res[, 3:4]
-  expect_equal(unname(cover), c(0.62, 0.53), tolerance = 0.15)
-  expect_equal(unname(colMeans(z)), c(-0.5, -0.9), tolerance = 0.3)
-  expect_true(all(apply(z, 2, sd) > 0.9 & apply(z, 2, sd) < 1.7))
-  # averaged over the bins: less far below, sigma most of all
-  za <- colMeans(res[, 5:6])
-  expect_equal(unname(za), c(-0.4, -0.5), tolerance = 0.3)
-  expect_gt(za[2], colMeans(z)[2] + 0.2)
+                          n_clusters = 160, sigma = 0.4, fixed_n = FALSE,
+                          seed = 300 + i)
+    r <- random_catalog(3000, like = s, seed = 600 + i)
+    list(s = s, w = wtheta(s, r, bins, error = "jackknife", n_patches = 25,
+                           seed = i, threads = 1, progress = FALSE))
+  })
+  m <- attr(runs[[1]]$s, "model")
+  truth <- c(A = m$cluster_fraction^2 /
+               (4 * pi * m$sigma^2 * m$parent_density), sigma = m$sigma)
+  mocks <- stats::cov(t(vapply(runs, function(r) r$w$w, numeric(8))))
+  z_of <- function(...) t(vapply(runs, function(r) {
+    f <- wtheta_fit(r$w, r$s, ic = ic, bin_average = TRUE, ...)
+    (coef(f) - truth) / sqrt(diag(vcov(f)))
+  }, numeric(2)))
+  z <- list(jackknife = z_of(), mocks = z_of(cov = mocks, hartlap = 100),
+            no_hartlap = z_of(hartlap = FALSE))
+  cover <- sapply(z, function(x) colMeans(abs(x) <= stats::qnorm(0.84)))
+  # the binomial standard error of a 68% rate over 100 catalogs: 0.047
+  expect_true(all(abs(cover[, c("jackknife", "mocks")] - 0.68) < 0.12),
+              info = paste(format(cover), collapse = " "))
+  # the standard error of a mean z: 0.1
+  zbar <- sapply(z, colMeans)
+  expect_true(all(abs(zbar[, c("jackknife", "mocks")]) < 0.35),
+              info = paste(format(zbar), collapse = " "))
+  expect_true(all(abs(apply(z$mocks, 2, stats::sd) - 1) < 0.2))
+  # without the Hartlap (and so Percival) factors the errors are too small
+  expect_true(all(cover[, "no_hartlap"] < cover[, "jackknife"] - 0.05),
+              info = paste(format(cover), collapse = " "))
+})
+
+test_that("bin_average fits the model averaged over the bins' pairs", {
+  # w exactly the Thomas model averaged over each bin with the pairs'
+  # density sin(theta) (by integrate(), not the fit's quadrature): the fit
+  # with bin_average = TRUE finds the truth; at the bins' centres sigma is
+  # off by far more than the quadrature's error
+  truth <- c(A = 0.7, sigma = 0.3)
+  edges <- theta_bins(0.05, 2, n = 6, log = TRUE)
+  f <- function(t) truth[["A"]] * exp(-t^2 / (4 * truth[["sigma"]]^2))
+  avg <- vapply(1:6, function(k) {
+    num <- stats::integrate(function(t) f(t) * sinpi(t / 180), edges[k],
+                            edges[k + 1], rel.tol = 1e-12)$value
+    num / stats::integrate(function(t) sinpi(t / 180), edges[k],
+                           edges[k + 1], rel.tol = 1e-12)$value
+  }, 0)
+  theta <- sqrt(edges[-1] * edges[-7])
+  C <- diag((0.05 * avg + 1e-3)^2)
+  exact <- structure(data.frame(theta_lo = edges[-7], theta_hi = edges[-1],
+                                theta = theta, w = avg),
+                     class = c("wtheta", "data.frame"), cov = C,
+                     error = "jackknife", theta_units = "deg")
+  fa <- wtheta_fit(exact, "thomas", hartlap = FALSE, bin_average = TRUE,
+                   start = c(A = 1, sigma = 0.2))
+  expect_equal(coef(fa), truth, tolerance = 1e-7)
+  expect_lt(fa$chi2, 1e-10)
+  expect_equal(fitted(fa), avg, tolerance = 1e-9)
+  expect_true(fa$bin_average)
+  # predict() stays the model at the angles given
+  expect_equal(predict(fa, c(0.1, 0.5)), f(c(0.1, 0.5)), tolerance = 1e-7)
+  fc <- wtheta_fit(exact, "thomas", hartlap = FALSE,
+                   start = c(A = 1, sigma = 0.2))
+  expect_gt(abs(coef(fc)[["sigma"]] / truth[["sigma"]] - 1), 0.01)
+  expect_gt(fc$chi2, 1)
+  # the power law over bins from 0: the singular end is integrable
+  pl <- exact
+  e0 <- c(0, edges[-1])
+  pl$theta_lo <- e0[-7]
+  pl$w <- vapply(1:6, function(k) {
+    stats::integrate(function(t) 0.4 * t^-0.8 * sinpi(t / 180), e0[k],
+                     e0[k + 1], rel.tol = 1e-12)$value /
+      stats::integrate(function(t) sinpi(t / 180), e0[k], e0[k + 1],
+                       rel.tol = 1e-12)$value
+  }, 0)
+  attr(pl, "cov") <- diag((0.05 * pl$w)^2)
+  fp <- wtheta_fit(pl, "power_law", hartlap = FALSE, bin_average = TRUE)
+  expect_equal(unname(coef(fp)), c(0.4, 1.8), tolerance = 1e-4)
+  # a result without the bins' edges
+  bare <- exact[, c("theta", "w")]
+  attributes(bare)[c("cov", "error", "theta_units")] <-
+    attributes(exact)[c("cov", "error", "theta_units")]
+  class(bare) <- class(exact)
+  expect_error(wtheta_fit(bare, "thomas", bin_average = TRUE,
+                          hartlap = FALSE),
+               "`bin_average = TRUE` needs the bins' edges")
+  expect_error(wtheta_fit(exact, bin_average = NA), "bin_average")
 })
 
 # the pair-separation density of points uniform on a cap of radius R

@@ -75,15 +75,27 @@ test_that("the GLS minimum, chi2 and parameters' covariance are textbook", {
                w$theta[keep]^(1 - cf[["gamma"]]))
   grad <- -2 * t(J) %*% Psi %*% r
   expect_lt(max(abs(grad * cf)), 1e-6 * max(1, f$chi2))
-  expect_equal(unname(vcov(f)), unname(solve(t(J) %*% Psi %*% J)),
+  # Percival et al. (2014), eq. 18, for n = 24 and 2 parameters
+  a <- 2 / ((n - p - 1) * (n - p - 4))
+  b <- (n - p - 2) / ((n - p - 1) * (n - p - 4))
+  m1 <- (1 + b * (p - 2)) / (1 + a + b * 3)
+  expect_equal(f$percival, m1)
+  expect_equal(unname(vcov(f)), m1 * unname(solve(t(J) %*% Psi %*% J)),
                tolerance = 1e-6)
+  fp <- wtheta_fit(w, "power_law", theta_range = c(0.08, 2),
+                   percival = FALSE)
+  expect_identical(fp$percival, 1)
+  expect_equal(coef(fp), coef(f), tolerance = 1e-12)
+  expect_equal(fp$chi2, f$chi2, tolerance = 1e-12)
+  expect_equal(vcov(fp), vcov(f) / m1, tolerance = 1e-10)
   # Hartlap scales chi2 by h and the parameters' covariance by 1 / h
   f0 <- wtheta_fit(w, "power_law", theta_range = c(0.08, 2), hartlap = FALSE)
   expect_equal(coef(f0), coef(f), tolerance = 1e-7)
   expect_equal(f$chi2, h * f0$chi2, tolerance = 1e-9)
-  expect_equal(vcov(f), vcov(f0) / h, tolerance = 1e-6)
+  expect_equal(vcov(fp), vcov(f0) / h, tolerance = 1e-6)
   expect_identical(f0$hartlap, 1)
   expect_identical(f0$hartlap_n, NA_integer_)
+  expect_identical(f0$percival, 1)
   # a number of realisations given with a covariance of one's own
   fn <- wtheta_fit(w, "power_law", theta_range = c(0.08, 2),
                    cov = attr(w, "cov"), hartlap = 24)
@@ -101,6 +113,14 @@ test_that("the Hartlap factor is refused where it is not positive", {
   expect_error(wtheta_fit(w, cov = attr(w, "cov")),
                "`hartlap = TRUE` takes the number of realisations")
   expect_error(wtheta_fit(w, hartlap = 2.5), "`hartlap` must be TRUE, FALSE")
+  # the Percival factor needs n > p + 4
+  expect_error(wtheta_fit(w, hartlap = 14),
+               "the Percival factor needs n > p + 4 (p bins fitted, n realisations behind the covariance), not n = 14 with p = 10",
+               fixed = TRUE)
+  f14 <- wtheta_fit(w, hartlap = 14, percival = FALSE)
+  expect_equal(f14$hartlap, 2 / 13)
+  expect_identical(f14$percival, 1)
+  expect_error(wtheta_fit(w, percival = "yes"), "percival")
   # bootstrap: n is the number of draws
   sim <- fit_fixture()$sim
   ran <- fit_fixture()$ran
@@ -297,6 +317,25 @@ test_that("a wtheta_multi result is fitted per correlation or with biases", {
                tolerance = 1e-8)
   expect_identical(fb$n_bins, 18L)
   expect_identical(fb$dof, 15L)
+  # the same with the shape averaged over each bin's pairs (integrate())
+  avg <- vapply(seq_len(nrow(tomo)), function(k) {
+    lo <- tomo$theta_lo[k]
+    hi <- tomo$theta_hi[k]
+    stats::integrate(function(t) t^(1 - 1.8) * sinpi(t / 180), lo, hi,
+                     rel.tol = 1e-12)$value /
+      stats::integrate(function(t) sinpi(t / 180), lo, hi,
+                       rel.tol = 1e-12)$value
+  }, 0)
+  exact_avg <- exact
+  exact_avg$w <- b[as.character(tomo$i)] * b[as.character(tomo$j)] * avg
+  fa <- wtheta_fit(exact_avg, "power_law", tomography = "bias",
+                   hartlap = FALSE, bin_average = TRUE)
+  expect_equal(coef(fa), c(b_z1 = 1.3, b_z2 = 0.8, gamma = 1.8),
+               tolerance = 1e-7)
+  ea <- wtheta_fit(exact_avg, "power_law", hartlap = FALSE,
+                   bin_average = TRUE)
+  expect_true(all(vapply(ea, function(f) f$bin_average, NA)))
+  expect_equal(unname(coef(ea)[, "gamma"]), rep(1.8, 3), tolerance = 1e-7)
   # the joint covariance, with the Hartlap factor of all 18 rows
   fj <- wtheta_fit(tomo, "power_law", tomography = "bias")
   expect_equal(fj$hartlap, (30 - 18 - 2) / 29)
