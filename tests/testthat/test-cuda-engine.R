@@ -449,9 +449,10 @@ test_that("overlapped GPU counts equal GPU counts one after the other", {
   cols <- c("DD", "DR", "RR", "w", "w_err", "theta_mean")
   for (k in names(calls)) {
     old <- options(wtheta.overlap = FALSE)
-    one <- calls[[k]]()
+    # 8 patches for 360 bins: the covariance warnings are expected here
+    one <- untrusted_cov_ok(calls[[k]]())
     options(wtheta.overlap = TRUE)
-    two <- calls[[k]]()
+    two <- untrusted_cov_ok(calls[[k]]())
     options(old)
     have <- intersect(cols, names(one))
     if (k %in% c("weighted", "mean")) {
