@@ -113,6 +113,12 @@ wtheta_from_counts <- function(dd, dr = NULL, rr = NULL, rd = NULL,
   if (error == "bootstrap") check_count(n_boot, "n_boot")
   check_seed(seed)
   out <- wtheta_result(pcs, estimator, error, n_boot, seed)
+  # the counts carry no catalog, so no patch size: only the singular
+  # covariance is warned of here
+  if (error %in% c("jackknife", "bootstrap")) {
+    warn_untrusted_cov(error, nrow(out), ncol(attr(out, "replicates")),
+                       NA_real_, NA_real_)
+  }
   finish_result(out, start)
 }
 

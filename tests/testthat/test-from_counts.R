@@ -16,17 +16,18 @@ test_that("wtheta_from_counts() gives wtheta()'s result from its counts", {
                n_patches = 5, seed = 3, n_boot = 30, threads = 1,
                backend = "cpu", check_footprint = FALSE))
       p <- attr(w, "pair_counts")
-      f <- wtheta_from_counts(p$DD, p$DR, p$RR, estimator = est,
-                              error = err, n_boot = 30, seed = 3)
+      f <- untrusted_cov_ok(
+        wtheta_from_counts(p$DD, p$DR, p$RR, estimator = est, error = err,
+                           n_boot = 30, seed = 3))
       expect_identical(strip_time(f), strip_time(w))
       wc <- untrusted_cov_ok(
         wtheta(gal, ran, b, data2 = g2, random2 = r2, estimator = est,
                error = err, n_patches = 5, seed = 3, n_boot = 30,
                threads = 1, backend = "cpu", check_footprint = FALSE))
       p <- attr(wc, "pair_counts")
-      f <- wtheta_from_counts(p$D1D2, p$D1R2, p$R1R2, p$R1D2,
-                              estimator = est, error = err, n_boot = 30,
-                              seed = 3)
+      f <- untrusted_cov_ok(
+        wtheta_from_counts(p$D1D2, p$D1R2, p$R1R2, p$R1D2, estimator = est,
+                           error = err, n_boot = 30, seed = 3))
       expect_identical(strip_time(f), strip_time(wc))
     }
   }
@@ -42,9 +43,10 @@ test_that("wtheta_from_counts() gives wtheta()'s result from its counts", {
   # patches give jackknife errors by default
   rp <- prepare_catalog(ran, n_patches = 5, seed = 1, threads = 1)
   gp <- prepare_catalog(gal, patches = rp$patches, threads = 1)
-  f <- wtheta_from_counts(pair_counts(gp, bins = b, threads = 1),
-                          pair_counts(gp, rp, bins = b, threads = 1),
-                          pair_counts(rp, bins = b, threads = 1))
+  f <- untrusted_cov_ok(
+    wtheta_from_counts(pair_counts(gp, bins = b, threads = 1),
+                       pair_counts(gp, rp, bins = b, threads = 1),
+                       pair_counts(rp, bins = b, threads = 1)))
   expect_identical(strip_time(f),
                    strip_time(untrusted_cov_ok(
                      wtheta(gp, rp, b, error = "jackknife",
@@ -211,4 +213,23 @@ test_that("a fingerprint is the documented integer sums, on any number of thread
   moved <- xyz
   moved[17, ] <- c(0, 0, 1)
   expect_false(identical(wtheta:::catalog_fingerprint(moved), want))
+})
+
+test_that("wtheta_from_counts() warns of a singular covariance", {
+  set.seed(44)
+  ran <- random_sky(800, ra = c(0, 30), dec = c(-15, 15))
+  gal <- random_sky(400, ra = c(0, 30), dec = c(-15, 15))
+  rp <- prepare_catalog(ran, n_patches = 4, seed = 1, threads = 1)
+  gp <- prepare_catalog(gal, patches = rp$patches, threads = 1)
+  b <- theta_bins(0.5, 5, n = 6, log = TRUE)
+  counts <- list(pair_counts(gp, bins = b, threads = 1),
+                 pair_counts(gp, rp, bins = b, threads = 1),
+                 pair_counts(rp, bins = b, threads = 1))
+  expect_warning(do.call(wtheta_from_counts, counts),
+                 "jackknife covariance of 6 bins from 4 patches is singular")
+  b3 <- theta_bins(0.5, 5, n = 3, log = TRUE)
+  counts <- list(pair_counts(gp, bins = b3, threads = 1),
+                 pair_counts(gp, rp, bins = b3, threads = 1),
+                 pair_counts(rp, bins = b3, threads = 1))
+  expect_no_warning(do.call(wtheta_from_counts, counts))
 })
