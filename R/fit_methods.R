@@ -115,6 +115,7 @@ logLik.wtheta_fit <- function(object, ...) {
 }
 
 #' @rdname wtheta_fit-methods
+#' @importFrom stats nobs
 #' @export
 nobs.wtheta_fit <- function(object, ...) object$n_bins
 
