@@ -207,10 +207,10 @@ plot.wtheta_fit <- function(x, main = NULL, xlab = NULL, ylab = "w",
   groups <- if (bias) split(seq_len(nrow(d)), paste(d$i, d$j, sep = "-")) else
     list(all = seq_len(nrow(d)))
   curves <- lapply(groups, function(k) {
-    if (!bias) return(predict(x, grid))
+    if (!bias) return(stats::predict(x, grid))
     b <- x$coefficients
     b[[paste0("b_", d$i[k[1L]])]] * b[[paste0("b_", d$j[k[1L]])]] *
-      predict(x, grid)
+      stats::predict(x, grid)
   })
   yr <- range(c(d$w - d$w_err, d$w + d$w_err, unlist(curves)))
   if (is.null(log)) log <- if (yr[1L] > 0) "xy" else "x"
