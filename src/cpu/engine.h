@@ -9,7 +9,8 @@
  *
  * A job is a list of tasks (wt.h); work items are blocks of rows of one task
  * (WT_BLOCK rows, or a multiple for tasks with few columns, see
- * item_rows()), handed out dynamically, so a list of many small tasks
+ * item_rows()), or runs of whole small tasks of one histogram, handed out
+ * dynamically, so a list of many small tasks
  * (jackknife patches) keeps every thread busy as one large task does. An
  * item walks its task's columns in tiles of WT_TILE, and each tile is
  * counted against the item's groups of WT_ROWS rows while it is in cache.
@@ -35,9 +36,12 @@
  *    bench/kernel/kernel-notes.md for the measured widths.
  * The vector kernels write the histogram indices of each group of columns to
  * a small ring and increment those counters two groups later, so that the
- * vector work and the scattered increments overlap. Plain C does the rest:
- * other CPUs, the ragged ends of tiles, binnings too fine for a table.
- *
+ * vector work and the scattered increments overlap. The ragged end of a
+ * tile's columns, from a quarter of a vector, goes through the same kernel
+ * padded to a whole vector with repeats of its last column at weight 0,
+ * whose pairs the driver takes off again (count_tail() in driver.c). Plain
+ * C does the rest: other CPUs, shorter ends, binnings too fine for a table.
+ * *
  * Weighted jobs take the same path with the same slot decisions; the
  * kernels also compute w_i w_j in double, keep it in the ring beside the
  * index, and add it to a double histogram laid out as the counters.
