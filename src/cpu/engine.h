@@ -41,7 +41,7 @@
  * padded to a whole vector with repeats of its last column at weight 0,
  * whose pairs the driver takes off again (count_tail() in driver.c). Plain
  * C does the rest: other CPUs, shorter ends, binnings too fine for a table.
- * *
+ *
  * Weighted jobs take the same path with the same slot decisions; the
  * kernels also compute w_i w_j in double, keep it in the ring beside the
  * index, and add it to a double histogram laid out as the counters.
