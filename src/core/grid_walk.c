@@ -65,39 +65,39 @@ static int reserve(walk *wk, int64_t need)
   return WT_OK;
 }
 
+/* Extends task l by t when t has l's rows and histogram and its columns
+ * start where l's end (the next cell of a band, whose points follow in
+ * the sorted catalog), neither being a diagonal task (a0 == b0): b stays
+ * after a. The slot range becomes the union (unknown if either is).
+ * Returns 1 when merged. Sparse catalogs, whose cells hold a few points,
+ * would otherwise make a task of a few pairs per cell pair. */
+static int merge_task(wt_task *l, const wt_task *t)
+{
+  if (l->out != t->out || l->a0 != t->a0 || l->a1 != t->a1 ||
+      l->b1 != t->b0 || l->a0 == l->b0 || t->a0 == t->b0)
+    return 0;
+  l->b1 = t->b1;
+  int known = l->shi > 0 && t->shi > 0;
+  l->slo = (int16_t)(known ? (t->slo < l->slo ? t->slo : l->slo) : 0);
+  l->shi = (int16_t)(known ? (t->shi > l->shi ? t->shi : l->shi) : 0);
+  return 1;
+}
+
 static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
                 int32_t out, int slo, int shi)
 {
-  /* the same rows against the columns right after the last task's (the
-   * next cell of a band, whose points follow in the sorted catalog): one
-   * task over both, so that sparse catalogs, whose cells hold a few points,
-   * do not make a task of a few pairs per cell pair. Never a diagonal task
-   * (a0 == b0), and b stays after a. */
-  if (wk->n_tasks > 0 && a0 != b0) {
-    wt_task *l = &wk->t[wk->n_tasks - 1];
-    if (l->a0 == a0 && l->a1 == a1 && l->b1 == b0 && l->out == out &&
-        l->a0 != l->b0) {
-      l->b1 = b1;
-      int known = l->shi > 0 && slo >= 0 && shi > 0 && shi <= INT16_MAX;
-      l->slo = (int16_t)(known ? (slo < l->slo ? slo : l->slo) : 0);
-      l->shi = (int16_t)(known ? (shi > l->shi ? shi : l->shi) : 0);
-      return WT_OK;
-    }
-  }
+  wt_task t = {.a0 = a0, .a1 = a1, .b0 = b0, .b1 = b1, .out = out};
+  /* the slot range, when it fits (shi == 0: unknown) */
+  int known = slo >= 0 && shi > 0 && shi <= INT16_MAX;
+  t.slo = (int16_t)(known ? slo : 0);
+  t.shi = (int16_t)(known ? shi : 0);
+  if (wk->n_tasks > 0 && merge_task(&wk->t[wk->n_tasks - 1], &t))
+    return WT_OK;
   if (wk->n_tasks == wk->cap_tasks) {
     int status = reserve(wk, wk->n_tasks + 1);
     if (status != WT_OK) return status;
   }
-  wt_task *t = &wk->t[wk->n_tasks++];
-  t->a0 = a0;
-  t->a1 = a1;
-  t->b0 = b0;
-  t->b1 = b1;
-  t->out = out;
-  /* the slot range, when it fits (shi == 0: unknown) */
-  int known = slo >= 0 && shi > 0 && shi <= INT16_MAX;
-  t->slo = (int16_t)(known ? slo : 0);
-  t->shi = (int16_t)(known ? shi : 0);
+  wk->t[wk->n_tasks++] = t;
   return WT_OK;
 }
 
@@ -302,6 +302,31 @@ static int walk_cell(const grid_shape *g, walk *wk, const wt_task *t,
                   ca->w * wb_rest - c.kept_w);
 }
 
+/* points and weight of the cells of tree tr, in all */
+static void tree_totals(const range_tree *tr, double *n, double *w)
+{
+  *n = *w = 0.0;
+  for (int64_t j = 0; j < tr->n_cells; j++) {
+    const node *c = &tr->nodes[tr->root_of[j]];
+    *n += (double)(c->end - c->start);
+    *w += c->w;
+  }
+}
+
+/* points and weight of the cells of tree tr before each cell: before[2 i]
+ * and before[2 i + 1] for cell i */
+static void cells_before(const range_tree *tr, double *before)
+{
+  double bn = 0, bw = 0;
+  for (int64_t i = 0; i < tr->n_cells; i++) {
+    const node *c = &tr->nodes[tr->root_of[i]];
+    before[2 * i] = bn;
+    before[2 * i + 1] = bw;
+    bn += (double)(c->end - c->start);
+    bw += c->w;
+  }
+}
+
 /* cells of A per unit of parallel work in refine_task: the units are the
  * same on any number of threads, so are the task list and the sums */
 #define WALK_CHUNK 8
@@ -317,12 +342,8 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
 {
   /* points and weight of b in all, and (diagonal: b is a) in the cells
    * before each cell, for the pairs no cell pair looked at */
-  double tot_n = 0, tot_w = 0;
-  for (int64_t j = 0; j < tb->n_cells; j++) {
-    const node *cb = &tb->nodes[tb->root_of[j]];
-    tot_n += (double)(cb->end - cb->start);
-    tot_w += cb->w;
-  }
+  double tot_n, tot_w;
+  tree_totals(tb, &tot_n, &tot_w);
   const int64_t n_cells = ta->n_cells;
   const int64_t n_chunks = (n_cells + WALK_CHUNK - 1) / WALK_CHUNK;
   const int n_slots = wk->n_slots;
@@ -333,14 +354,7 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
   int *st = malloc((size_t)(n_chunks + 1) * sizeof *st);
   int status = before && parts && sums && st ? WT_OK : WT_ERR_NOMEM;
   if (status == WT_OK) {
-    double bn = 0, bw = 0;
-    for (int64_t i = 0; i < n_cells; i++) {
-      const node *ca = &ta->nodes[ta->root_of[i]];
-      before[2 * i] = bn;
-      before[2 * i + 1] = bw;
-      bn += (double)(ca->end - ca->start);
-      bw += ca->w;
-    }
+    cells_before(ta, before);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
 #endif
@@ -507,8 +521,8 @@ static int task_cmp(const void *x, const void *y)
 }
 
 /* A unit's tasks ordered by histogram (then rows, columns), and those of
- * the same rows against adjacent columns merged (as push() merges them as
- * they come). The grouped walk visits the patches' trees of a cell by
+ * the same rows against adjacent columns merged (merge_task(), as push()
+ * merges them as they come). The grouped walk visits the patches' trees of a cell by
  * turns, so its tasks alternate between histograms: in this order, the
  * engine's work items take runs of small tasks of one histogram, and the
  * merges broken by the turns are made. */
@@ -516,22 +530,9 @@ static void order_tasks(walk *w)
 {
   if (w->n_tasks < 2) return;
   qsort(w->t, (size_t)w->n_tasks, sizeof *w->t, task_cmp);
-  int64_t m = 0;
-  for (int64_t k = 0; k < w->n_tasks; k++) {
-    const wt_task *t = &w->t[k];
-    if (m > 0) {
-      wt_task *l = &w->t[m - 1];
-      if (l->out == t->out && l->a0 == t->a0 && l->a1 == t->a1 &&
-          l->b1 == t->b0 && l->a0 != l->b0 && t->a0 != t->b0) {
-        l->b1 = t->b1;
-        int known = l->shi > 0 && t->shi > 0;
-        l->slo = (int16_t)(known ? (t->slo < l->slo ? t->slo : l->slo) : 0);
-        l->shi = (int16_t)(known ? (t->shi > l->shi ? t->shi : l->shi) : 0);
-        continue;
-      }
-    }
-    w->t[m++] = *t;
-  }
+  int64_t m = 1;
+  for (int64_t k = 1; k < w->n_tasks; k++)
+    if (!merge_task(&w->t[m - 1], &w->t[k])) w->t[m++] = w->t[k];
   w->n_tasks = m;
 }
 
@@ -588,19 +589,15 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
       if (ta_of[k] >= 0) order[fill[ta_of[k]]++] = k;
     free(fill);
   }
-  /* the non-empty groups, compacted */
+  /* the non-empty groups, compacted; the last ends at the tasks' total */
+  const int64_t n_with_trees = g_start[n_ta];
   for (int64_t t = 0; t < n_ta; t++)
     if (g_start[t + 1] > g_start[t]) {
       g_tree[n_groups] = t;
       g_start[n_groups] = g_start[t];
       n_groups++;
     }
-  {
-    /* the end of the last group: every task with a tree */
-    int64_t m = 0;
-    for (int64_t k = 0; k < n; k++) m += ta_of[k] >= 0;
-    g_start[n_groups] = m;
-  }
+  g_start[n_groups] = n_with_trees;
   map = malloc((size_t)(n_groups > 0 ? n_groups : 1) * (size_t)n_tb *
                sizeof *map);
   if (!map) {
@@ -621,12 +618,8 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
   for (int64_t t = 0; t < n_tb; t++) {
     if (!used[t]) continue;
     const range_tree *tr = &b->trees[t];
-    for (int64_t j = 0; j < tr->n_cells; j++) {
-      const node *cb = &tr->nodes[tr->root_of[j]];
-      csr_at[tr->cell_id[j] + 1]++;
-      tot[t] += (double)(cb->end - cb->start);
-      tot[n_tb + t] += cb->w;
-    }
+    tree_totals(tr, &tot[t], &tot[n_tb + t]);
+    for (int64_t j = 0; j < tr->n_cells; j++) csr_at[tr->cell_id[j] + 1]++;
   }
   for (int64_t c = 0; c < g->n_cells; c++) csr_at[c + 1] += csr_at[c];
   csr_tree = malloc((size_t)(csr_at[g->n_cells] + 1) * sizeof *csr_tree);
@@ -655,17 +648,8 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
     status = WT_ERR_NOMEM;
     goto done;
   }
-  for (int64_t t = 0; t < n_ta; t++) {
-    const range_tree *tr = &a->trees[t];
-    double bn = 0, bw = 0;
-    for (int64_t i = 0; i < tr->n_cells; i++) {
-      const node *ca = &tr->nodes[tr->root_of[i]];
-      before[2 * (cell_at[t] + i)] = bn;
-      before[2 * (cell_at[t] + i) + 1] = bw;
-      bn += (double)(ca->end - ca->start);
-      bw += ca->w;
-    }
-  }
+  for (int64_t t = 0; t < n_ta; t++)
+    cells_before(&a->trees[t], before + 2 * cell_at[t]);
   /* the units: runs of WALK_CHUNK cells of a group's tree */
   for (int64_t q = 0; q < n_groups; q++)
     n_units += (a->trees[g_tree[q]].n_cells + WALK_CHUNK - 1) / WALK_CHUNK;

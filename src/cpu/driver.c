@@ -40,6 +40,18 @@ static void flush_w(const wt_ctx *c, wt_thread *t)
   t->wpending = 0;
 }
 
+/* columns x, y, z [0, n) as floats into a tile (x, then y, then z,
+ * WT_TILE apart), as the float kernels read them */
+static void tile_floats(float *tile, const double *x, const double *y,
+                        const double *z, int64_t n)
+{
+  for (int64_t j = 0; j < n; j++) {
+    tile[j] = (float)x[j];
+    tile[WT_TILE + j] = (float)y[j];
+    tile[2 * WT_TILE + j] = (float)z[j];
+  }
+}
+
 /* The ragged end [j, j1) of a row group's columns, fewer than a vector of
  * `lanes` but at least a quarter of one, through the vector kernel instead
  * of plain C: the columns are copied into a block of one vector (t->pad,
@@ -72,12 +84,7 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
       pz[l] = b->z[k];
       pw[l] = l < rem && b->w ? b->w[k] : 0.0;
     }
-    if (floats)
-      for (int l = 0; l < lanes; l++) {
-        t->pad_tile[l] = (float)px[l];
-        t->pad_tile[WT_TILE + l] = (float)py[l];
-        t->pad_tile[2 * WT_TILE + l] = (float)pz[l];
-      }
+    if (floats) tile_floats(t->pad_tile, px, py, pz, lanes);
     t->pad_j = j;
     t->pad_j1 = j1;
     t->pad_lanes = lanes;
@@ -136,8 +143,8 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
     if (vec)
       j += vec(c, t->h, t->wh, t->tile, a, i0 + r, step, b, j0, j1 - j0);
     if (vec && j < j1)
-      j += count_tail(c, t, a, i0 + r, step, b, j, j1, vec == c->vec32 &&
-                      c->vec32 != NULL, slo, narrow ? span : 0);
+      j += count_tail(c, t, a, i0 + r, step, b, j, j1, vec == c->vec32, slo,
+                      narrow ? span : 0);
     wt_cpu_plain(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
   }
 }
@@ -220,11 +227,7 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
   for (int64_t j0 = j_start; j0 < j_end; j0 += WT_TILE) {
     int64_t j1 = j_end - j0 < WT_TILE ? j_end : j0 + WT_TILE;
     if (c->vec32)
-      for (int64_t j = j0; j < j1; j++) {
-        t->tile[j - j0] = (float)b->x[j];
-        t->tile[WT_TILE + j - j0] = (float)b->y[j];
-        t->tile[2 * WT_TILE + j - j0] = (float)b->z[j];
-      }
+      tile_floats(t->tile, b->x + j0, b->y + j0, b->z + j0, j1 - j0);
     for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS)
       count_tile(c, t, a, r0, (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS), b,
                  j0, j1, 1, task->slo, span);
