@@ -27,3 +27,17 @@ run_cli <- function(...) {
   status <- attr(out, "status")
   list(status = if (is.null(status)) 0L else status, out = out)
 }
+
+# a small clustered catalog and its randoms (seeds seed and seed + 1) and
+# their ra, dec as CSV files, removed when the calling test ends
+cli_catalog_files <- function(seed, env = parent.frame()) {
+  sim <- simulate_catalog(300, n_clusters = 5, sigma = 0.5, seed = seed)
+  ran <- random_catalog(400, like = sim, seed = seed + 1)
+  dfile <- withr_tempfile(env)
+  rfile <- withr_tempfile(env)
+  utils::write.csv(sim[c("ra", "dec")], dfile, row.names = FALSE,
+                   quote = FALSE)
+  utils::write.csv(ran[c("ra", "dec")], rfile, row.names = FALSE,
+                   quote = FALSE)
+  list(sim = sim, ran = ran, dfile = dfile, rfile = rfile)
+}

@@ -27,3 +27,20 @@ withr_tempfile <- function(env = parent.frame()) {
           envir = env)
   f
 }
+
+# A directory this process cannot write: a new 0555 directory (restored
+# and removed when the calling test ends), or /sys/kernel where the
+# process writes it anyway (root), which refuses even root; skips the
+# test where there is neither.
+unwritable_dir <- function(env = parent.frame()) {
+  ro <- tempfile("ro-")
+  dir.create(ro)
+  Sys.chmod(ro, "0555")
+  do.call(on.exit, list(substitute({
+    Sys.chmod(ro, "0755")
+    unlink(ro, recursive = TRUE)
+  }, list(ro = ro)), add = TRUE), envir = env)
+  if (file.access(ro, 2L) != 0L) return(ro)
+  if (dir.exists("/sys/kernel")) return("/sys/kernel")
+  skip("no directory this process cannot write")
+}

@@ -312,16 +312,7 @@ test_that("a checkpoint directory that cannot be written is refused before count
   old <- future::plan("sequential")
   on.exit(future::plan(old), add = TRUE)
   cs <- ck_cases()
-  ro <- tempfile("ck-ro-")
-  dir.create(ro)
-  Sys.chmod(ro, "0555")
-  on.exit({
-    Sys.chmod(ro, "0755")
-    unlink(ro, recursive = TRUE)
-  }, add = TRUE)
-  # root writes a 0555 directory; /sys refuses even root
-  where <- if (file.access(ro, 2L) != 0L) ro else if (dir.exists("/sys/kernel"))
-    "/sys/kernel" else skip("no directory this process cannot write")
+  where <- unwritable_dir()
   expect_error(ck_count(cs, distribute = 3, checkpoint = where),
                paste0("`checkpoint` directory \"", where, "\" is not writable"),
                fixed = TRUE)

@@ -171,15 +171,10 @@ test_that("wtheta_cli() gives the installed script and prints nothing", {
 })
 
 test_that("--mean-theta adds the theta_mean column of wtheta()", {
-  sim <- simulate_catalog(300, n_clusters = 5, sigma = 0.5, seed = 33)
-  ran <- random_catalog(400, like = sim, seed = 34)
-  dfile <- withr_tempfile()
-  rfile <- withr_tempfile()
+  cf <- cli_catalog_files(33)
+  dfile <- cf$dfile
+  rfile <- cf$rfile
   out <- cli_out()
-  utils::write.csv(sim[c("ra", "dec")], dfile, row.names = FALSE,
-                   quote = FALSE)
-  utils::write.csv(ran[c("ra", "dec")], rfile, row.names = FALSE,
-                   quote = FALSE)
   res <- run_cli("--data", dfile, "--random", rfile, "--bins",
                  "log:0.1,10,5", "--mean-theta", "--threads", "1",
                  "--out", out, "--quiet")
@@ -196,15 +191,10 @@ test_that("--mean-theta adds the theta_mean column of wtheta()", {
 })
 
 test_that("--bins takes a unit: the output's angles are in it", {
-  sim <- simulate_catalog(300, n_clusters = 5, sigma = 0.5, seed = 61)
-  ran <- random_catalog(400, like = sim, seed = 62)
-  dfile <- withr_tempfile()
-  rfile <- withr_tempfile()
+  cf <- cli_catalog_files(61)
+  dfile <- cf$dfile
+  rfile <- cf$rfile
   out <- cli_out()
-  utils::write.csv(sim[c("ra", "dec")], dfile, row.names = FALSE,
-                   quote = FALSE)
-  utils::write.csv(ran[c("ra", "dec")], rfile, row.names = FALSE,
-                   quote = FALSE)
   res <- run_cli("--data", dfile, "--random", rfile, "--bins",
                  "log:6,600,5:arcmin", "--threads", "1", "--out", out)
   expect_identical(res$status, 0L)
@@ -287,15 +277,7 @@ test_that("-o and --plot that cannot be written fail before counting", {
   res <- run_cli("-d", f, "-r", f, "--plot", tempdir())
   expect_identical(res$status, 2L)
   expect_true(any(grepl("is a directory", res$out, fixed = TRUE)))
-  ro <- tempfile("ro-")
-  dir.create(ro)
-  Sys.chmod(ro, "0555")
-  on.exit({
-    Sys.chmod(ro, "0755")
-    unlink(ro, recursive = TRUE)
-  }, add = TRUE)
-  where <- if (file.access(ro, 2L) != 0L) ro else if (dir.exists("/sys/kernel"))
-    "/sys/kernel" else skip("no directory this process cannot write")
+  where <- unwritable_dir()
   # a count that would take long: refused at once, before reading
   res <- run_cli("-d", f, "-r", f, "-o", file.path(where, "w.csv"))
   expect_identical(res$status, 2L)
