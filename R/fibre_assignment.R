@@ -180,3 +180,126 @@ close_pairs <- function(ra, dec, radius) {
   storage.mode(pairs) <- "integer"
   pairs
 }
+
+#' Angular upweights from a parent and a fibre-assigned sample
+#'
+#' Pairs closer than a fibre-collision radius may never be observed
+#' together in any realisation of the fibre assignment: their probability
+#' is zero, and no PIP weight brings them back. Angular upweighting
+#' (Percival & Bianchi 2017; pycorr's `D1D2_twopoint_weights`) scales the
+#' pairs at each separation by how many the parent sample (all targets)
+#' has there against how many the PIP-weighted fibre-assigned sample
+#' recovers:
+#' \deqn{w_{ang}(\theta) = \frac{DD_{parent}(\theta) / N_{parent}}{DD_{PIP}(\theta) / N_{PIP}}}{w_ang(theta) = (DD_parent / N_parent) / (DD_PIP / N_PIP)}
+#' with each count normalised as [wtheta()] normalises DD (`N` the weighted
+#' count of all pairs). With `random`, the D-R upweights instead:
+#' `(D_parent R / N) / (D R_IIP / N)`, the fibre-assigned data weighted by
+#' their individual inverse probabilities
+#' `nrealizations / (noffset + popcount(b))`, as pycorr's
+#' `D1R2_twopoint_weights`. Only the targets' positions on the sky enter,
+#' which is why the parent sample can be used: it needs no redshifts.
+#'
+#' The result is what the `angular` argument of [wtheta()],
+#' [wtheta_multi()] and [pair_counts()] takes. There a pair's weight is
+#' interpolated linearly in `cos(theta)` between the rows' `theta`, the
+#' centres of `bins`, and is 1 outside them: below the first centre and
+#' above the last the pairs are not upweighted, so choose `bins` that
+#' start below the smallest separation counted and reach past the
+#' collision radius (above it the upweight is close to 1 anyway).
+#'
+#' A bin where the PIP-weighted count is zero has no upweight: if the
+#' parent has no pairs there either, its weight is 1 (there is nothing to
+#' correct); if the parent has pairs, it is an error that names the bins,
+#' since their upweight would be infinite. Widen the bins there, or start
+#' them higher.
+#'
+#' @param parent The parent sample: every target, whether or not it got a
+#'   fibre (a catalog as [pair_counts()] takes it).
+#' @param fibered The fibre-assigned sample, with its bitwise weights.
+#' @param bins Bin edges in degrees, for example from [theta_bins()].
+#' @param bitwise The names of `fibered`'s bitwise weight columns, or a
+#'   matrix of its words (see [pair_counts()]).
+#' @param random `NULL` (the default) for the D-D upweights, or a random
+#'   catalog for the D-R upweights.
+#' @param nrealizations,noffset,default_value The PIP weight's settings,
+#'   as in [pair_counts()].
+#' @param weights `NULL` or the name of a column of individual weights; a
+#'   catalog without that column has unit weights.
+#' @inheritParams pair_counts
+#' @return A data frame with one row a bin: `theta` (the bin's centre in
+#'   degrees: geometric for log-spaced bins, the midpoint otherwise),
+#'   `theta_lo`, `theta_hi` (degrees), `weight` (the upweight), `parent`
+#'   and `fibered` (the two normalised counts). Attributes: `count`
+#'   (`"DD"` or `"DR"`) and `pair_counts` (the two [pair_counts()]
+#'   results).
+#' @seealso [simulate_fibre_assignment()] for a simulated example, and the
+#'   article "Errors, weights and tomography", section "Fibre assignment:
+#'   PIP weights and angular upweights".
+#' @examples
+#' sim <- simulate_catalog(3000, ra_range = c(0, 5), dec_range = c(0, 5),
+#'                         sigma = 0.05, seed = 1)
+#' fa <- simulate_fibre_assignment(sim, radius = 0.05, passes = 2, seed = 2)
+#' bins <- theta_bins(0.005, 0.5, n = 10, log = TRUE)
+#' up <- angular_upweights(fa, fa[fa$observed, ], bins,
+#'                         bitwise = c("bits1", "bits2"), threads = 1)
+#' up[, c("theta", "weight")]
+#' @export
+angular_upweights <- function(parent, fibered, bins, bitwise, random = NULL,
+                              nrealizations = NULL, noffset = 1,
+                              default_value = 0, weights = NULL,
+                              backend = c("auto", "cpu", "cuda"),
+                              threads = NULL, devices = NULL,
+                              columns = c("ra", "dec"), progress = NULL) {
+  if (missing(bitwise)) {
+    stop("`bitwise` is needed: the names of `fibered`'s bitwise weight ",
+         "columns, or a matrix of its words.", call. = FALSE)
+  }
+  edges <- bins_edges(bins)
+  if (!is.null(weights) && (!is.character(weights) || length(weights) != 1L ||
+                            is.na(weights))) {
+    stop("`weights` must be NULL or the name of a column, not ",
+         describe(weights), ".", call. = FALSE)
+  }
+  common <- list(bins = bins, backend = backend, threads = threads,
+                 devices = devices, columns = columns, progress = progress)
+  # a weight column absent from every catalog of a count is refused by
+  # pair_counts(); here it only means unit weights
+  has_w <- function(x) !is.null(weights) && weights %in% names(x)
+  wt <- function(...) {
+    if (any(vapply(list(...), has_w, TRUE))) weights
+  }
+  bits <- if (is.null(random)) bitwise else list(x = bitwise)
+  pcp <- do.call(pair_counts, c(list(parent, y = random,
+                                     weights = wt(parent, random)), common))
+  pcf <- do.call(pair_counts, c(list(fibered, y = random,
+                                     weights = wt(fibered, random),
+                                     bitwise = bits,
+                                     nrealizations = nrealizations,
+                                     noffset = noffset,
+                                     default_value = default_value),
+                                common))
+  norm <- function(pc) {
+    if (!is.null(pc$weighted)) pc$weighted / pc$weighted_pairs else
+      pc$counts / pc$n_pairs
+  }
+  np <- norm(pcp)
+  nf <- norm(pcf)
+  count <- if (is.null(random)) "DD" else "DR"
+  nb <- length(edges) - 1L
+  bad <- which(nf == 0 & np != 0)
+  if (length(bad)) {
+    stop("The PIP-weighted ", count, " of `fibered` is zero in ",
+         length(bad), " bin(s) where the parent's is not (bin",
+         if (length(bad) > 1L) "s", " ",
+         paste(bad[seq_len(min(10L, length(bad)))], collapse = ", "),
+         if (length(bad) > 10L) ", ...", ", from ",
+         format(edges[bad[1L]], digits = 4), " degrees): their upweight ",
+         "would be infinite. Widen those bins or start them higher.",
+         call. = FALSE)
+  }
+  weight <- ifelse(nf == 0, 1, np / nf)
+  structure(data.frame(theta = bin_centres(edges)$theta,
+                       theta_lo = edges[-(nb + 1L)], theta_hi = edges[-1L],
+                       weight = weight, parent = np, fibered = nf),
+            count = count, pair_counts = list(parent = pcp, fibered = pcf))
+}

@@ -303,6 +303,23 @@ describe_errors <- function(x, a) {
   out
 }
 
+# "PIP weights: 64 bits, nrealizations 65, noffset 1 (pairs: DD;
+# individual: DR); angular upweights: DD, DR" from a result's `pip`
+describe_pip <- function(p) {
+  how <- p$bitwise[p$bitwise != "none"]
+  out <- if (!length(how)) "no bitwise weights" else {
+    by <- vapply(split(names(how), how), paste, "", collapse = ", ")
+    paste0("PIP weights: ", format_n(p$n_bits), " bits, nrealizations ",
+           format_n(p$nrealizations), ", noffset ", p$noffset,
+           if (p$default_value != 0) paste0(", default_value ",
+                                            format(p$default_value)),
+           " (", paste0(names(by), ": ", by, collapse = "; "), ")")
+  }
+  ang <- names(Filter(Negate(is.null), p$angular))
+  paste0(out, "; angular upweights: ",
+         if (length(ang)) paste(ang, collapse = ", ") else "none")
+}
+
 describe_run_attr <- function(a) {
   if (is.null(a$backend)) return("backend not recorded")
   threads <- if (is.null(a$threads)) NA else a$threads
@@ -360,6 +377,7 @@ print.wtheta <- function(x, n = 10L, ...) {
   cat("  ", describe_sizes(a, type), "\n", sep = "")
   cat("  ", describe_convention(a, type), "; ", describe_errors(x, a), "\n",
       sep = "")
+  if (!is.null(a$pip)) cat("  ", describe_pip(a$pip), "\n", sep = "")
   out <- a$n_outside
   cat("  ", describe_run_attr(a), "\n", sep = "")
   if (length(out) && all(is.finite(out)) && any(out > 0)) {

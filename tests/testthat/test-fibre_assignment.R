@@ -120,3 +120,76 @@ test_that("simulate_fibre_assignment() names the argument it refuses", {
                "`x` already has a column \"bits2\"")
   expect_error(simulate_fibre_assignment(list(1), radius = 0.1), "`x`")
 })
+
+# angular_upweights(): the ratio of the parent's normalised counts to the
+# PIP-weighted ones, against the brute force of helper-pip.R
+
+test_that("angular_upweights() is the parent's DD over the PIP DD", {
+  fib <- pip_catalog(60, seed = 21)
+  set.seed(22)
+  parent <- rbind(fib[, c("ra", "dec")],
+                  data.frame(ra = runif(30, 10, 25), dec = runif(30, -8, 8)))
+  edges <- c(0.5, 1, 2, 4, 8, 14)
+  b <- as.matrix(fib[, c("b1", "b2")])
+  up <- angular_upweights(parent, fib, edges, bitwise = c("b1", "b2"),
+                          threads = 1)
+  np <- nrow(parent)
+  par_dd <- pip_brute_counts(parent, NULL, edges)$counts / (np * (np - 1) / 2)
+  fib_dd <- pip_brute_counts(fib, NULL, edges, bx = b)$weighted /
+    pip_brute_norm(rep(1, 60), b, nrealizations = 65)
+  expect_equal(up$weight, par_dd / fib_dd, tolerance = 1e-12)
+  expect_equal(up$parent, par_dd, tolerance = 1e-12)
+  expect_equal(up$fibered, fib_dd, tolerance = 1e-12)
+  expect_equal(up$theta, sqrt(edges[-6] * edges[-1]))
+  expect_identical(attr(up, "count"), "DD")
+  # individual weights enter both samples that have them
+  parent$w <- c(fib$w, rep(1, 30))
+  upw <- angular_upweights(parent, fib, edges, bitwise = c("b1", "b2"),
+                           weights = "w", threads = 1)
+  ww <- pip_brute_counts(parent, NULL, edges, wx = parent$w)$weighted /
+    ((sum(parent$w)^2 - sum(parent$w^2)) / 2)
+  fw <- pip_brute_counts(fib, NULL, edges, wx = fib$w, bx = b)$weighted /
+    pip_brute_norm(fib$w, b, nrealizations = 65)
+  expect_equal(upw$weight, ww / fw, tolerance = 1e-12)
+  # the result is what wtheta()'s `angular` takes
+  r <- data.frame(ra = runif(50, 10, 25), dec = runif(50, -8, 8))
+  expect_no_error(wtheta(fib, r, edges, bitwise = c("b1", "b2"),
+                         angular = up, error = "none", threads = 1,
+                         check_footprint = FALSE))
+})
+
+test_that("angular_upweights() with randoms is the D-R ratio, IIP-weighted", {
+  fib <- pip_catalog(50, seed = 23)
+  set.seed(24)
+  parent <- rbind(fib[, c("ra", "dec")],
+                  data.frame(ra = runif(20, 10, 25), dec = runif(20, -8, 8)))
+  r <- data.frame(ra = runif(70, 10, 25), dec = runif(70, -8, 8))
+  edges <- c(0.5, 2, 6, 14)
+  b <- as.matrix(fib[, c("b1", "b2")])
+  up <- angular_upweights(parent, fib, edges, bitwise = c("b1", "b2"),
+                          random = r, noffset = 0, nrealizations = 64,
+                          threads = 1)
+  iip <- 64 / rowSums(pip_bits01(b))
+  par_dr <- pip_brute_counts(parent, r, edges)$counts / (70 * 70)
+  fib_dr <- pip_brute_counts(fib, r, edges, bx = b, noffset = 0,
+                             nrealizations = 64)$weighted / (sum(iip) * 70)
+  expect_equal(up$weight, par_dr / fib_dr, tolerance = 1e-12)
+  expect_identical(attr(up, "count"), "DR")
+})
+
+test_that("angular_upweights() refuses bins the fibre-assigned sample misses", {
+  # two targets 0.1 degree apart, one observed: no fibered pair there
+  parent <- data.frame(ra = c(10, 10.1, 12, 14), dec = c(0, 0, 0, 0))
+  fib <- parent[c(1, 3, 4), ]
+  fib$b1 <- 2^32 - 1
+  expect_error(angular_upweights(parent, fib, c(0.05, 0.5, 3, 5),
+                                 bitwise = "b1", threads = 1),
+               "zero in 1 bin\\(s\\) where the parent's is not \\(bin 1, from 0.05 degrees\\)")
+  # where neither has pairs the upweight is 1
+  up <- angular_upweights(parent, fib, c(0.5, 1, 3, 5), bitwise = "b1",
+                          threads = 1)
+  expect_equal(up$weight[1], 1)
+  expect_equal(up$parent[1], 0)
+  expect_error(angular_upweights(parent, fib, c(0.5, 1)),
+               "`bitwise` is needed")
+})
