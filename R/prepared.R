@@ -105,10 +105,10 @@ prepare_catalog <- function(x, weights = NULL, patches = NULL,
 }
 
 new_wtheta_prepared <- function(radec, xyz, weights = NULL, patch = NULL,
-                               patches = NULL) {
+                               patches = NULL, bits = NULL) {
   structure(list(xyz = xyz, weights = weights, patch = patch,
                  patches = patches, n = nrow(xyz), radec = radec,
-                 handle = new_catalog_handle()),
+                 handle = new_catalog_handle(), bits = bits),
             class = "wtheta_prepared")
 }
 

@@ -145,7 +145,10 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
     if (vec && j < j1)
       j += count_tail(c, t, a, i0 + r, step, b, j, j1, vec == c->vec32, slo,
                       narrow ? span : 0);
-    wt_cpu_plain(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
+    if (c->pip_fn)
+      c->pip_fn(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
+    else
+      wt_cpu_plain(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
   }
 }
 
@@ -279,6 +282,16 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
     c->copy_off[k] = (k % WT_COPIES % c->copies) * c->n_slots;
   c->sink = (uint32_t)(c->copies * c->n_slots);
   *mem = NULL;
+  if (job->pip) {
+    /* PIP: kernels_pip.c only, with POPCNT unless plain is asked for */
+    c->pip = job->pip;
+    c->pip_fn = wt_cpu_pip_plain;
+#ifdef WT_X86
+    if (isa != WT_ISA_PLAIN && __builtin_cpu_supports("popcnt"))
+      c->pip_fn = wt_cpu_pip_popcnt;
+#endif
+    return WT_OK;
+  }
 #ifdef WT_X86
   /* sums of angles: plain C only (see engine.h) */
   if (bins->table == NULL || isa == WT_ISA_PLAIN || job->thsum) return WT_OK;
