@@ -184,7 +184,7 @@ checkpoint_key <- function(cats, edges, self_pairs, ...) {
 # runs each count once; a list by key. `labels` names the catalogs in
 # checkpoints when their names in `cats` are not fit for file names.
 # how$mean_theta applies to the counts whose spec has mean, and
-# how$pip$angular_by's tables to those whose spec names one. On the GPU the
+# how$pip$tables_by_count's tables to those whose spec names one. On the GPU the
 # counts overlap (overlap_counts()): all start, each in a thread of its
 # own, before the first is collected, so that the host work of each (and
 # R's) runs while the GPU counts another; any still running when this
@@ -197,9 +197,11 @@ run_counts <- function(how, cats, counts, edges, threads, progress,
   one <- function(s, defer) {
     how$mean_theta <- isTRUE(how$mean_theta) && isTRUE(s$mean)
     # wtheta()'s angular upweights by count (wtheta_pip()): DD and DR
-    # take their own table, the randoms' pairs none
-    if (!is.null(how$pip$angular_by)) {
-      how$pip$angular <- how$pip$angular_by[[s$angular %||% "none"]]
+    # take their own table, the randoms' pairs none (kept as a NULL
+    # element: `$` would match another name by its prefix)
+    if (!is.null(how$pip$tables_by_count)) {
+      how$pip["angular"] <- list(how$pip$tables_by_count[[s$angular %||%
+                                                            "none"]])
     }
     count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
                    s$self_pairs, threads, progress,

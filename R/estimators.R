@@ -189,7 +189,9 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
     s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
     t1 <- colSums(m * s1)
-    total <- if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
+    total <- if (!is.null(pc$patch_pip)) {
+      pip_replicate_norm(pc$patch_pip, m, is_auto, pc$self_pairs)
+    } else if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
       t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
     if (error == "jackknife") {
       # leaving patch r out: all pairs, less row r and column r of S, plus
@@ -211,4 +213,21 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     counts / rep(total, each = nrow(counts))   # sweep(), without aperm()
   })
   estimate_w(norm, estimator, is_cross)
+}
+
+# The PIP normaliser (pycorr's "total", pip_norm() in R/pip.R) of each
+# replicate of a count with bitwise words on both sides, from its patches'
+# terms (pip_patch_terms()): with T = H^T m, the objects' weights binned by
+# popcount in each replicate, the cross term is T1^T J T2; an auto count
+# takes away the self terms, each patch's m_a^2 times (as the weights'
+# normaliser takes away m_a^2 sum w^2), halved for unordered pairs, or
+# with self pairs adds the self pairs' own weights instead
+pip_replicate_norm <- function(terms, m, is_auto, self_pairs) {
+  t1 <- crossprod(terms$h1, m)
+  t2 <- if (is_auto) t1 else crossprod(terms$h2, m)
+  cross <- colSums(t1 * (terms$joint %*% t2))
+  if (!is_auto) return(cross)
+  self <- colSums(m^2 * terms$self)
+  if (self_pairs) cross - self + colSums(m^2 * terms$own) else
+    (cross - self) / 2
 }

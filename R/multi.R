@@ -148,7 +148,7 @@ wtheta_multi <- function(data, random, bins,
                                 paste0("random", seq_len(K))),
                             c(dk, rk$keys))
   counted <- call_counts(call, labels)
-  done <- counted$done
+  done <- with_pip_patch_terms(counted$done, call)
   fchecks <- counted$footprint
   # 5. each correlation by the one estimation path, with one set of draws
   m <- NULL

@@ -271,6 +271,7 @@ wtheta <- function(data, random, bins,
   # the counts (the footprint check runs while the GPU counts, or first),
   # then w, its errors and covariance
   counted <- call_counts(call)
+  counted$done <- with_pip_patch_terms(counted$done, call)
   out <- wtheta_result(spec_counts(spec, counted$done), estimator, error,
                        n_boot, seed)
   attr(out, "pip") <- pip_record(pip, attr(out, "pair_counts"))
@@ -347,7 +348,7 @@ correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
 
 # The PIP settings of wtheta() and wtheta_multi() (pip_settings(), R/pip.R),
 # or NULL: `angular` is one table for DD and DR or a list of one each, kept
-# as angular_by (run_counts() gives each count its own); the settings'
+# as tables_by_count (run_counts() gives each count its own); the settings'
 # own `angular` is the DD table, or the DR one when DD has none.
 wtheta_pip <- function(bitwise, nrealizations, noffset, default_value,
                        angular) {
@@ -374,7 +375,7 @@ wtheta_pip <- function(bitwise, nrealizations, noffset, default_value,
   }
   pip <- pip_settings(bitwise, nrealizations, noffset, default_value,
                       angular)
-  if (!is.null(pip)) pip$angular_by <- by
+  if (!is.null(pip)) pip$tables_by_count <- by
   pip
 }
 
@@ -392,7 +393,7 @@ pip_record <- function(pip, pcs) {
   list(bitwise = vapply(recs, function(r) r$bitwise %||% "none", ""),
        n_bits = get("n_bits"), nrealizations = get("nrealizations"),
        noffset = pip$noffset, default_value = pip$default_value,
-       angular = pip$angular_by)
+       angular = pip$tables_by_count)
 }
 
 count_key <- function(s) {
@@ -424,5 +425,51 @@ spec_counts <- function(spec, done) {
 finish_result <- function(out, start, fchecks = NULL) {
   attr(out, "elapsed") <- proc.time()[["elapsed"]] - start
   attr(out, "footprint_check") <- fchecks
+  out
+}
+
+# The counts of a call that resamples, each count weighted by bitwise words
+# on both sides given `patch_pip`: what its replicates' normalisers need
+# (pip_patch_terms()), as the patches' weight sums serve the others
+with_pip_patch_terms <- function(done, call) {
+  if (!call$resample || is.null(call$how$pip)) return(done)
+  for (s in call$counts) {
+    k <- count_key(s)
+    pc <- done[[k]]
+    if (!identical(pc$pip$bitwise, "pairs") || is.null(pc$patch_counts)) next
+    ca <- call$cats[[s$x]]
+    cb <- if (!is.null(s$y)) call$cats[[s$y]]
+    done[[k]]$patch_pip <- pip_patch_terms(ca, cb, pc$pip,
+                                           dim(pc$patch_counts)[1L])
+  }
+  done
+}
+
+# A count's PIP normaliser by patch, for prepared catalogs ca and cb (NULL:
+# auto) grouped by patch, with bitwise words on both sides, and its
+# settings `rec` (a count's `pip`): list(h1, h2: P x C matrices of the
+# objects' weights binned by patch and popcount, C the popcounts 0 to
+# nrealizations - noffset; self, own: per patch, sum w^2 joint[c, c] and
+# sum w^2 nrealizations / (noffset + c); joint: pip_joint())
+pip_patch_terms <- function(ca, cb, rec, P) {
+  joint <- pip_joint(rec$nrealizations, rec$noffset, rec$default_value)
+  C <- nrow(joint)
+  one <- function(x) {
+    k <- bit_counts(x$bits) + 1L
+    w <- x$weights %||% rep(1, length(k))
+    p <- as.integer(x$patch)
+    h <- matrix(0, P, C)
+    agg <- rowsum(w, p + (k - 1L) * P, reorder = TRUE)
+    h[as.integer(rownames(agg))] <- agg[, 1L]
+    list(h = h, k = k, w = w, p = p)
+  }
+  a <- one(ca)
+  out <- list(h1 = a$h, h2 = if (!is.null(cb)) one(cb)$h, joint = joint)
+  if (is.null(cb)) {
+    by <- pip_by_count(C - 1L, rec$nrealizations, rec$noffset,
+                       rec$default_value)
+    out$self <- tapply_sum(a$w^2 * joint[cbind(a$k, a$k)], a$p, P)
+    out$own <- tapply_sum(a$w^2 * by[a$k], a$p, P)
+  }
   out
 }

@@ -140,7 +140,10 @@ test_that("angular_upweights() is the parent's DD over the PIP DD", {
   expect_equal(up$weight, par_dd / fib_dd, tolerance = 1e-12)
   expect_equal(up$parent, par_dd, tolerance = 1e-12)
   expect_equal(up$fibered, fib_dd, tolerance = 1e-12)
-  expect_equal(up$theta, sqrt(edges[-6] * edges[-1]))
+  # the edges are not log-spaced: the centres are midpoints
+  expect_equal(up$theta, (edges[-6] + edges[-1]) / 2)
+  expect_equal(angular_upweights(parent, fib, c(0.5, 1, 2, 4), bitwise = c("b1", "b2"),
+                                 threads = 1)$theta, sqrt(c(0.5, 2, 8)))
   expect_identical(attr(up, "count"), "DD")
   # individual weights enter both samples that have them
   parent$w <- c(fib$w, rep(1, 30))

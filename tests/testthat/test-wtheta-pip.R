@@ -121,11 +121,23 @@ test_that("PIP jackknife replicates are the w of the sample without each patch",
   lab <- function(x) 1 + (x$ra > 17.5) + 2 * (x$dec > 0)
   d$p <- lab(d)
   r$p <- lab(r)
-  got <- wtheta(d, r, pip_edges, weights = list(data = "w"),
-                bitwise = c("b1", "b2"), angular = pip_ang,
-                error = "jackknife", patches = "p", threads = 1,
-                check_footprint = FALSE)
+  # (4 patches for 5 bins: the warnings of a singular covariance and of
+  # patches smaller than the largest angle are expected)
+  got <- suppressWarnings(
+    wtheta(d, r, pip_edges, weights = list(data = "w"),
+           bitwise = c("b1", "b2"), angular = pip_ang, error = "jackknife",
+           patches = "p", threads = 1, check_footprint = FALSE))
   reps <- attr(got, "replicates")
+  # the whole sample's normaliser from the patches' terms is the count's
+  pc <- attr(got, "pair_counts")$DD
+  ones <- matrix(1, 4, 1)
+  expect_equal(wtheta:::pip_replicate_norm(pc$patch_pip, ones, TRUE, FALSE),
+               pc$weighted_pairs, tolerance = 1e-13)
+  b <- pip_words(d)
+  expect_equal(wtheta:::pip_replicate_norm(pc$patch_pip, ones, TRUE, TRUE),
+               wtheta:::pip_norm(d$w, wtheta:::bitwise_words(
+                 list(d$b1, d$b2), c("b1", "b2")), NULL, NULL, TRUE, TRUE,
+                 65, 1, 0), tolerance = 1e-13)
   expect_equal(dim(reps), c(length(pip_edges) - 1L, 4L))
   for (k in 1:4) {
     dk <- d[d$p != k, ]
