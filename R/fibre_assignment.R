@@ -233,8 +233,8 @@ close_pairs <- function(ra, dec, radius) {
 #'   (`"DD"` or `"DR"`) and `pair_counts` (the two [pair_counts()]
 #'   results).
 #' @seealso [simulate_fibre_assignment()] for a simulated example, and the
-#'   article "Errors, weights and tomography", section "Fibre assignment:
-#'   PIP weights and angular upweights".
+#'   article "Error bars, weights and cross-correlations", section "Fibre
+#'   assignment: PIP weights and angular upweights".
 #' @examples
 #' sim <- simulate_catalog(3000, ra_range = c(0, 5), dec_range = c(0, 5),
 #'                         sigma = 0.05, seed = 1)

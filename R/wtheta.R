@@ -98,8 +98,8 @@
 #' [angular_upweights()]) multiply the DD and DR pairs at each separation
 #' by the ratio of the parent sample's pairs to the PIP-weighted ones
 #' there (RR takes no upweight). [simulate_fibre_assignment()] makes
-#' bitwise weights for examples, and the article "Errors, weights and
-#' tomography" shows both corrections on one.
+#' bitwise weights for examples, and the article "Error bars, weights and
+#' cross-correlations" shows both corrections on one.
 #'
 #' @param data The galaxy catalog (see [pair_counts()] for the form), or a
 #'   catalog prepared by [prepare_catalog()].
