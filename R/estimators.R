@@ -188,6 +188,13 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
     s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
     s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
+    if (identical(pc$pip$bitwise, "pairs") && is.null(pc$patch_pip)) {
+      # counts of pair_counts() keep no popcounts by patch
+      stop("The jackknife or bootstrap replicates of a count weighted by ",
+           "bitwise words on both sides need each patch's popcounts for ",
+           "their normalisers, which these counts do not carry; count ",
+           "with wtheta() or wtheta_multi() instead.", call. = FALSE)
+    }
     t1 <- colSums(m * s1)
     total <- if (!is.null(pc$patch_pip)) {
       pip_replicate_norm(pc$patch_pip, m, is_auto, pc$self_pairs)

@@ -104,9 +104,9 @@ wtheta_multi <- function(data, random, bins,
   if (!inherits(patches, "wtheta_patches")) {
     patches <- multi_values(patches, samples, rk$keys, "patches")
   }
-  if (!is.null(bitwise) && !is.character(bitwise)) {
-    bitwise <- multi_values(bitwise, samples, rk$keys, "bitwise")
-  }
+  bitwise <- if (is.character(bitwise)) bitwise_by_catalog(bitwise, users)
+    else if (!is.null(bitwise)) multi_values(bitwise, samples, rk$keys,
+                                             "bitwise")
   pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular)
   # 2. which correlations, and the counts each needs
   K <- length(samples)

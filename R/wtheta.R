@@ -231,14 +231,15 @@ wtheta <- function(data, random, bins,
   error <- match_error(error)
   check_flag(self_pairs, "self_pairs")
   is_cross <- !is.null(data2)
-  if (is.matrix(bitwise) || is.data.frame(bitwise)) {
-    bitwise <- list(data = bitwise)
-  }
-  pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular)
   check_cross_args(is_cross, random2, self_pairs)
   users <- list(data = data, random = random, data2 = data2,
                 random2 = random2)
   users <- users[!vapply(users, is.null, TRUE)]
+  if (is.matrix(bitwise) || is.data.frame(bitwise)) {
+    bitwise <- list(data = bitwise)
+  }
+  bitwise <- bitwise_by_catalog(bitwise, users)
+  pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular)
   # the counts: DD, DR, RR (or the four cross counts)
   spec <- if (!is_cross) {
     correlation_spec("data", "random", self_pairs = self_pairs)
@@ -344,6 +345,21 @@ correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
        s("D1R2", d1, r2, angular = "DR"),
        s("R1D2", d2, r1, t = TRUE, angular = "DR"),
        if (r1 == r2) s("R1R2", r1, NULL) else s("R1R2", r1, r2))
+}
+
+# `bitwise` as column names, for the catalogs `users` (named by argument)
+# of wtheta() and wtheta_multi(): a list naming the catalogs given as data
+# frames that have any of the columns (call_bitwise() refuses a prepared
+# catalog even where the names only look it up; the randoms, prepared
+# once for many calls, have no bits). Other forms are returned as they
+# are; no catalog with the columns leaves them too, for call_bitwise()'s
+# error.
+bitwise_by_catalog <- function(bitwise, users) {
+  if (!is.character(bitwise)) return(bitwise)
+  has <- vapply(users, function(x) !inherits(x, "wtheta_prepared") &&
+                  any(bitwise %in% colnames(x)), TRUE)
+  if (!any(has)) return(bitwise)
+  stats::setNames(rep(list(bitwise), sum(has)), names(users)[has])
 }
 
 # The PIP settings of wtheta() and wtheta_multi() (pip_settings(), R/pip.R),

@@ -190,3 +190,42 @@ test_that("wtheta() names a malformed `angular`", {
   expect_error(wtheta(d, r, pip_edges, bitwise = "nope", error = "none",
                       threads = 1), "nope")
 })
+
+test_that("bitwise column names leave prepared randoms without bits", {
+  d <- pip_catalog(40, seed = 13)
+  r <- pip_randoms(50, seed = 14)
+  pr <- prepare_catalog(r, threads = 1)
+  args <- list(bins = pip_edges, bitwise = c("b1", "b2"), angular = pip_ang,
+               error = "none", threads = 1, check_footprint = FALSE)
+  a <- do.call(wtheta, c(list(d, r), args))
+  b <- do.call(wtheta, c(list(d, pr), args))
+  for (k in c("DD", "DR", "RR", "w")) expect_identical(b[[k]], a[[k]])
+  m <- do.call(wtheta_multi, c(list(list(z = d), pr), args))
+  expect_identical(attr(m, "entries")[["z-z"]]$w, a$w)
+  # a prepared catalog named explicitly is refused
+  expect_error(do.call(wtheta, c(list(d, pr), modifyList(args, list(
+    bitwise = list(data = c("b1", "b2"), random = c("b1", "b2")))))),
+    "`random` is a prepared catalog")
+})
+
+test_that("wtheta_from_counts() takes PIP counts, and refuses their replicates", {
+  d <- pip_catalog(50, seed = 15)
+  r <- pip_randoms(60, seed = 16)
+  d$p <- 1 + (d$ra > 17.5)
+  r$p <- 1 + (r$ra > 17.5)
+  pc <- function(x, y = NULL) {
+    pair_counts(x, y, bins = pip_edges, bitwise = c("b1", "b2"),
+                angular = pip_ang, patches = "p", threads = 1)
+  }
+  dd <- pc(d)
+  dr <- pc(d, r)
+  # (all three weighted, as wtheta_from_counts() asks: unit weights)
+  rr <- pair_counts(r, bins = pip_edges, patches = "p", threads = 1,
+                    weights = list(x = rep(1, 60)))
+  w <- wtheta(d, r, pip_edges, bitwise = c("b1", "b2"), angular = pip_ang,
+              error = "none", threads = 1, check_footprint = FALSE)
+  expect_equal(wtheta_from_counts(dd, dr, rr, error = "none")$w, w$w,
+               tolerance = 1e-12)
+  expect_error(wtheta_from_counts(dd, dr, rr, error = "jackknife"),
+               "need each patch's popcounts")
+})
