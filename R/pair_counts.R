@@ -28,14 +28,15 @@
 #'   Angular upweights (`angular`, a table of `theta` in degrees and
 #'   `weight`) multiply each pair's weight by the weight interpolated
 #'   linearly in `cos(theta)` between the table's angles, 1 outside them.
-#'   The counts are exact on the CPU (one pair at a time, with the POPCNT
-#'   instruction where the CPU has it; no vector kernels, so they cost
-#'   more than plain counts); the grid prunes by the last edge but counts
-#'   no cell pairs in bulk, and `weighted_above` is then `NA` (the pairs
-#'   beyond the last edge are not visited). `mean_theta` averages the
-#'   angles weighted by the whole pair weight. PIP counts run on the CPU
-#'   only in this version. Catalogs prepared by [prepare_catalog()] carry no
-#'   bitwise words: give catalogs with `bitwise` as data frames.
+#'   The counts are exact on both engines: on the CPU one pair at a time,
+#'   with the POPCNT instruction where the CPU has it (no vector kernels,
+#'   so they cost more than plain counts), on the GPU in its exact
+#'   double-precision kernel with `__popc`; the grid prunes by the last
+#'   edge but counts no cell pairs in bulk, and `weighted_above` is then
+#'   `NA` (the pairs beyond the last edge are not visited). `mean_theta`
+#'   averages the angles weighted by the whole pair weight. Catalogs
+#'   prepared by [prepare_catalog()] carry no bitwise words: give catalogs
+#'   with `bitwise` as data frames.
 #'
 #' @section Patches: With `patches`, the pairs are also counted per pair of
 #'   patches, in the same single pass over the pairs: `patch_counts[a, b, k]`

@@ -250,3 +250,47 @@ test_that("PIP arguments are checked, naming the argument and the value", {
   expect_error(pair_counts(prepare_catalog(x), bins = b, backend = "cpu",
                            threads = 1, bitwise = "b1"), "prepared")
 })
+
+test_that("GPU PIP counts equal CPU PIP counts and brute force", {
+  skip_if_no_cuda()
+  x <- pip_catalog(240, k = 2, seed = 17)
+  ang <- data.frame(theta = c(0.3, 2, 6), weight = c(2.2, 1.3, 1.05))
+  g <- pair_counts(x, bins = pip_bins(), backend = "cuda", weights = "w",
+                   bitwise = bw2, angular = ang, mean_theta = TRUE)
+  ref <- pip_brute_counts(x, edges = pip_edges, wx = x$w,
+                          bx = as.matrix(x[, bw2]), angular = ang)
+  expect_identical(g$backend, "cuda")
+  expect_pip(g, ref)
+  expect_equal(g$theta_sum, ref$theta_sum, tolerance = 1e-12)
+  # larger catalogs (the device's ordering of a chunk, and two resident
+  # chunks in cross counts), 1, 2 and 4 words, auto and cross, patches,
+  # noffset 0
+  set.seed(18)
+  big <- function(n, k) {
+    cat <- data.frame(ra = runif(n, 0, 60), dec = runif(n, -30, 30),
+                      w = runif(n, 0.5, 2), p = sample(1:5, n, TRUE))
+    for (j in seq_len(k)) {
+      cat[[paste0("b", j)]] <- floor(runif(n, 0, 2^32))
+    }
+    cat
+  }
+  xb <- big(30000, 4)
+  yb <- big(20000, 4)
+  bins <- theta_bins(0.01, 20, n = 15, log = TRUE)
+  for (cols in list("b1", bw2, paste0("b", 1:4))) {
+    for (o in c(1, 0)) {
+      args <- list(bins = bins, weights = "w", bitwise = cols, noffset = o,
+                   default_value = 3, angular = ang, patches = "p")
+      gc <- do.call(pair_counts, c(list(xb, backend = "cuda"), args))
+      cc <- do.call(pair_counts, c(list(xb, backend = "cpu"), args))
+      expect_identical(gc$counts, cc$counts)
+      expect_equal(gc$weighted, cc$weighted, tolerance = 1e-12)
+      expect_equal(unclass(gc$patch_weighted), unclass(cc$patch_weighted),
+                   tolerance = 1e-12)
+      gx <- do.call(pair_counts, c(list(xb, yb, backend = "cuda"), args))
+      cx <- do.call(pair_counts, c(list(xb, yb, backend = "cpu"), args))
+      expect_identical(gx$counts, cx$counts)
+      expect_equal(gx$weighted, cx$weighted, tolerance = 1e-12)
+    }
+  }
+})
