@@ -31,6 +31,32 @@ test_that("auto PIP counts match brute force on every grid mode, thread count an
     }
 })
 
+test_that("PIP on fine log bins and a long angular table, every ISA", {
+  # many bins: the lookup table's slow path (steps > 1); a 40-row angular
+  # table: a deep search; 3 words: an odd word in the vector kernel's lanes
+  x <- pip_catalog(230, k = 3, seed = 19)
+  y <- pip_catalog(170, k = 3, seed = 20)
+  e <- 10^seq(-2, log10(12), length.out = 301)
+  ang <- data.frame(theta = 10^seq(-2.2, 1, length.out = 40),
+                    weight = 1 + 2 * exp(-(1:40) / 9))
+  cols <- c("b1", "b2", "b3")
+  ref_a <- pip_brute_counts(x, edges = e, wx = x$w,
+                            bx = as.matrix(x[, cols]), angular = ang)
+  ref_c <- pip_brute_counts(x, y, edges = e, wx = x$w, wy = y$w,
+                            bx = as.matrix(x[, cols]),
+                            by = as.matrix(y[, cols]), angular = ang)
+  for (isa in machine_isas()) {
+    pa <- with_cpu_isa(isa, pair_counts(x, bins = e, backend = "cpu",
+                                        threads = 2, weights = "w",
+                                        bitwise = cols, angular = ang))
+    expect_pip(pa, ref_a)
+    pc <- with_cpu_isa(isa, pair_counts(x, y, bins = e, backend = "cpu",
+                                        threads = 2, weights = "w",
+                                        bitwise = cols, angular = ang))
+    expect_pip(pc, ref_c)
+  }
+})
+
 test_that("cross PIP with noffset 0, default_value and angular upweights", {
   # sparse bits: pairs whose AND is empty have a zero denominator
   x <- pip_catalog(200, k = 1, fill = 0.04, seed = 3)
