@@ -323,8 +323,8 @@ pip_joint <- function(nreal, noffset, default_value) {
 # self_pairs, the self pairs' own weights w_i^2 N / (noffset + c_i) are
 # added back instead. Angular upweights are not part of it (nor in pycorr).
 pip_norm <- function(wa, ba, wb, bb, is_auto, self_pairs, nreal, noffset,
-                     default_value) {
-  joint <- pip_joint(nreal, noffset, default_value)
+                     default_value,
+                     joint = pip_joint(nreal, noffset, default_value)) {
   idx <- function(b) {
     k <- bit_counts(b) + 1L
     if (any(k > nrow(joint))) {
@@ -357,17 +357,55 @@ pip_norm <- function(wa, ba, wb, bb, is_auto, self_pairs, nreal, noffset,
 # `pip` records them (bitwise: "pairs", "individual" (one-sided words
 # folded into the weights) or "none"; n_bits, nrealizations, noffset,
 # default_value, angular); with words on both sides `weighted_pairs` is
-# pycorr's normalisation (pip_norm()); `weighted_above` is NA when the
-# grid pruned pairs beyond the last edge (their pair weights were not
-# computed). wa, wb, ba, bb: as counted (grouped by patch).
-pip_result <- function(pc, pip, wa, wb, ba, bb, is_auto, self_pairs) {
+# pycorr's normalisation (pip_norm()) and, with patches (pa, pb: patch
+# numbers 1..n_patches), `patch_pip_norm` its parts by pair of patches
+# (pip_patch_norm()); `weighted_above` is NA when the grid pruned pairs
+# beyond the last edge (their pair weights were not computed). wa, wb,
+# ba, bb: as counted.
+pip_result <- function(pc, pip, wa, wb, ba, bb, is_auto, self_pairs,
+                       pa = NULL, pb = NULL, n_patches = 0L) {
   if (is.null(pip)) return(pc)
   pc$pip <- pip$record
   if (pip$words > 0L && !is.null(ba)) {
+    joint <- pip_joint(pip$nreal, pip$record$noffset,
+                       pip$record$default_value)
     pc$weighted_pairs <- pip_norm(wa, ba, wb, bb, is_auto, self_pairs,
                                   pip$nreal, pip$record$noffset,
-                                  pip$record$default_value)
+                                  pip$record$default_value, joint)
+    if (!is.null(pa)) {
+      pc$patch_pip_norm <- pip_patch_norm(wa, ba, pa, wb, bb, pb, is_auto,
+                                          n_patches, joint)
+    }
   }
   if (isTRUE(pc$pairs_skipped > 0)) pc$weighted_above <- NA_real_
   pc
+}
+
+# The parts of pycorr's PIP normalisation by pair of patches: a P x P
+# matrix N with N[a, b] the sum over ordered pairs (i in patch a, j in
+# patch b, i != j) of w_i w_j joint[c_i, c_j] (pip_joint(); c: popcount
+# index). Cross: the normalisation of the objects of patches A of x and B
+# of y is sum(N[A, B]); auto (N symmetric): sum(N[A, A]) / 2 for
+# unordered pairs. So a jackknife replicate leaving patch r out has
+# sum(N[-r, -r]) (halved for auto) where plain weights have
+# (t1^2 - sum w^2) / 2 or t1 t2.
+pip_patch_norm <- function(wa, ba, pa, wb, bb, pb, is_auto, P, joint) {
+  K <- nrow(joint)
+  binned <- function(w, b, p) {
+    k <- bit_counts(b) + 1L
+    m <- matrix(0, P, K)
+    s <- rowsum(w, (p - 1L) + P * (k - 1L))
+    m[as.integer(rownames(s)) + 1L] <- s[, 1L]
+    m
+  }
+  W1 <- binned(wa, ba, pa)
+  if (is_auto) {
+    N <- W1 %*% joint %*% t(W1)
+    k <- bit_counts(ba) + 1L
+    self <- tapply_sum(wa^2 * joint[cbind(k, k)], pa, P)
+    diag(N) <- diag(N) - self
+    N
+  } else {
+    W1 %*% joint %*% t(binned(wb, bb, pb))
+  }
 }

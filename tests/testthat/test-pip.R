@@ -220,6 +220,34 @@ test_that("weighted_pairs is pycorr's PIP normalisation", {
                tolerance = 1e-12)
 })
 
+test_that("patch_pip_norm splits the PIP normalisation by pair of patches", {
+  x <- pip_catalog(70, k = 1, seed = 21)
+  y <- pip_catalog(60, k = 1, seed = 22)
+  x$p <- 1 + (x$ra > 17) + (x$dec > 2)
+  y$p <- 1 + (y$ra > 15) + (y$dec > -3)
+  bx <- as.matrix(x["b1"])
+  by <- as.matrix(y["b1"])
+  pc <- pair_counts(x, bins = pip_bins(), backend = "cpu", threads = 1,
+                    weights = "w", bitwise = "b1", patches = "p")
+  N <- pc$patch_pip_norm
+  expect_equal(dim(N), c(3L, 3L))
+  expect_equal(sum(N) / 2, pc$weighted_pairs, tolerance = 1e-12)
+  for (r in 1:3) {
+    keep <- x$p != r
+    expect_equal(sum(N[-r, -r]) / 2,
+                 pip_brute_norm(x$w[keep], bx[keep, , drop = FALSE],
+                                nrealizations = 33), tolerance = 1e-10)
+  }
+  pc <- pair_counts(x, y, bins = pip_bins(), backend = "cpu", threads = 1,
+                    weights = "w", bitwise = "b1", patches = "p")
+  N <- pc$patch_pip_norm
+  expect_equal(sum(N), pc$weighted_pairs, tolerance = 1e-12)
+  expect_equal(sum(N[-2, -2]),
+               pip_brute_norm(x$w[x$p != 2], bx[x$p != 2, , drop = FALSE],
+                              y$w[y$p != 2], by[y$p != 2, , drop = FALSE],
+                              nrealizations = 33), tolerance = 1e-10)
+})
+
 test_that("PIP counts ship their words in distributed counts", {
   skip_if_not_installed("future")
   x <- pip_catalog(150, k = 2, seed = 14)
