@@ -216,7 +216,7 @@ call_catalogs <- function(cats, prepared, w, pat, threads, bits = NULL) {
                "too (prepare_catalog(patches = ...)), or give it ",
                "unprepared.", call. = FALSE)
         }
-        own <- patch_catalog(x$radec, w[[nm]], pat$patches, threads)
+        own <- patch_catalog(x$radec, w[[nm]], pat$patches, threads, x$bits)
         own$own <- TRUE
         return(own)
       } else if (pat$kind == "labels") {
@@ -288,6 +288,12 @@ check_prepared <- function(x, arg) {
                       (!identical(h$w, w) &&
                        !all(is.finite(c(min(w), max(w))))))) {
     bad(paste0("`weights` are not ", n, " finite numbers"))
+  }
+  b <- x$bits
+  if (!is.null(b) && (!is.integer(b) || !is.matrix(b) || nrow(b) != n ||
+                      ncol(b) < 1L)) {
+    bad(paste0("`bits` are not an ", n, " x k integer matrix of bitwise ",
+               "words"))
   }
   p <- x$patch
   if (!is.null(p) && (length(p) != n || is.null(attr(p, "ranges")))) {

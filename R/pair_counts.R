@@ -36,8 +36,8 @@
 #'   edge but counts no cell pairs in bulk, and `weighted_above` is then
 #'   `NA` (the pairs beyond the last edge are not visited). `mean_theta`
 #'   averages the angles weighted by the whole pair weight. Catalogs
-#'   prepared by [prepare_catalog()] carry no bitwise words: give catalogs
-#'   with `bitwise` as data frames.
+#'   prepared by [prepare_catalog()] carry the words given to its
+#'   `bitwise`, and their counts are PIP-weighted without `bitwise` here.
 #'
 #' @section Patches: With `patches`, the pairs are also counted per pair of
 #'   patches, in the same single pass over the pairs: `patch_counts[a, b, k]`
@@ -285,7 +285,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         default_value = 0, angular = NULL) {
   users <- if (is.null(y)) list(x = x) else list(x = x, y = y)
   pip <- pip_settings(bitwise, nrealizations, noffset, default_value,
-                      angular)
+                      angular, users)
   call <- new_call("pair_counts", users, bins, columns, progress, self_pairs,
                    mean_theta, weights, patches, backend, threads, devices,
                    distribute, checkpoint, retries, timeout, fit_on = "x",

@@ -14,12 +14,16 @@
 # the angular table in squared chords (linear in cos theta).
 
 # The checked PIP settings of a call, or NULL when neither `bitwise` nor
-# `angular` is given: list(bitwise (the spec, resolved per catalog by
-# call_bitwise()), nrealizations (NULL: the words' bits + 1, per count),
-# noffset, default_value, angular (data frame theta, weight, or NULL)).
+# `angular` is given and no catalog of `users` (the user's catalogs, named
+# by argument) is prepared with bitwise words: list(bitwise (the spec,
+# resolved per catalog by call_bitwise()), nrealizations (NULL: the words'
+# bits + 1, per count), noffset, default_value, angular (data frame theta,
+# weight, or NULL)).
 pip_settings <- function(bitwise, nrealizations, noffset, default_value,
-                         angular) {
-  if (is.null(bitwise) && is.null(angular)) {
+                         angular, users = list()) {
+  carried <- any(vapply(users, function(u)
+    inherits(u, "wtheta_prepared") && !is.null(u$bits), TRUE))
+  if (is.null(bitwise) && is.null(angular) && !carried) {
     if (!is.null(nrealizations)) {
       stop("`nrealizations` (", describe(nrealizations), ") applies to ",
            "bitwise weights, and `bitwise` is NULL.", call. = FALSE)
@@ -92,8 +96,14 @@ check_angular <- function(angular) {
 # one without any of them has no words), a matrix (words of `x`), or a
 # list named by catalog of either. Prepared catalogs carry no words.
 call_bitwise <- function(spec, users, prepared) {
-  if (is.null(spec)) return(NULL)
   nms <- names(users)
+  # prepared catalogs carry theirs (aligned with their points)
+  carried <- lapply(nms, function(nm)
+    if (prepared[[nm]]) users[[nm]]$bits)
+  if (is.null(spec)) {
+    if (all(vapply(carried, is.null, TRUE))) return(NULL)
+    return(stats::setNames(carried, nms))
+  }
   if (is.matrix(spec) || is.data.frame(spec)) spec <- list(x = spec)
   if (is.character(spec)) {
     spec <- stats::setNames(rep(list(spec), length(nms)), nms)
@@ -114,11 +124,12 @@ call_bitwise <- function(spec, users, prepared) {
   }
   out <- lapply(nms, function(nm) {
     v <- spec[[nm]]
+    if (prepared[[nm]] && (is.null(v) || named)) return(users[[nm]]$bits)
     if (is.null(v)) return(NULL)
     if (prepared[[nm]]) {
       stop("`bitwise` applies to catalogs given unprepared; `", nm, "` is ",
-           "a prepared catalog (prepare_catalog() keeps no bitwise ",
-           "weights): give it as a data frame.", call. = FALSE)
+           "a prepared catalog: give its bitwise weights to ",
+           "prepare_catalog().", call. = FALSE)
     }
     x <- users[[nm]]
     n <- NROW(x)
@@ -160,7 +171,10 @@ call_bitwise <- function(spec, users, prepared) {
   out <- stats::setNames(out, nms)
   if (all(vapply(out, is.null, TRUE))) {
     stop("`bitwise` (", paste(format(spec[[1L]]), collapse = ", "),
-         ") names columns that no catalog has.", call. = FALSE)
+         ") names columns that no catalog has",
+         if (any(unlist(prepared))) paste0(" (prepared catalogs carry the ",
+                                           "words given to prepare_catalog())"),
+         ".", call. = FALSE)
   }
   out
 }
@@ -295,6 +309,22 @@ pip_handle <- function(handle, key) {
 #            choose(N - o, c2 - o),   N = nrealizations, o = noffset,
 # and the factor is N / c12 (default_value where c12 is 0).
 pip_joint <- function(nreal, noffset, default_value) {
+  key <- paste(nreal, noffset, default_value)
+  hit <- pip_joint_cache[[key]]
+  if (!is.null(hit)) return(hit)
+  out <- pip_joint_of(nreal, noffset, default_value)
+  # a few settings at most per session: keep them
+  if (length(ls(pip_joint_cache)) >= 8L) {
+    rm(list = ls(pip_joint_cache), envir = pip_joint_cache)
+  }
+  assign(key, out, envir = pip_joint_cache)
+  out
+}
+
+# pip_joint()'s matrices by settings, computed once per process
+pip_joint_cache <- new.env(parent = emptyenv())
+
+pip_joint_of <- function(nreal, noffset, default_value) {
   cs <- seq.int(noffset, nreal)
   m <- length(cs)
   out <- matrix(0, m, m)

@@ -302,7 +302,48 @@ test_that("PIP arguments are checked, naming the argument and the value", {
                "1 32-bit words.*2")
   expect_error(pcx(bitwise = matrix(1, 3, 1)), "one row per object \\(30\\)")
   expect_error(pair_counts(prepare_catalog(x), bins = b, backend = "cpu",
-                           threads = 1, bitwise = "b1"), "prepared")
+                           threads = 1, bitwise = "b1"), "prepare_catalog")
+  expect_error(prepare_catalog(x, bitwise = "zz"), "zz")
+})
+
+test_that("prepared catalogs carry their bitwise words", {
+  x <- pip_catalog(180, k = 2, seed = 23)
+  y <- pip_catalog(140, k = 2, seed = 24)
+  x$p <- 1 + (x$ra > 17) + 2 * (x$dec > 0)
+  y$p <- 1 + (y$ra > 17) + 2 * (y$dec > 0)
+  ref <- pip_brute_counts(x, y, edges = pip_edges, wx = x$w, wy = y$w,
+                          bx = as.matrix(x[, bw2]), by = as.matrix(y[, bw2]),
+                          noffset = 0, px = x$p, py = y$p, P = 4)
+  xp <- prepare_catalog(x, weights = "w", bitwise = bw2, patches = "p")
+  yp <- prepare_catalog(y, weights = "w", bitwise = bw2, patches = "p")
+  expect_identical(dim(xp$bits), c(180L, 2L))
+  # prepared with words and labelled patches: the words travel with the
+  # points grouped by patch
+  pc <- pair_counts(xp, yp, bins = pip_bins(), backend = "cpu", threads = 2,
+                    noffset = 0)
+  expect_pip(pc, ref)
+  expect_equal(unclass(pc$patch_weighted) + 0, ref$patch_weighted,
+               tolerance = 1e-12)
+  expect_identical(pc$pip$noffset, 0)
+  # both prepared, and k-means patches (words grouped by nearest centre)
+  sp <- sky_patches(x, 3, seed = 1)
+  xk <- prepare_catalog(x, weights = "w", bitwise = bw2, patches = sp)
+  yk <- prepare_catalog(y, weights = "w", bitwise = bw2, patches = sp)
+  pk <- pair_counts(xk, yk, bins = pip_bins(), backend = "cpu", threads = 2,
+                    noffset = 0)
+  expect_pip(pk, ref)
+  # one prepared, one given as a data frame with its words named
+  pm <- pair_counts(prepare_catalog(x, weights = "w", bitwise = bw2), y,
+                    bins = pip_bins(), backend = "cpu", threads = 2,
+                    weights = list(y = "w"), bitwise = list(y = bw2),
+                    noffset = 0)
+  expect_pip(pm, ref)
+  # a prepared catalog's words make its counts PIP-weighted without
+  # `bitwise`
+  pa <- pair_counts(prepare_catalog(x, weights = "w", bitwise = bw2),
+                    bins = pip_bins(), backend = "cpu", threads = 1)
+  expect_pip(pa, pip_brute_counts(x, edges = pip_edges, wx = x$w,
+                                  bx = as.matrix(x[, bw2])))
 })
 
 test_that("GPU PIP counts equal CPU PIP counts and brute force", {
