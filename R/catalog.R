@@ -313,7 +313,8 @@ stale_handle <- function(x) {
   !identical(h$xyz, x$xyz) ||
     !identical(h$w, if (!is.null(x$weights)) as.double(x$weights)) ||
     !identical(h$ranges, if (!is.null(ranges))
-      matrix(as.double(ranges), ncol = 2L))
+      matrix(as.double(ranges), ncol = 2L)) ||
+    !identical(h$bits, x$bits)
 }
 
 # frees the grids of the C catalogs a call made for itself (those of

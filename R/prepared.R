@@ -133,7 +133,9 @@ print.wtheta_prepared <- function(x, ...) {
   bytes <- utils::object.size(unclass(x)[c("xyz", "weights", "patch",
                                            "patches", "radec")])
   cat("<wtheta_prepared> ", format_n(x$n), " points, ",
-      if (is.null(x$weights)) "unweighted" else "weighted", ", ", what,
+      if (is.null(x$weights)) "unweighted" else "weighted",
+      if (!is.null(x$bits)) paste0(", ", 32 * ncol(x$bits),
+                                   " bitwise realisations"), ", ", what,
       "\n  unit vectors", if (!is.null(x$patch)) " grouped by patch",
       "; ", format(structure(bytes, class = "object_size"), units = "auto"),
       " in R", if (length(ls(x$handle))) "; engine data cached", "\n",

@@ -317,6 +317,8 @@ test_that("prepared catalogs carry their bitwise words", {
   xp <- prepare_catalog(x, weights = "w", bitwise = bw2, patches = "p")
   yp <- prepare_catalog(y, weights = "w", bitwise = bw2, patches = "p")
   expect_identical(dim(xp$bits), c(180L, 2L))
+  expect_output(print(xp), "weighted, 64 bitwise realisations, 4 labelled")
+
   # prepared with words and labelled patches: the words travel with the
   # points grouped by patch
   pc <- pair_counts(xp, yp, bins = pip_bins(), backend = "cpu", threads = 2,
@@ -325,6 +327,18 @@ test_that("prepared catalogs carry their bitwise words", {
   expect_equal(unclass(pc$patch_weighted) + 0, ref$patch_weighted,
                tolerance = 1e-12)
   expect_identical(pc$pip$noffset, 0)
+  # a copy of xp with other words (its first word all ones) is another C
+  # catalog than the one xp's handle holds now
+  xe <- xp
+  xe$bits[, 1] <- -1L
+  expect_true(wtheta:::stale_handle(xe))
+  xo <- x
+  xo$b1 <- 2^32 - 1
+  pe <- pair_counts(xe, yp, bins = pip_bins(), backend = "cpu", threads = 2,
+                    noffset = 0)
+  expect_pip(pe, pip_brute_counts(xo, y, edges = pip_edges, wx = x$w,
+                                  wy = y$w, bx = as.matrix(xo[, bw2]),
+                                  by = as.matrix(y[, bw2]), noffset = 0))
   # both prepared, and k-means patches (words grouped by nearest centre)
   sp <- sky_patches(x, 3, seed = 1)
   xk <- prepare_catalog(x, weights = "w", bitwise = bw2, patches = sp)
