@@ -216,7 +216,7 @@ call_catalogs <- function(cats, prepared, w, pat, threads, bits = NULL) {
                "too (prepare_catalog(patches = ...)), or give it ",
                "unprepared.", call. = FALSE)
         }
-        own <- patch_catalog(x$radec, w[[nm]], pat$patches, threads)
+        own <- patch_catalog(x$radec, w[[nm]], pat$patches, threads, x$bits)
         own$own <- TRUE
         return(own)
       } else if (pat$kind == "labels") {
@@ -289,6 +289,12 @@ check_prepared <- function(x, arg) {
                        !all(is.finite(c(min(w), max(w))))))) {
     bad(paste0("`weights` are not ", n, " finite numbers"))
   }
+  b <- x$bits
+  if (!is.null(b) && (!is.integer(b) || !is.matrix(b) || nrow(b) != n ||
+                      ncol(b) < 1L)) {
+    bad(paste0("`bits` are not an ", n, " x k integer matrix of bitwise ",
+               "words"))
+  }
   p <- x$patch
   if (!is.null(p) && (length(p) != n || is.null(attr(p, "ranges")))) {
     bad(paste0("`patch` does not give ", n, " patch numbers with their ",
@@ -307,7 +313,8 @@ stale_handle <- function(x) {
   !identical(h$xyz, x$xyz) ||
     !identical(h$w, if (!is.null(x$weights)) as.double(x$weights)) ||
     !identical(h$ranges, if (!is.null(ranges))
-      matrix(as.double(ranges), ncol = 2L))
+      matrix(as.double(ranges), ncol = 2L)) ||
+    !identical(h$bits, x$bits)
 }
 
 # frees the grids of the C catalogs a call made for itself (those of

@@ -144,7 +144,8 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
   out$self_pairs <- self_pairs
   out$n_pairs <- pair_norm(n1, n2, is_auto, self_pairs)
   out <- count_totals(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs)
-  out <- pip_result(out, pip, wa, wb, bits_a, bits_b, is_auto, self_pairs)
+  out <- pip_result(out, pip, wa, wb, bits_a, bits_b, is_auto, self_pairs,
+                    pa, pb, n_patches)
   backends <- unique(vapply(parts, `[[`, "", "backend"))
   out$backend <- paste(sort(backends), collapse = "+")
   out$devices <- sort(unique(unlist(lapply(parts, `[[`, "devices"))))

@@ -28,14 +28,16 @@
 #'   Angular upweights (`angular`, a table of `theta` in degrees and
 #'   `weight`) multiply each pair's weight by the weight interpolated
 #'   linearly in `cos(theta)` between the table's angles, 1 outside them.
-#'   The counts are exact on the CPU (one pair at a time, with the POPCNT
-#'   instruction where the CPU has it; no vector kernels, so they cost
-#'   more than plain counts); the grid prunes by the last edge but counts
-#'   no cell pairs in bulk, and `weighted_above` is then `NA` (the pairs
-#'   beyond the last edge are not visited). `mean_theta` averages the
-#'   angles weighted by the whole pair weight. PIP counts run on the CPU
-#'   only in this version. Catalogs prepared by [prepare_catalog()] carry no
-#'   bitwise words: give catalogs with `bitwise` as data frames.
+#'   The counts are exact on both engines: on the CPU in an AVX-512 kernel
+#'   of their own where the CPU has AVX-512, otherwise one pair at a time
+#'   in C with the POPCNT instruction where the CPU has it (they cost more
+#'   than plain counts: no float prefilter, no bulk counting), on the GPU
+#'   in its exact double-precision kernel with `__popc`; the grid prunes by the last
+#'   edge but counts no cell pairs in bulk, and `weighted_above` is then
+#'   `NA` (the pairs beyond the last edge are not visited). `mean_theta`
+#'   averages the angles weighted by the whole pair weight. Catalogs
+#'   prepared by [prepare_catalog()] carry the words given to its
+#'   `bitwise`, and their counts are PIP-weighted without `bitwise` here.
 #'
 #' @section Patches: With `patches`, the pairs are also counted per pair of
 #'   patches, in the same single pass over the pairs: `patch_counts[a, b, k]`
@@ -238,7 +240,13 @@
 #'   (`"pairs"`: words on both sides; `"individual"`: on one side, folded
 #'   into its weights; `"none"`), `n_bits`, `nrealizations` (as used),
 #'   `noffset`, `default_value` and `angular`; the counts are then always
-#'   weighted (unit weights where none are given).
+#'   weighted (unit weights where none are given). With bitwise words on
+#'   both sides and patches, `patch_pip_norm` is a patches x patches
+#'   matrix whose element `[a, b]` sums the normalisation's expected pair
+#'   weights over the ordered pairs of a point of patch `a` and one of
+#'   patch `b` (distinct points): `weighted_pairs` is its sum (halved for
+#'   auto pairs), and a jackknife replicate without patch `r` has
+#'   `sum(patch_pip_norm[-r, -r])` (halved for auto pairs).
 #'   `pairs_skipped` counts the pairs that pruning by the last edge proved
 #'   to lie beyond it and counted without visiting (see [wtheta-package]),
 #'   and `grid_plan_s` the seconds spent planning that grid (0 without it):
@@ -277,7 +285,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         default_value = 0, angular = NULL) {
   users <- if (is.null(y)) list(x = x) else list(x = x, y = y)
   pip <- pip_settings(bitwise, nrealizations, noffset, default_value,
-                      angular)
+                      angular, users)
   call <- new_call("pair_counts", users, bins, columns, progress, self_pairs,
                    mean_theta, weights, patches, backend, threads, devices,
                    distribute, checkpoint, retries, timeout, fit_on = "x",
@@ -380,7 +388,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   finish <- function(res, fp) {
     pc <- count_result(res, a, b, edges, self_pairs, run, threads, progress,
                        wa, wb, pa, pb, ra, rb, n_patches, mean_theta, start)
-    pc <- pip_result(pc, pip, wa, wb, ba, bb, is_auto, self_pairs)
+    pc <- pip_result(pc, pip, wa, wb, ba, bb, is_auto, self_pairs, pa, pb,
+                     n_patches)
     add_fingerprints(pc, fp[[1L]], fp[[2L]])
   }
   if (defer_here) {
@@ -623,5 +632,6 @@ transpose_counts <- function(pc) {
   for (k in c("patch_counts", "patch_weighted")) {
     if (!is.null(pc[[k]])) pc[[k]] <- aperm(pc[[k]], c(2L, 1L, 3L))
   }
+  if (!is.null(pc$patch_pip_norm)) pc$patch_pip_norm <- t(pc$patch_pip_norm)
   pc
 }

@@ -14,12 +14,16 @@
 # the angular table in squared chords (linear in cos theta).
 
 # The checked PIP settings of a call, or NULL when neither `bitwise` nor
-# `angular` is given: list(bitwise (the spec, resolved per catalog by
-# call_bitwise()), nrealizations (NULL: the words' bits + 1, per count),
-# noffset, default_value, angular (data frame theta, weight, or NULL)).
+# `angular` is given and no catalog of `users` (the user's catalogs, named
+# by argument) is prepared with bitwise words: list(bitwise (the spec,
+# resolved per catalog by call_bitwise()), nrealizations (NULL: the words'
+# bits + 1, per count), noffset, default_value, angular (data frame theta,
+# weight, or NULL)).
 pip_settings <- function(bitwise, nrealizations, noffset, default_value,
-                         angular) {
-  if (is.null(bitwise) && is.null(angular)) {
+                         angular, users = list()) {
+  carried <- any(vapply(users, function(u)
+    inherits(u, "wtheta_prepared") && !is.null(u$bits), TRUE))
+  if (is.null(bitwise) && is.null(angular) && !carried) {
     if (!is.null(nrealizations)) {
       stop("`nrealizations` (", describe(nrealizations), ") applies to ",
            "bitwise weights, and `bitwise` is NULL.", call. = FALSE)
@@ -92,8 +96,14 @@ check_angular <- function(angular) {
 # one without any of them has no words), a matrix (words of `x`), or a
 # list named by catalog of either. Prepared catalogs carry no words.
 call_bitwise <- function(spec, users, prepared) {
-  if (is.null(spec)) return(NULL)
   nms <- names(users)
+  # prepared catalogs carry theirs (aligned with their points)
+  carried <- lapply(nms, function(nm)
+    if (prepared[[nm]]) users[[nm]]$bits)
+  if (is.null(spec)) {
+    if (all(vapply(carried, is.null, TRUE))) return(NULL)
+    return(stats::setNames(carried, nms))
+  }
   if (is.matrix(spec) || is.data.frame(spec)) spec <- list(x = spec)
   if (is.character(spec)) {
     spec <- stats::setNames(rep(list(spec), length(nms)), nms)
@@ -114,11 +124,12 @@ call_bitwise <- function(spec, users, prepared) {
   }
   out <- lapply(nms, function(nm) {
     v <- spec[[nm]]
+    if (prepared[[nm]] && (is.null(v) || named)) return(users[[nm]]$bits)
     if (is.null(v)) return(NULL)
     if (prepared[[nm]]) {
       stop("`bitwise` applies to catalogs given unprepared; `", nm, "` is ",
-           "a prepared catalog (prepare_catalog() keeps no bitwise ",
-           "weights): give it as a data frame.", call. = FALSE)
+           "a prepared catalog: give its bitwise weights to ",
+           "prepare_catalog().", call. = FALSE)
     }
     x <- users[[nm]]
     n <- NROW(x)
@@ -160,7 +171,10 @@ call_bitwise <- function(spec, users, prepared) {
   out <- stats::setNames(out, nms)
   if (all(vapply(out, is.null, TRUE))) {
     stop("`bitwise` (", paste(format(spec[[1L]]), collapse = ", "),
-         ") names columns that no catalog has.", call. = FALSE)
+         ") names columns that no catalog has",
+         if (any(unlist(prepared))) paste0(" (prepared catalogs carry the ",
+                                           "words given to prepare_catalog())"),
+         ".", call. = FALSE)
   }
   out
 }
@@ -295,6 +309,22 @@ pip_handle <- function(handle, key) {
 #            choose(N - o, c2 - o),   N = nrealizations, o = noffset,
 # and the factor is N / c12 (default_value where c12 is 0).
 pip_joint <- function(nreal, noffset, default_value) {
+  key <- paste(nreal, noffset, default_value)
+  hit <- pip_joint_cache[[key]]
+  if (!is.null(hit)) return(hit)
+  out <- pip_joint_of(nreal, noffset, default_value)
+  # a few settings at most per session: keep them
+  if (length(ls(pip_joint_cache)) >= 8L) {
+    rm(list = ls(pip_joint_cache), envir = pip_joint_cache)
+  }
+  assign(key, out, envir = pip_joint_cache)
+  out
+}
+
+# pip_joint()'s matrices by settings, computed once per process
+pip_joint_cache <- new.env(parent = emptyenv())
+
+pip_joint_of <- function(nreal, noffset, default_value) {
   cs <- seq.int(noffset, nreal)
   m <- length(cs)
   out <- matrix(0, m, m)
@@ -323,8 +353,8 @@ pip_joint <- function(nreal, noffset, default_value) {
 # self_pairs, the self pairs' own weights w_i^2 N / (noffset + c_i) are
 # added back instead. Angular upweights are not part of it (nor in pycorr).
 pip_norm <- function(wa, ba, wb, bb, is_auto, self_pairs, nreal, noffset,
-                     default_value) {
-  joint <- pip_joint(nreal, noffset, default_value)
+                     default_value,
+                     joint = pip_joint(nreal, noffset, default_value)) {
   idx <- function(b) {
     k <- bit_counts(b) + 1L
     if (any(k > nrow(joint))) {
@@ -357,17 +387,55 @@ pip_norm <- function(wa, ba, wb, bb, is_auto, self_pairs, nreal, noffset,
 # `pip` records them (bitwise: "pairs", "individual" (one-sided words
 # folded into the weights) or "none"; n_bits, nrealizations, noffset,
 # default_value, angular); with words on both sides `weighted_pairs` is
-# pycorr's normalisation (pip_norm()); `weighted_above` is NA when the
-# grid pruned pairs beyond the last edge (their pair weights were not
-# computed). wa, wb, ba, bb: as counted (grouped by patch).
-pip_result <- function(pc, pip, wa, wb, ba, bb, is_auto, self_pairs) {
+# pycorr's normalisation (pip_norm()) and, with patches (pa, pb: patch
+# numbers 1..n_patches), `patch_pip_norm` its parts by pair of patches
+# (pip_patch_norm()); `weighted_above` is NA when the grid pruned pairs
+# beyond the last edge (their pair weights were not computed). wa, wb,
+# ba, bb: as counted.
+pip_result <- function(pc, pip, wa, wb, ba, bb, is_auto, self_pairs,
+                       pa = NULL, pb = NULL, n_patches = 0L) {
   if (is.null(pip)) return(pc)
   pc$pip <- pip$record
   if (pip$words > 0L && !is.null(ba)) {
+    joint <- pip_joint(pip$nreal, pip$record$noffset,
+                       pip$record$default_value)
     pc$weighted_pairs <- pip_norm(wa, ba, wb, bb, is_auto, self_pairs,
                                   pip$nreal, pip$record$noffset,
-                                  pip$record$default_value)
+                                  pip$record$default_value, joint)
+    if (!is.null(pa)) {
+      pc$patch_pip_norm <- pip_patch_norm(wa, ba, pa, wb, bb, pb, is_auto,
+                                          n_patches, joint)
+    }
   }
   if (isTRUE(pc$pairs_skipped > 0)) pc$weighted_above <- NA_real_
   pc
+}
+
+# The parts of pycorr's PIP normalisation by pair of patches: a P x P
+# matrix N with N[a, b] the sum over ordered pairs (i in patch a, j in
+# patch b, i != j) of w_i w_j joint[c_i, c_j] (pip_joint(); c: popcount
+# index). Cross: the normalisation of the objects of patches A of x and B
+# of y is sum(N[A, B]); auto (N symmetric): sum(N[A, A]) / 2 for
+# unordered pairs. So a jackknife replicate leaving patch r out has
+# sum(N[-r, -r]) (halved for auto) where plain weights have
+# (t1^2 - sum w^2) / 2 or t1 t2.
+pip_patch_norm <- function(wa, ba, pa, wb, bb, pb, is_auto, P, joint) {
+  K <- nrow(joint)
+  binned <- function(w, b, p) {
+    k <- bit_counts(b) + 1L
+    m <- matrix(0, P, K)
+    s <- rowsum(w, (p - 1L) + P * (k - 1L))
+    m[as.integer(rownames(s)) + 1L] <- s[, 1L]
+    m
+  }
+  W1 <- binned(wa, ba, pa)
+  if (is_auto) {
+    N <- W1 %*% joint %*% t(W1)
+    k <- bit_counts(ba) + 1L
+    self <- tapply_sum(wa^2 * joint[cbind(k, k)], pa, P)
+    diag(N) <- diag(N) - self
+    N
+  } else {
+    W1 %*% joint %*% t(binned(wb, bb, pb))
+  }
 }

@@ -316,12 +316,6 @@ int wt_cuda_device_info(int device, char *name, size_t name_len, int *major,
 int wt_count_cuda(wt_job *job)
 {
   if (!job || !job->bins || !job->slots) return WT_ERR_ARG;
-  if (job->pip) {
-    set_msg(job->message, sizeof job->message,
-            "PIP weights (bitwise, angular) are counted on the CPU only in "
-            "this version: use backend = \"cpu\"");
-    return WT_ERR_CUDA;
-  }
   try {
     return count_impl(job);
   } catch (const std::bad_alloc &) {

@@ -31,6 +31,32 @@ test_that("auto PIP counts match brute force on every grid mode, thread count an
     }
 })
 
+test_that("PIP on fine log bins and a long angular table, every ISA", {
+  # many bins: the lookup table's slow path (steps > 1); a 40-row angular
+  # table: a deep search; 3 words: an odd word in the vector kernel's lanes
+  x <- pip_catalog(230, k = 3, seed = 19)
+  y <- pip_catalog(170, k = 3, seed = 20)
+  e <- 10^seq(-2, log10(12), length.out = 301)
+  ang <- data.frame(theta = 10^seq(-2.2, 1, length.out = 40),
+                    weight = 1 + 2 * exp(-(1:40) / 9))
+  cols <- c("b1", "b2", "b3")
+  ref_a <- pip_brute_counts(x, edges = e, wx = x$w,
+                            bx = as.matrix(x[, cols]), angular = ang)
+  ref_c <- pip_brute_counts(x, y, edges = e, wx = x$w, wy = y$w,
+                            bx = as.matrix(x[, cols]),
+                            by = as.matrix(y[, cols]), angular = ang)
+  for (isa in machine_isas()) {
+    pa <- with_cpu_isa(isa, pair_counts(x, bins = e, backend = "cpu",
+                                        threads = 2, weights = "w",
+                                        bitwise = cols, angular = ang))
+    expect_pip(pa, ref_a)
+    pc <- with_cpu_isa(isa, pair_counts(x, y, bins = e, backend = "cpu",
+                                        threads = 2, weights = "w",
+                                        bitwise = cols, angular = ang))
+    expect_pip(pc, ref_c)
+  }
+})
+
 test_that("cross PIP with noffset 0, default_value and angular upweights", {
   # sparse bits: pairs whose AND is empty have a zero denominator
   x <- pip_catalog(200, k = 1, fill = 0.04, seed = 3)
@@ -194,6 +220,34 @@ test_that("weighted_pairs is pycorr's PIP normalisation", {
                tolerance = 1e-12)
 })
 
+test_that("patch_pip_norm splits the PIP normalisation by pair of patches", {
+  x <- pip_catalog(70, k = 1, seed = 21)
+  y <- pip_catalog(60, k = 1, seed = 22)
+  x$p <- 1 + (x$ra > 17) + (x$dec > 2)
+  y$p <- 1 + (y$ra > 15) + (y$dec > -3)
+  bx <- as.matrix(x["b1"])
+  by <- as.matrix(y["b1"])
+  pc <- pair_counts(x, bins = pip_bins(), backend = "cpu", threads = 1,
+                    weights = "w", bitwise = "b1", patches = "p")
+  N <- pc$patch_pip_norm
+  expect_equal(dim(N), c(3L, 3L))
+  expect_equal(sum(N) / 2, pc$weighted_pairs, tolerance = 1e-12)
+  for (r in 1:3) {
+    keep <- x$p != r
+    expect_equal(sum(N[-r, -r]) / 2,
+                 pip_brute_norm(x$w[keep], bx[keep, , drop = FALSE],
+                                nrealizations = 33), tolerance = 1e-10)
+  }
+  pc <- pair_counts(x, y, bins = pip_bins(), backend = "cpu", threads = 1,
+                    weights = "w", bitwise = "b1", patches = "p")
+  N <- pc$patch_pip_norm
+  expect_equal(sum(N), pc$weighted_pairs, tolerance = 1e-12)
+  expect_equal(sum(N[-2, -2]),
+               pip_brute_norm(x$w[x$p != 2], bx[x$p != 2, , drop = FALSE],
+                              y$w[y$p != 2], by[y$p != 2, , drop = FALSE],
+                              nrealizations = 33), tolerance = 1e-10)
+})
+
 test_that("PIP counts ship their words in distributed counts", {
   skip_if_not_installed("future")
   x <- pip_catalog(150, k = 2, seed = 14)
@@ -248,5 +302,104 @@ test_that("PIP arguments are checked, naming the argument and the value", {
                "1 32-bit words.*2")
   expect_error(pcx(bitwise = matrix(1, 3, 1)), "one row per object \\(30\\)")
   expect_error(pair_counts(prepare_catalog(x), bins = b, backend = "cpu",
-                           threads = 1, bitwise = "b1"), "prepared")
+                           threads = 1, bitwise = "b1"), "prepare_catalog")
+  expect_error(prepare_catalog(x, bitwise = "zz"), "zz")
+})
+
+test_that("prepared catalogs carry their bitwise words", {
+  x <- pip_catalog(180, k = 2, seed = 23)
+  y <- pip_catalog(140, k = 2, seed = 24)
+  x$p <- 1 + (x$ra > 17) + 2 * (x$dec > 0)
+  y$p <- 1 + (y$ra > 17) + 2 * (y$dec > 0)
+  ref <- pip_brute_counts(x, y, edges = pip_edges, wx = x$w, wy = y$w,
+                          bx = as.matrix(x[, bw2]), by = as.matrix(y[, bw2]),
+                          noffset = 0, px = x$p, py = y$p, P = 4)
+  xp <- prepare_catalog(x, weights = "w", bitwise = bw2, patches = "p")
+  yp <- prepare_catalog(y, weights = "w", bitwise = bw2, patches = "p")
+  expect_identical(dim(xp$bits), c(180L, 2L))
+  expect_output(print(xp), "weighted, 64 bitwise realisations, 4 labelled")
+
+  # prepared with words and labelled patches: the words travel with the
+  # points grouped by patch
+  pc <- pair_counts(xp, yp, bins = pip_bins(), backend = "cpu", threads = 2,
+                    noffset = 0)
+  expect_pip(pc, ref)
+  expect_equal(unclass(pc$patch_weighted) + 0, ref$patch_weighted,
+               tolerance = 1e-12)
+  expect_identical(pc$pip$noffset, 0)
+  # a copy of xp with other words (its first word all ones) is another C
+  # catalog than the one xp's handle holds now
+  xe <- xp
+  xe$bits[, 1] <- -1L
+  expect_true(wtheta:::stale_handle(xe))
+  xo <- x
+  xo$b1 <- 2^32 - 1
+  pe <- pair_counts(xe, yp, bins = pip_bins(), backend = "cpu", threads = 2,
+                    noffset = 0)
+  expect_pip(pe, pip_brute_counts(xo, y, edges = pip_edges, wx = x$w,
+                                  wy = y$w, bx = as.matrix(xo[, bw2]),
+                                  by = as.matrix(y[, bw2]), noffset = 0))
+  # both prepared, and k-means patches (words grouped by nearest centre)
+  sp <- sky_patches(x, 3, seed = 1)
+  xk <- prepare_catalog(x, weights = "w", bitwise = bw2, patches = sp)
+  yk <- prepare_catalog(y, weights = "w", bitwise = bw2, patches = sp)
+  pk <- pair_counts(xk, yk, bins = pip_bins(), backend = "cpu", threads = 2,
+                    noffset = 0)
+  expect_pip(pk, ref)
+  # one prepared, one given as a data frame with its words named
+  pm <- pair_counts(prepare_catalog(x, weights = "w", bitwise = bw2), y,
+                    bins = pip_bins(), backend = "cpu", threads = 2,
+                    weights = list(y = "w"), bitwise = list(y = bw2),
+                    noffset = 0)
+  expect_pip(pm, ref)
+  # a prepared catalog's words make its counts PIP-weighted without
+  # `bitwise`
+  pa <- pair_counts(prepare_catalog(x, weights = "w", bitwise = bw2),
+                    bins = pip_bins(), backend = "cpu", threads = 1)
+  expect_pip(pa, pip_brute_counts(x, edges = pip_edges, wx = x$w,
+                                  bx = as.matrix(x[, bw2])))
+})
+
+test_that("GPU PIP counts equal CPU PIP counts and brute force", {
+  skip_if_no_cuda()
+  x <- pip_catalog(240, k = 2, seed = 17)
+  ang <- data.frame(theta = c(0.3, 2, 6), weight = c(2.2, 1.3, 1.05))
+  g <- pair_counts(x, bins = pip_bins(), backend = "cuda", weights = "w",
+                   bitwise = bw2, angular = ang, mean_theta = TRUE)
+  ref <- pip_brute_counts(x, edges = pip_edges, wx = x$w,
+                          bx = as.matrix(x[, bw2]), angular = ang)
+  expect_identical(g$backend, "cuda")
+  expect_pip(g, ref)
+  expect_equal(g$theta_sum, ref$theta_sum, tolerance = 1e-12)
+  # larger catalogs (the device's ordering of a chunk, and two resident
+  # chunks in cross counts), 1, 2 and 4 words, auto and cross, patches,
+  # noffset 0
+  set.seed(18)
+  big <- function(n, k) {
+    cat <- data.frame(ra = runif(n, 0, 60), dec = runif(n, -30, 30),
+                      w = runif(n, 0.5, 2), p = sample(1:5, n, TRUE))
+    for (j in seq_len(k)) {
+      cat[[paste0("b", j)]] <- floor(runif(n, 0, 2^32))
+    }
+    cat
+  }
+  xb <- big(30000, 4)
+  yb <- big(20000, 4)
+  bins <- theta_bins(0.01, 20, n = 15, log = TRUE)
+  for (cols in list("b1", bw2, paste0("b", 1:4))) {
+    for (o in c(1, 0)) {
+      args <- list(bins = bins, weights = "w", bitwise = cols, noffset = o,
+                   default_value = 3, angular = ang, patches = "p")
+      gc <- do.call(pair_counts, c(list(xb, backend = "cuda"), args))
+      cc <- do.call(pair_counts, c(list(xb, backend = "cpu"), args))
+      expect_identical(gc$counts, cc$counts)
+      expect_equal(gc$weighted, cc$weighted, tolerance = 1e-12)
+      expect_equal(unclass(gc$patch_weighted), unclass(cc$patch_weighted),
+                   tolerance = 1e-12)
+      gx <- do.call(pair_counts, c(list(xb, yb, backend = "cuda"), args))
+      cx <- do.call(pair_counts, c(list(xb, yb, backend = "cpu"), args))
+      expect_identical(gx$counts, cx$counts)
+      expect_equal(gx$weighted, cx$weighted, tolerance = 1e-12)
+    }
+  }
 })
