@@ -188,16 +188,17 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
     s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
     s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
-    if (identical(pc$pip$bitwise, "pairs") && is.null(pc$patch_pip)) {
-      # counts of pair_counts() keep no popcounts by patch
+    pip <- identical(pc$pip$bitwise, "pairs")
+    if (pip && (is.null(pc$patch_pip_norm) || pc$self_pairs)) {
       stop("The jackknife or bootstrap replicates of a count weighted by ",
-           "bitwise words on both sides need each patch's popcounts for ",
-           "their normalisers, which these counts do not carry; count ",
-           "with wtheta() or wtheta_multi() instead.", call. = FALSE)
+           "bitwise words on both sides need its normalisation by pair of ",
+           "patches (`patch_pip_norm`), which ",
+           if (pc$self_pairs) "counts with self pairs do not have yet" else
+             "this count does not carry", ".", call. = FALSE)
     }
     t1 <- colSums(m * s1)
-    total <- if (!is.null(pc$patch_pip)) {
-      pip_replicate_norm(pc$patch_pip, m, is_auto, pc$self_pairs)
+    total <- if (pip) {
+      pip_replicate_norm(pc$patch_pip_norm, m, is_auto)
     } else if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
       t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
     if (error == "jackknife") {
@@ -223,18 +224,12 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
 }
 
 # The PIP normaliser (pycorr's "total", pip_norm() in R/pip.R) of each
-# replicate of a count with bitwise words on both sides, from its patches'
-# terms (pip_patch_terms()): with T = H^T m, the objects' weights binned by
-# popcount in each replicate, the cross term is T1^T J T2; an auto count
-# takes away the self terms, each patch's m_a^2 times (as the weights'
-# normaliser takes away m_a^2 sum w^2), halved for unordered pairs, or
-# with self pairs adds the self pairs' own weights instead
-pip_replicate_norm <- function(terms, m, is_auto, self_pairs) {
-  t1 <- crossprod(terms$h1, m)
-  t2 <- if (is_auto) t1 else crossprod(terms$h2, m)
-  cross <- colSums(t1 * (terms$joint %*% t2))
-  if (!is_auto) return(cross)
-  self <- colSums(m^2 * terms$self)
-  if (self_pairs) cross - self + colSums(m^2 * terms$own) else
-    (cross - self) / 2
+# replicate of a count with bitwise words on both sides, from its parts by
+# pair of patches N (`patch_pip_norm`, pip_patch_norm()): m^T N m, halved
+# for the unordered pairs of an auto count. N's diagonal leaves out the
+# self terms once, each patch's m_a^2 times in the product, as the
+# weights' normaliser takes away m_a^2 sum w^2.
+pip_replicate_norm <- function(N, m, is_auto) {
+  total <- colSums(m * (N %*% m))
+  if (is_auto) total / 2 else total
 }

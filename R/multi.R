@@ -104,9 +104,9 @@ wtheta_multi <- function(data, random, bins,
   if (!inherits(patches, "wtheta_patches")) {
     patches <- multi_values(patches, samples, rk$keys, "patches")
   }
-  bitwise <- if (is.character(bitwise)) bitwise_by_catalog(bitwise, users)
-    else if (!is.null(bitwise)) multi_values(bitwise, samples, rk$keys,
-                                             "bitwise")
+  if (!is.null(bitwise) && !is.character(bitwise)) {
+    bitwise <- multi_values(bitwise, samples, rk$keys, "bitwise")
+  }
   pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular)
   # 2. which correlations, and the counts each needs
   K <- length(samples)
@@ -148,7 +148,7 @@ wtheta_multi <- function(data, random, bins,
                                 paste0("random", seq_len(K))),
                             c(dk, rk$keys))
   counted <- call_counts(call, labels)
-  done <- with_pip_patch_terms(counted$done, call)
+  done <- counted$done
   fchecks <- counted$footprint
   # 5. each correlation by the one estimation path, with one set of draws
   m <- NULL

@@ -238,7 +238,6 @@ wtheta <- function(data, random, bins,
   if (is.matrix(bitwise) || is.data.frame(bitwise)) {
     bitwise <- list(data = bitwise)
   }
-  bitwise <- bitwise_by_catalog(bitwise, users)
   pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular)
   # the counts: DD, DR, RR (or the four cross counts)
   spec <- if (!is_cross) {
@@ -272,7 +271,6 @@ wtheta <- function(data, random, bins,
   # the counts (the footprint check runs while the GPU counts, or first),
   # then w, its errors and covariance
   counted <- call_counts(call)
-  counted$done <- with_pip_patch_terms(counted$done, call)
   out <- wtheta_result(spec_counts(spec, counted$done), estimator, error,
                        n_boot, seed)
   attr(out, "pip") <- pip_record(pip, attr(out, "pair_counts"))
@@ -345,21 +343,6 @@ correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
        s("D1R2", d1, r2, angular = "DR"),
        s("R1D2", d2, r1, t = TRUE, angular = "DR"),
        if (r1 == r2) s("R1R2", r1, NULL) else s("R1R2", r1, r2))
-}
-
-# `bitwise` as column names, for the catalogs `users` (named by argument)
-# of wtheta() and wtheta_multi(): a list naming the catalogs given as data
-# frames that have any of the columns (call_bitwise() refuses a prepared
-# catalog even where the names only look it up; the randoms, prepared
-# once for many calls, have no bits). Other forms are returned as they
-# are; no catalog with the columns leaves them too, for call_bitwise()'s
-# error.
-bitwise_by_catalog <- function(bitwise, users) {
-  if (!is.character(bitwise)) return(bitwise)
-  has <- vapply(users, function(x) !inherits(x, "wtheta_prepared") &&
-                  any(bitwise %in% colnames(x)), TRUE)
-  if (!any(has)) return(bitwise)
-  stats::setNames(rep(list(bitwise), sum(has)), names(users)[has])
 }
 
 # The PIP settings of wtheta() and wtheta_multi() (pip_settings(), R/pip.R),
@@ -441,51 +424,5 @@ spec_counts <- function(spec, done) {
 finish_result <- function(out, start, fchecks = NULL) {
   attr(out, "elapsed") <- proc.time()[["elapsed"]] - start
   attr(out, "footprint_check") <- fchecks
-  out
-}
-
-# The counts of a call that resamples, each count weighted by bitwise words
-# on both sides given `patch_pip`: what its replicates' normalisers need
-# (pip_patch_terms()), as the patches' weight sums serve the others
-with_pip_patch_terms <- function(done, call) {
-  if (!call$resample || is.null(call$how$pip)) return(done)
-  for (s in call$counts) {
-    k <- count_key(s)
-    pc <- done[[k]]
-    if (!identical(pc$pip$bitwise, "pairs") || is.null(pc$patch_counts)) next
-    ca <- call$cats[[s$x]]
-    cb <- if (!is.null(s$y)) call$cats[[s$y]]
-    done[[k]]$patch_pip <- pip_patch_terms(ca, cb, pc$pip,
-                                           dim(pc$patch_counts)[1L])
-  }
-  done
-}
-
-# A count's PIP normaliser by patch, for prepared catalogs ca and cb (NULL:
-# auto) grouped by patch, with bitwise words on both sides, and its
-# settings `rec` (a count's `pip`): list(h1, h2: P x C matrices of the
-# objects' weights binned by patch and popcount, C the popcounts 0 to
-# nrealizations - noffset; self, own: per patch, sum w^2 joint[c, c] and
-# sum w^2 nrealizations / (noffset + c); joint: pip_joint())
-pip_patch_terms <- function(ca, cb, rec, P) {
-  joint <- pip_joint(rec$nrealizations, rec$noffset, rec$default_value)
-  C <- nrow(joint)
-  one <- function(x) {
-    k <- bit_counts(x$bits) + 1L
-    w <- x$weights %||% rep(1, length(k))
-    p <- as.integer(x$patch)
-    h <- matrix(0, P, C)
-    agg <- rowsum(w, p + (k - 1L) * P, reorder = TRUE)
-    h[as.integer(rownames(agg))] <- agg[, 1L]
-    list(h = h, k = k, w = w, p = p)
-  }
-  a <- one(ca)
-  out <- list(h1 = a$h, h2 = if (!is.null(cb)) one(cb)$h, joint = joint)
-  if (is.null(cb)) {
-    by <- pip_by_count(C - 1L, rec$nrealizations, rec$noffset,
-                       rec$default_value)
-    out$self <- tapply_sum(a$w^2 * joint[cbind(a$k, a$k)], a$p, P)
-    out$own <- tapply_sum(a$w^2 * by[a$k], a$p, P)
-  }
   out
 }

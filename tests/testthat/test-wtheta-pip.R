@@ -128,17 +128,11 @@ test_that("PIP jackknife replicates are the w of the sample without each patch",
            bitwise = c("b1", "b2"), angular = pip_ang, error = "jackknife",
            patches = "p", threads = 1, check_footprint = FALSE))
   reps <- attr(got, "replicates")
-  # the whole sample's normaliser from the patches' terms is the count's
+  # the whole sample's normaliser from the patches' parts is the count's
   pc <- attr(got, "pair_counts")$DD
-  ones <- matrix(1, 4, 1)
-  expect_equal(wtheta:::pip_replicate_norm(pc$patch_pip, ones, TRUE, FALSE),
+  expect_equal(wtheta:::pip_replicate_norm(pc$patch_pip_norm,
+                                           matrix(1, 4, 1), TRUE),
                pc$weighted_pairs, tolerance = 1e-13)
-  b <- pip_words(d)
-  expect_equal(wtheta:::pip_replicate_norm(pc$patch_pip, ones, TRUE, TRUE),
-               wtheta:::pip_norm(d$w, wtheta:::bitwise_words(
-                 list(d$b1, d$b2), c("b1", "b2")), NULL, NULL, TRUE, TRUE,
-                 65, 1, 0), tolerance = 1e-13)
-  expect_equal(dim(reps), c(length(pip_edges) - 1L, 4L))
   for (k in 1:4) {
     dk <- d[d$p != k, ]
     rk <- r[r$p != k, ]
@@ -208,7 +202,7 @@ test_that("bitwise column names leave prepared randoms without bits", {
     "`random` is a prepared catalog")
 })
 
-test_that("wtheta_from_counts() takes PIP counts, and refuses their replicates", {
+test_that("wtheta_from_counts() takes PIP counts and their replicates", {
   d <- pip_catalog(50, seed = 15)
   r <- pip_randoms(60, seed = 16)
   d$p <- 1 + (d$ra > 17.5)
@@ -226,6 +220,22 @@ test_that("wtheta_from_counts() takes PIP counts, and refuses their replicates",
               error = "none", threads = 1, check_footprint = FALSE)
   expect_equal(wtheta_from_counts(dd, dr, rr, error = "none")$w, w$w,
                tolerance = 1e-12)
+  # the replicates from pair_counts()'s patch normalisations are those of
+  # wtheta()
+  wj <- suppressWarnings(
+    wtheta(d, r, pip_edges, bitwise = c("b1", "b2"), angular = pip_ang,
+           error = "jackknife", patches = "p", threads = 1,
+           check_footprint = FALSE))
+  fj <- suppressWarnings(wtheta_from_counts(dd, dr, rr, error = "jackknife"))
+  expect_equal(attr(fj, "replicates"), attr(wj, "replicates"),
+               tolerance = 1e-12)
+  # without them (a count edited by hand), or with self pairs, an error
+  dd$patch_pip_norm <- NULL
   expect_error(wtheta_from_counts(dd, dr, rr, error = "jackknife"),
-               "need each patch's popcounts")
+               "need its normalisation by pair of patches")
+  expect_error(suppressWarnings(
+    wtheta(d, r, pip_edges, bitwise = c("b1", "b2"), self_pairs = TRUE,
+           error = "jackknife", patches = "p", threads = 1,
+           check_footprint = FALSE)),
+    "counts with self pairs do not have yet")
 })
