@@ -107,7 +107,8 @@ wtheta_multi <- function(data, random, bins,
   if (!is.null(bitwise) && !is.character(bitwise)) {
     bitwise <- multi_values(bitwise, samples, rk$keys, "bitwise")
   }
-  pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular)
+  pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular,
+                    users)
   # 2. which correlations, and the counts each needs
   K <- length(samples)
   ij <- which(upper.tri(diag(K), diag = TRUE), arr.ind = TRUE)

@@ -153,8 +153,9 @@
 #'   a matrix of `data`'s words, or a list with elements named `data`,
 #'   `random` (and `data2`, `random2`), each column names or a matrix.
 #'   Each column is a word of 32 bits held as whole numbers from 0 to
-#'   2^32 - 1, or of 64 as `bit64::integer64`. Catalogs given prepared
-#'   carry no bitwise weights.
+#'   2^32 - 1, or of 64 as `bit64::integer64`. A catalog prepared by
+#'   [prepare_catalog()] with `bitwise` carries its own words, which count
+#'   without this argument.
 #' @param nrealizations The number of realisations, the observed one
 #'   included: `NULL` (the default) for the number of bits plus one.
 #' @param noffset Added to the popcount of a pair's bits: 1 (the default)
@@ -238,7 +239,8 @@ wtheta <- function(data, random, bins,
   if (is.matrix(bitwise) || is.data.frame(bitwise)) {
     bitwise <- list(data = bitwise)
   }
-  pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular)
+  pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular,
+                    users)
   # the counts: DD, DR, RR (or the four cross counts)
   spec <- if (!is_cross) {
     correlation_spec("data", "random", self_pairs = self_pairs)
@@ -345,12 +347,12 @@ correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
        if (r1 == r2) s("R1R2", r1, NULL) else s("R1R2", r1, r2))
 }
 
-# The PIP settings of wtheta() and wtheta_multi() (pip_settings(), R/pip.R),
-# or NULL: `angular` is one table for DD and DR or a list of one each, kept
+# The PIP settings of wtheta() and wtheta_multi() (pip_settings(), R/pip.R)
+# for the catalogs `users`, or NULL: `angular` is one table for DD and DR or a list of one each, kept
 # as tables_by_count (run_counts() gives each count its own); the settings'
 # own `angular` is the DD table, or the DR one when DD has none.
 wtheta_pip <- function(bitwise, nrealizations, noffset, default_value,
-                       angular) {
+                       angular, users) {
   by <- NULL
   if (!is.null(angular)) {
     one <- is.data.frame(angular) ||
@@ -373,7 +375,7 @@ wtheta_pip <- function(bitwise, nrealizations, noffset, default_value,
     angular <- by$DD %||% by$DR
   }
   pip <- pip_settings(bitwise, nrealizations, noffset, default_value,
-                      angular)
+                      angular, users)
   if (!is.null(pip)) pip$tables_by_count <- by
   pip
 }

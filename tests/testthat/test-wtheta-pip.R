@@ -196,6 +196,16 @@ test_that("bitwise column names leave prepared randoms without bits", {
   for (k in c("DD", "DR", "RR", "w")) expect_identical(b[[k]], a[[k]])
   m <- do.call(wtheta_multi, c(list(list(z = d), pr), args))
   expect_identical(attr(m, "entries")[["z-z"]]$w, a$w)
+  # data prepared with their words need no `bitwise`
+  pd <- prepare_catalog(d, bitwise = c("b1", "b2"), threads = 1)
+  args$bitwise <- NULL
+  p <- do.call(wtheta, c(list(pd, pr), args))
+  for (k in c("DD", "DR", "RR", "w")) expect_equal(p[[k]], a[[k]],
+                                                   tolerance = 1e-12)
+  expect_identical(attr(p, "pip")$bitwise, attr(a, "pip")$bitwise)
+  mp <- do.call(wtheta_multi, c(list(list(z = pd), pr), args))
+  expect_equal(attr(mp, "entries")[["z-z"]]$w, a$w, tolerance = 1e-12)
+  args$bitwise <- c("b1", "b2")
   # a prepared catalog named explicitly is refused
   expect_error(do.call(wtheta, c(list(d, pr), modifyList(args, list(
     bitwise = list(data = c("b1", "b2"), random = c("b1", "b2")))))),
