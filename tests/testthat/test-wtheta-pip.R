@@ -249,3 +249,29 @@ test_that("wtheta_from_counts() takes PIP counts and their replicates", {
            check_footprint = FALSE)),
     "counts with self pairs do not have yet")
 })
+
+test_that("wtheta() with PIP on the GPU equals the CPU, counts overlapped", {
+  skip_if_no_cuda()
+  d <- pip_catalog(300, seed = 17)
+  r <- pip_randoms(400, seed = 18)
+  d$p <- 1 + (d$ra > 17.5) + 2 * (d$dec > 0)
+  r$p <- 1 + (r$ra > 17.5) + 2 * (r$dec > 0)
+  run <- function(backend) {
+    suppressWarnings(wtheta(d, r, pip_edges, bitwise = c("b1", "b2"),
+                            weights = list(data = "w"),
+                            angular = list(DD = pip_ang, DR = pip_ang_dr),
+                            error = "jackknife", patches = "p",
+                            backend = backend, threads = 1,
+                            check_footprint = FALSE))
+  }
+  old <- options(wtheta.overlap = TRUE)
+  on.exit(options(old))
+  g <- run("cuda")
+  cp <- run("cpu")
+  expect_identical(attr(g, "backend"), "cuda")
+  for (k in c("DD", "DR", "RR", "w")) {
+    expect_equal(g[[k]], cp[[k]], tolerance = 1e-12)
+  }
+  expect_equal(attr(g, "replicates"), attr(cp, "replicates"),
+               tolerance = 1e-12)
+})
