@@ -218,7 +218,9 @@ close_pairs <- function(ra, dec, radius) {
 #' @param fibered The fibre-assigned sample, with its bitwise weights.
 #' @param bins Bin edges in degrees, for example from [theta_bins()].
 #' @param bitwise The names of `fibered`'s bitwise weight columns, or a
-#'   matrix of its words (see [pair_counts()]).
+#'   matrix of its words (see [pair_counts()]); `NULL` when `fibered` was
+#'   prepared by [prepare_catalog()] with its words. The parent's pairs
+#'   count without them (a parent prepared with words is refused).
 #' @param random `NULL` (the default) for the D-D upweights, or a random
 #'   catalog for the D-R upweights.
 #' @param nrealizations,noffset,default_value The PIP weight's settings,
@@ -244,15 +246,23 @@ close_pairs <- function(ra, dec, radius) {
 #'                         bitwise = c("bits1", "bits2"), threads = 1)
 #' up[, c("theta", "weight")]
 #' @export
-angular_upweights <- function(parent, fibered, bins, bitwise, random = NULL,
+angular_upweights <- function(parent, fibered, bins, bitwise = NULL,
+                              random = NULL,
                               nrealizations = NULL, noffset = 1,
                               default_value = 0, weights = NULL,
                               backend = c("auto", "cpu", "cuda"),
                               threads = NULL, devices = NULL,
                               columns = c("ra", "dec"), progress = NULL) {
-  if (missing(bitwise)) {
+  carries <- function(x) inherits(x, "wtheta_prepared") && !is.null(x$bits)
+  if (is.null(bitwise) && !carries(fibered)) {
     stop("`bitwise` is needed: the names of `fibered`'s bitwise weight ",
-         "columns, or a matrix of its words.", call. = FALSE)
+         "columns, or a matrix of its words (or `fibered` prepared with ",
+         "them by prepare_catalog()).", call. = FALSE)
+  }
+  if (carries(parent)) {
+    stop("`parent` is a catalog prepared with bitwise words, which would ",
+         "weight its pairs; its pairs count unweighted by them: give it as ",
+         "a data frame, or prepared without `bitwise`.", call. = FALSE)
   }
   edges <- bins_edges(bins)
   if (!is.null(weights) && (!is.character(weights) || length(weights) != 1L ||
@@ -268,7 +278,8 @@ angular_upweights <- function(parent, fibered, bins, bitwise, random = NULL,
   wt <- function(...) {
     if (any(vapply(list(...), has_w, TRUE))) weights
   }
-  bits <- if (is.null(random)) bitwise else list(x = bitwise)
+  bits <- if (is.null(random) || is.null(bitwise)) bitwise else
+    list(x = bitwise)
   pcp <- do.call(pair_counts, c(list(parent, y = random,
                                      weights = wt(parent, random)), common))
   pcf <- do.call(pair_counts, c(list(fibered, y = random,

@@ -195,4 +195,15 @@ test_that("angular_upweights() refuses bins the fibre-assigned sample misses", {
   expect_equal(up$parent[1], 0)
   expect_error(angular_upweights(parent, fib, c(0.5, 1)),
                "`bitwise` is needed")
+  # a fibre-assigned sample prepared with its words needs no `bitwise`; a
+  # parent prepared with words is refused
+  pf <- prepare_catalog(fib, bitwise = "b1", threads = 1)
+  expect_equal(angular_upweights(parent, pf, c(0.5, 1, 3, 5),
+                                 threads = 1)$weight, up$weight)
+  fa <- parent
+  fa$b1 <- 2^32 - 1
+  expect_error(angular_upweights(prepare_catalog(fa, bitwise = "b1",
+                                                 threads = 1), fib,
+                                 c(0.5, 1, 3, 5), bitwise = "b1"),
+               "`parent` is a catalog prepared with bitwise words")
 })
