@@ -183,7 +183,8 @@ checkpoint_key <- function(cats, edges, self_pairs, ...) {
 
 # runs each count once; a list by key. `labels` names the catalogs in
 # checkpoints when their names in `cats` are not fit for file names.
-# how$mean_theta applies to the counts whose spec has mean. On the GPU the
+# how$mean_theta applies to the counts whose spec has mean; how$pip's
+# angular upweights to those whose spec does not say angular = FALSE. On the GPU the
 # counts overlap (overlap_counts()): all start, each in a thread of its
 # own, before the first is collected, so that the host work of each (and
 # R's) runs while the GPU counts another; any still running when this
@@ -195,6 +196,9 @@ run_counts <- function(how, cats, counts, edges, threads, progress,
   lab <- function(k) if (is.null(labels)) k else labels[[k]]
   one <- function(s, defer) {
     how$mean_theta <- isTRUE(how$mean_theta) && isTRUE(s$mean)
+    # PIP angular upweights: every count, except those whose spec says
+    # angular = FALSE (wtheta(): RR, as pycorr)
+    if (!is.null(how$pip) && isFALSE(s$angular)) how$pip$angular <- NULL
     count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
                    s$self_pairs, threads, progress,
                    label = paste0(lab(s$x), "-", lab(s$y %||% s$x),
