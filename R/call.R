@@ -183,8 +183,9 @@ checkpoint_key <- function(cats, edges, self_pairs, ...) {
 
 # runs each count once; a list by key. `labels` names the catalogs in
 # checkpoints when their names in `cats` are not fit for file names.
-# how$mean_theta applies to the counts whose spec has mean, and
-# how$pip$tables_by_count's tables to those whose spec names one. On the GPU the
+# how$mean_theta applies to the counts whose spec has mean; how$pip's
+# angular upweights to those whose spec does not say angular = FALSE, the
+# table named by the spec where the call has one per count. On the GPU the
 # counts overlap (overlap_counts()): all start, each in a thread of its
 # own, before the first is collected, so that the host work of each (and
 # R's) runs while the GPU counts another; any still running when this
@@ -196,12 +197,18 @@ run_counts <- function(how, cats, counts, edges, threads, progress,
   lab <- function(k) if (is.null(labels)) k else labels[[k]]
   one <- function(s, defer) {
     how$mean_theta <- isTRUE(how$mean_theta) && isTRUE(s$mean)
-    # wtheta()'s angular upweights by count (wtheta_pip()): DD and DR
-    # take their own table, the randoms' pairs none (kept as a NULL
-    # element: `$` would match another name by its prefix)
-    if (!is.null(how$pip$tables_by_count)) {
-      how$pip["angular"] <- list(how$pip$tables_by_count[[s$angular %||%
-                                                            "none"]])
+    # PIP angular upweights by count: none where the spec says angular =
+    # FALSE (wtheta()'s RR, as pycorr), the table the spec names where the
+    # call has one per count (wtheta_pip(): DD and DR), else the call's.
+    # Set as a NULL element: `$<-` NULL would drop it, and `$` would then
+    # match another name by its prefix.
+    if (!is.null(how$pip)) {
+      if (isFALSE(s$angular)) {
+        how$pip["angular"] <- list(NULL)
+      } else if (is.character(s$angular) &&
+                 !is.null(how$pip$tables_by_count)) {
+        how$pip["angular"] <- list(how$pip$tables_by_count[[s$angular]])
+      }
     }
     count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
                    s$self_pairs, threads, progress,

@@ -10,35 +10,6 @@
 #'   counts are still returned. A self pair (`self_pairs = TRUE`) adds
 #'   `w_i^2`.
 #'
-#' @section PIP weights: Spectroscopic surveys observe only some targets;
-#'   pairwise inverse-probability (PIP) weights (Bianchi & Percival 2017)
-#'   correct the pair counts, with pycorr's definitions. With `bitwise`,
-#'   each object carries words of bits, one bit per fibre-assignment
-#'   realisation (set: observed in it), and a pair adds
-#'   `w_i * w_j * nrealizations / (noffset + popcount(b_i & b_j))` to
-#'   `weighted` (`default_value` where `noffset + popcount` is 0), times
-#'   the angular upweight with `angular`. `counts` stay the plain pair
-#'   counts. Where only one catalog of a cross count has bitwise words
-#'   (randoms, typically), each of its objects takes its own inverse
-#'   probability `nrealizations / (noffset + popcount(b))` into its weight,
-#'   as pycorr does. With bitwise words on both sides, `weighted_pairs` is
-#'   pycorr's default normalisation of PIP counts (eq. 22 of Bianchi &
-#'   Verde 2020, arXiv:1912.08803: the expected pair weight of objects
-#'   binned by their number of set bits), not the product of weight sums.
-#'   Angular upweights (`angular`, a table of `theta` in degrees and
-#'   `weight`) multiply each pair's weight by the weight interpolated
-#'   linearly in `cos(theta)` between the table's angles, 1 outside them.
-#'   The counts are exact on both engines: on the CPU in an AVX-512 kernel
-#'   of their own where the CPU has AVX-512, otherwise one pair at a time
-#'   in C with the POPCNT instruction where the CPU has it (they cost more
-#'   than plain counts: no float prefilter, no bulk counting), on the GPU
-#'   in its exact double-precision kernel with `__popc`; the grid prunes by the last
-#'   edge but counts no cell pairs in bulk, and `weighted_above` is then
-#'   `NA` (the pairs beyond the last edge are not visited). `mean_theta`
-#'   averages the angles weighted by the whole pair weight. Catalogs
-#'   prepared by [prepare_catalog()] carry the words given to its
-#'   `bitwise`, and their counts are PIP-weighted without `bitwise` here.
-#'
 #' @section Patches: With `patches`, the pairs are also counted per pair of
 #'   patches, in the same single pass over the pairs: `patch_counts[a, b, k]`
 #'   holds the pairs of bin `k` between a point of patch `a` of `x` and a
@@ -187,25 +158,6 @@
 #'   log bins from 0.01 to 10 degrees, where the grid prunes, 46 s against
 #'   48 s (medians 61 s and 48 s). On the GPU the exact kernel runs
 #'   instead of the fast one.
-#' @param bitwise Bitwise weights (PIP, see the section PIP weights):
-#'   `NULL` (none), the names of the columns that hold them (looked up in
-#'   every catalog; a catalog without any of them has none), a matrix
-#'   (the words of `x`, one row per object), or a list with elements `x`
-#'   and `y` of either. Each column is a word of 32 realisations, whole
-#'   numbers from 0 to 2^32 - 1 (doubles or integers), or of 64 as
-#'   `bit64::integer64`; at most 1024 realisations.
-#' @param nrealizations The number of realisations in the PIP weight's
-#'   numerator: `NULL` (the default) for the number of bits plus one, as
-#'   pycorr; otherwise a whole number.
-#' @param noffset The offset added to the popcount in the denominator: a
-#'   whole number, 1 by default; 0 gives the zero-truncated estimator.
-#' @param default_value The weight of a pair whose denominator
-#'   `noffset + popcount` is 0 (only with `noffset = 0`): 0 by default.
-#' @param angular Angular upweights: `NULL`, or a data frame with `theta`
-#'   (degrees, strictly increasing, from 0 to 180) and `weight` (finite),
-#'   at least two rows; interpolated linearly in `cos(theta)` inside the
-#'   table and 1 outside. They apply to every pair of this count (without
-#'   `bitwise` too).
 #' @return An object of class `pair_counts`: a list with `counts` (a double
 #'   vector, one count per bin, exact up to 2^53), `edges`, `theta_lo`,
 #'   `theta_hi`, `n1`, `n2`, `type` (`"auto"` or `"cross"`), `self_pairs`,

@@ -13,6 +13,60 @@
 # take the factor from a table indexed by the popcount and interpolate
 # the angular table in squared chords (linear in cos theta).
 
+# pair_counts()'s documentation of PIP weights (merged into its page)
+#' @name pair_counts
+#' @rdname pair_counts
+#' @section PIP weights: Spectroscopic surveys observe only some targets;
+#'   pairwise inverse-probability (PIP) weights (Bianchi & Percival 2017)
+#'   correct the pair counts, with pycorr's definitions. With `bitwise`,
+#'   each object carries words of bits, one bit per fibre-assignment
+#'   realisation (set: observed in it), and a pair adds
+#'   `w_i * w_j * nrealizations / (noffset + popcount(b_i & b_j))` to
+#'   `weighted` (`default_value` where `noffset + popcount` is 0), times
+#'   the angular upweight with `angular`. `counts` stay the plain pair
+#'   counts. Where only one catalog of a cross count has bitwise words
+#'   (randoms, typically), each of its objects takes its own inverse
+#'   probability `nrealizations / (noffset + popcount(b))` into its weight,
+#'   as pycorr does. With bitwise words on both sides, `weighted_pairs` is
+#'   pycorr's default normalisation of PIP counts (eq. 22 of Bianchi &
+#'   Verde 2020, arXiv:1912.08803: the expected pair weight of objects
+#'   binned by their number of set bits), not the product of weight sums.
+#'   Angular upweights (`angular`, a table of `theta` in degrees and
+#'   `weight`) multiply each pair's weight by the weight interpolated
+#'   linearly in `cos(theta)` between the table's angles, 1 outside them.
+#'   The counts are exact on both engines: on the CPU in an AVX-512 kernel
+#'   of their own where the CPU has AVX-512, otherwise one pair at a time
+#'   in C with the POPCNT instruction where the CPU has it (they cost more
+#'   than plain counts: no float prefilter, no bulk counting), on the GPU
+#'   in its exact double-precision kernel with `__popc`; the grid prunes
+#'   by the last edge but counts no cell pairs in bulk, and
+#'   `weighted_above` is then `NA` (the pairs beyond the last edge are not
+#'   visited). `mean_theta`
+#'   averages the angles weighted by the whole pair weight. Catalogs
+#'   prepared by [prepare_catalog()] carry the words given to its
+#'   `bitwise`, and their counts are PIP-weighted without `bitwise` here.
+#'
+#' @param bitwise Bitwise weights (PIP, see the section PIP weights):
+#'   `NULL` (none), the names of the columns that hold them (looked up in
+#'   every catalog; a catalog without any of them has none), a matrix
+#'   (the words of `x`, one row per object), or a list with elements `x`
+#'   and `y` of either. Each column is a word of 32 realisations, whole
+#'   numbers from 0 to 2^32 - 1 (doubles or integers), or of 64 as
+#'   `bit64::integer64`; at most 1024 realisations.
+#' @param nrealizations The number of realisations in the PIP weight's
+#'   numerator: `NULL` (the default) for the number of bits plus one, as
+#'   pycorr; otherwise a whole number.
+#' @param noffset The offset added to the popcount in the denominator: a
+#'   whole number, 1 by default; 0 gives the zero-truncated estimator.
+#' @param default_value The weight of a pair whose denominator
+#'   `noffset + popcount` is 0 (only with `noffset = 0`): 0 by default.
+#' @param angular Angular upweights: `NULL`, or a data frame with `theta`
+#'   (degrees, strictly increasing, from 0 to 180) and `weight` (finite),
+#'   at least two rows; interpolated linearly in `cos(theta)` inside the
+#'   table and 1 outside. They apply to every pair of this count (without
+#'   `bitwise` too).
+NULL
+
 # The checked PIP settings of a call, or NULL when neither `bitwise` nor
 # `angular` is given and no catalog of `users` (the user's catalogs, named
 # by argument) is prepared with bitwise words: list(bitwise (the spec,

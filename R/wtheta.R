@@ -328,7 +328,8 @@ check_error_args <- function(error, patches, n_patches, n_boot, seed) {
 # count of data and randoms serves both orders), and mean (TRUE for DD and
 # D1D2: the counts that sum their pairs' angles when mean_theta is asked),
 # and angular: which table of angular upweights the count takes ("DD" for
-# DD and D1D2, "DR" for DR, D1R2 and R1D2, NULL for the randoms' pairs).
+# DD and D1D2, "DR" for DR, D1R2 and R1D2, FALSE for the randoms' pairs:
+# none; see run_counts()).
 correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
                              self_pairs = FALSE) {
   s <- function(col, x, y, sp = FALSE, t = FALSE, mean = FALSE,
@@ -339,12 +340,13 @@ correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
   if (is.null(d2)) {
     return(list(s("DD", d1, NULL, self_pairs, mean = TRUE, angular = "DD"),
                 s("DR", d1, r1, angular = "DR"),
-                s("RR", r1, NULL, self_pairs)))
+                s("RR", r1, NULL, self_pairs, angular = FALSE)))
   }
   list(s("D1D2", d1, d2, mean = TRUE, angular = "DD"),
        s("D1R2", d1, r2, angular = "DR"),
        s("R1D2", d2, r1, t = TRUE, angular = "DR"),
-       if (r1 == r2) s("R1R2", r1, NULL) else s("R1R2", r1, r2))
+       if (r1 == r2) s("R1R2", r1, NULL, angular = FALSE) else
+         s("R1R2", r1, r2, angular = FALSE))
 }
 
 # The PIP settings of wtheta() and wtheta_multi() (pip_settings(), R/pip.R)

@@ -403,3 +403,23 @@ test_that("GPU PIP counts equal CPU PIP counts and brute force", {
     }
   }
 })
+
+test_that("a count spec with angular = FALSE drops the angular upweights", {
+  x <- pip_catalog(120, k = 2, seed = 25)
+  ang <- data.frame(theta = c(0.5, 6), weight = c(2, 1.2))
+  call <- wtheta:::new_call(
+    "pair_counts", list(x = x), pip_bins(), c("ra", "dec"), FALSE, FALSE,
+    FALSE, "w", NULL, "cpu", 1L, NULL, FALSE, NULL, 1, NULL,
+    pip = wtheta:::pip_settings(bw2, NULL, 1, 0, ang))
+  specs <- list(list(x = "x", y = NULL, self_pairs = FALSE),
+                list(x = "x", y = NULL, self_pairs = FALSE, angular = FALSE))
+  done <- wtheta:::run_counts(call$how, call$cats, specs, call$edges, 1L,
+                              FALSE)
+  bx <- as.matrix(x[, bw2])
+  expect_pip(done[[1]], pip_brute_counts(x, edges = pip_edges, wx = x$w,
+                                         bx = bx, angular = ang))
+  expect_pip(done[[2]], pip_brute_counts(x, edges = pip_edges, wx = x$w,
+                                         bx = bx))
+  expect_null(done[[2]]$pip$angular)
+  wtheta:::release_catalogs(call$cats)
+})
