@@ -80,6 +80,8 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
       if (!is.null(a$source)) paste0("; read from a ", a$source) else
         paste0("; ", length(a$pair_counts), " counts in ",
                format(signif(a$elapsed, 3)), " s"), "\n", sep = "")
+  if (!is.null(a$pip)) cat(describe_pip(a$pip, by_count = FALSE), "\n",
+                           sep = "")
   d <- as.data.frame(x)
   print(unit_headers(utils::head(d, n), theta_units_of(x)),
         row.names = FALSE, digits = 5)
@@ -303,9 +305,10 @@ describe_errors <- function(x, a) {
   out
 }
 
-# "PIP weights: 64 bits, nrealizations 65, noffset 1 (pairs: DD;
-# individual: DR); angular upweights: DD, DR" from a result's `pip`
-describe_pip <- function(p) {
+# "PIP weights: 64 bits, nrealizations 65, noffset 1 (individual: DR;
+# pairs: DD); angular upweights: DD, DR" from a result's `pip` (without
+# the counts by weighting when not by_count: wtheta_multi())
+describe_pip <- function(p, by_count = TRUE) {
   how <- p$bitwise[p$bitwise != "none"]
   out <- if (!length(how)) "no bitwise weights" else {
     by <- vapply(split(names(how), how), paste, "", collapse = ", ")
@@ -313,7 +316,8 @@ describe_pip <- function(p) {
            format_n(p$nrealizations), ", noffset ", p$noffset,
            if (p$default_value != 0) paste0(", default_value ",
                                             format(p$default_value)),
-           " (", paste0(names(by), ": ", by, collapse = "; "), ")")
+           if (by_count) paste0(" (", paste0(names(by), ": ", by,
+                                             collapse = "; "), ")"))
   }
   ang <- names(Filter(Negate(is.null), p$angular))
   paste0(out, "; angular upweights: ",

@@ -169,6 +169,9 @@ test_that("wtheta_multi() with PIP equals wtheta() of each sample and pair", {
                    c(D1D2 = "pairs", D1R2 = "individual",
                      R1D2 = "individual", R1R2 = "none"))
   expect_false(is.null(attr(m, "pip")))
+  out <- capture.output(print(m))
+  expect_true(any(out == paste0("PIP weights: 64 bits, nrealizations 65, ",
+                                "noffset 1; angular upweights: DD, DR")))
 })
 
 test_that("wtheta() names a malformed `angular`", {
