@@ -350,9 +350,10 @@ correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
 }
 
 # The PIP settings of wtheta() and wtheta_multi() (pip_settings(), R/pip.R)
-# for the catalogs `users`, or NULL: `angular` is one table for DD and DR or a list of one each, kept
-# as tables_by_count (run_counts() gives each count its own); the settings'
-# own `angular` is the DD table, or the DR one when DD has none.
+# for the catalogs `users`, or NULL: `angular` is one table for DD and DR
+# or a list of one each, kept as tables_by_count (run_counts() gives each
+# count its own); the settings' own `angular` is the DD table, or the DR
+# one when DD has none.
 wtheta_pip <- function(bitwise, nrealizations, noffset, default_value,
                        angular, users) {
   by <- NULL

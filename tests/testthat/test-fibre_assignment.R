@@ -112,7 +112,8 @@ test_that("simulate_fibre_assignment() names the argument it refuses", {
                                          realizations = 2048),
                "`realizations` must be at most 1,024")
   expect_error(simulate_fibre_assignment(sim, radius = 0.1, passes = 1:2),
-               "`passes` must be a whole number from 1 to 10.*as long as `x` \\(3\\)")
+               paste0("`passes` must be a whole number from 1 to 10.*",
+                      "as long as `x` \\(3\\)"))
   expect_error(simulate_fibre_assignment(sim, radius = 0.1, passes = 0),
                "`passes`")
   sim$bits2 <- 1
@@ -142,8 +143,9 @@ test_that("angular_upweights() is the parent's DD over the PIP DD", {
   expect_equal(up$fibered, fib_dd, tolerance = 1e-12)
   # the edges are not log-spaced: the centres are midpoints
   expect_equal(up$theta, (edges[-6] + edges[-1]) / 2)
-  expect_equal(angular_upweights(parent, fib, c(0.5, 1, 2, 4), bitwise = c("b1", "b2"),
-                                 threads = 1)$theta, sqrt(c(0.5, 2, 8)))
+  expect_equal(angular_upweights(parent, fib, c(0.5, 1, 2, 4),
+                                 bitwise = c("b1", "b2"), threads = 1)$theta,
+               sqrt(c(0.5, 2, 8)))
   expect_identical(attr(up, "count"), "DD")
   # individual weights enter both samples that have them
   parent$w <- c(fib$w, rep(1, 30))
@@ -187,7 +189,8 @@ test_that("angular_upweights() refuses bins the fibre-assigned sample misses", {
   fib$b1 <- 2^32 - 1
   expect_error(angular_upweights(parent, fib, c(0.05, 0.5, 3, 5),
                                  bitwise = "b1", threads = 1),
-               "zero in 1 bin\\(s\\) where the parent's is not \\(bin 1, from 0.05 degrees\\)")
+               paste0("zero in 1 bin\\(s\\) where the parent's is not ",
+                      "\\(bin 1, from 0.05 degrees\\)"))
   # where neither has pairs the upweight is 1
   up <- angular_upweights(parent, fib, c(0.5, 1, 3, 5), bitwise = "b1",
                           threads = 1)

@@ -88,7 +88,7 @@ test_that("wtheta() with PIP and angular upweights matches the brute force", {
                           check_footprint = FALSE), "pip"))
 })
 
-test_that("a PIP cross-correlation weights D1D2 by pairs, D1R2 and R1D2 by objects", {
+test_that("PIP cross-correlations weigh D1D2 by pairs, D1R2, R1D2 by objects", {
   d1 <- pip_catalog(50, seed = 3)
   d2 <- pip_catalog(40, seed = 4)
   r <- pip_randoms(60, seed = 5)
@@ -114,7 +114,7 @@ test_that("a PIP cross-correlation weights D1D2 by pairs, D1R2 and R1D2 by objec
   expect_equal(got$w, w, tolerance = 1e-12)
 })
 
-test_that("PIP jackknife replicates are the w of the sample without each patch", {
+test_that("PIP jackknife replicates are w of the sample less each patch", {
   d <- pip_catalog(80, seed = 6)
   r <- pip_randoms(100, seed = 7)
   # four patches by quadrant of the box, as labels
