@@ -191,6 +191,11 @@ test_that("PIP self pairs add w_i^2 times the object's own factor", {
                           bx = as.matrix(x["b1"]))
   own <- sum(x$w^2 * 33 / (1 + rowSums(pip_bits01(as.matrix(x["b1"])))))
   expect_equal(pc$weighted, 2 * ref$weighted + c(own, 0), tolerance = 1e-12)
+  # the normalisation: ordered pairs i != j, plus the self pairs' own
+  expect_equal(pc$weighted_pairs,
+               2 * pip_brute_norm(x$w, as.matrix(x["b1"]),
+                                  nrealizations = 33) + own,
+               tolerance = 1e-10)
 })
 
 test_that("weighted_pairs is pycorr's PIP normalisation", {
