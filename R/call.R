@@ -30,7 +30,7 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
                      check_footprint = FALSE, footprints = list(),
                      check_catalogs = function(cats) NULL,
                      check_weights = function(w) NULL, key = list(),
-                     envir = parent.frame()) {
+                     pip = NULL, envir = parent.frame()) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
   cc <- checked_catalogs(users, columns)
@@ -40,6 +40,12 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
   w <- call_weights(weights, users, cc$prepared)
   check_weight_products(w)
   check_weights(w)
+  # PIP (pip_settings(), R/pip.R): the words of each catalog; every
+  # catalog weighted (units where none are given), as pair weights need
+  bits <- if (!is.null(pip)) call_bitwise(pip$bitwise, users, cc$prepared)
+  if (!is.null(pip) && is.null(w)) {
+    w <- lapply(cc$cats, function(x) rep(1, catalog_size(x)))
+  }
   pat <- NULL
   resample <- FALSE
   if (is.null(error)) {
@@ -56,6 +62,7 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
   }
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
                        retries, timeout, mean_theta)
+  how$pip <- pip
   n_counts <- if (is.null(counts)) 1L else length(counts)
   check_call_memory(cc$cats, w, length(edges) - 1L, n_counts, pat, resample,
                     patches, n_patches, error, n_boot)
@@ -64,14 +71,17 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
     pat <- call_patches(patches, users, cc$cats, cc$prepared, n_patches,
                         seed, threads, fit_on)
   }
-  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads)
+  cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads, bits)
   on_exit_of(envir, function() release_catalogs(cats))
   if (resample) check_random_patches(cats[randoms], pat)
   progress <- progress_start(progress, n_counts, envir)
   how <- checkpoint_open(how, what,
                          do.call(checkpoint_key,
                                  c(list(cats, edges, self_pairs), key,
-                                   list(mean_theta = if (mean_theta) TRUE))))
+                                   list(mean_theta = if (mean_theta) TRUE,
+                                        pip = if (!is.null(pip))
+                                          list(pip[-1L], lapply(cats, `[[`,
+                                                                "bits"))))))
   list(start = start, cats = cats, checked = cc$cats, edges = edges,
        units = units, weights = w, patches = pat, resample = resample,
        how = how, threads = threads, progress = progress, counts = counts,
@@ -111,7 +121,8 @@ count_catalogs <- function(how, ca, cb, edges, self_pairs, threads, progress,
   pc <- count_planned(how, ca$xyz, cb$xyz, edges, self_pairs, threads,
                       progress, ca$weights, cb$weights, ca$patch, cb$patch,
                       catalog_n_patches(ca), label = label, ha = ca$handle,
-                      hb = cb$handle, defer = defer)
+                      hb = cb$handle, defer = defer, ba = ca$bits,
+                      bb = cb$bits)
   with_patches <- function(pc) {
     if (!is.null(ca$patch)) pc$patches <- ca$patches
     pc
@@ -172,7 +183,9 @@ checkpoint_key <- function(cats, edges, self_pairs, ...) {
 
 # runs each count once; a list by key. `labels` names the catalogs in
 # checkpoints when their names in `cats` are not fit for file names.
-# how$mean_theta applies to the counts whose spec has mean. On the GPU the
+# how$mean_theta applies to the counts whose spec has mean; how$pip's
+# angular upweights to those whose spec does not say angular = FALSE, the
+# table named by the spec where the call has one per count. On the GPU the
 # counts overlap (overlap_counts()): all start, each in a thread of its
 # own, before the first is collected, so that the host work of each (and
 # R's) runs while the GPU counts another; any still running when this
@@ -184,6 +197,19 @@ run_counts <- function(how, cats, counts, edges, threads, progress,
   lab <- function(k) if (is.null(labels)) k else labels[[k]]
   one <- function(s, defer) {
     how$mean_theta <- isTRUE(how$mean_theta) && isTRUE(s$mean)
+    # PIP angular upweights by count: none where the spec says angular =
+    # FALSE (wtheta()'s RR, as pycorr), the table the spec names where the
+    # call has one per count (wtheta_pip(): DD and DR), else the call's.
+    # Set as a NULL element: `$<-` NULL would drop it, and `$` would then
+    # match another name by its prefix.
+    if (!is.null(how$pip)) {
+      if (isFALSE(s$angular)) {
+        how$pip["angular"] <- list(NULL)
+      } else if (is.character(s$angular) &&
+                 !is.null(how$pip$tables_by_count)) {
+        how$pip["angular"] <- list(how$pip$tables_by_count[[s$angular]])
+      }
+    }
     count_catalogs(how, cats[[s$x]], if (!is.null(s$y)) cats[[s$y]], edges,
                    s$self_pairs, threads, progress,
                    label = paste0(lab(s$x), "-", lab(s$y %||% s$x),

@@ -131,21 +131,25 @@ unit_vectors_of <- function(cats, threads) {
 # shares one C catalog and sorts and builds its grid once.
 new_catalog_handle <- function() new.env(parent = emptyenv())
 
-# the C catalog of handle for unit vectors xyz, weights w (NULL: none) and
+# the C catalog of handle for unit vectors xyz, weights w (NULL: none),
+# bitwise words bits (PIP: an n x k integer matrix, or NULL) and
 # patch ranges (a k x 2 matrix of [start, end) from group_patches(), or
 # NULL: one range), made on first use (and again when the handle was read
 # back from a saved session, which keeps no C memory); later uses must
 # give the same points, weights and ranges
-catalog_handle <- function(handle, xyz, w = NULL, ranges = NULL) {
+catalog_handle <- function(handle, xyz, w = NULL, ranges = NULL,
+                           bits = NULL) {
   if (!is.null(w)) w <- as.double(w)
   if (!is.null(ranges)) ranges <- matrix(as.double(ranges), ncol = 2L)
   if (is.null(handle$ptr) || !.Call(C_catalog_alive, handle$ptr)) {
     handle$xyz <- xyz
     handle$w <- w
     handle$ranges <- ranges
-    handle$ptr <- .Call(C_catalog_new, xyz, w, ranges)
+    handle$bits <- bits
+    handle$ptr <- .Call(C_catalog_new, xyz, w, ranges, bits)
   } else if (!identical(handle$xyz, xyz) || !identical(handle$w, w) ||
-             !identical(handle$ranges, ranges)) {
+             !identical(handle$ranges, ranges) ||
+             !identical(handle$bits, bits)) {
     stop("wtheta internal: a catalog handle used for other points, weights ",
          "or patches", call. = FALSE)
   }
@@ -158,6 +162,8 @@ catalog_release <- function(handle) {
   if (!is.null(handle$ptr) && .Call(C_catalog_alive, handle$ptr)) {
     .Call(C_catalog_release, handle$ptr)
   }
+  # the catalogs of its weights with inverse probabilities (pip_handle())
+  for (h in handle$pip_handles) catalog_release(h)
   invisible(NULL)
 }
 
@@ -187,8 +193,9 @@ catalog_radec <- function(x) {
 }
 
 # every catalog of a call as a wtheta_prepared with weights `w` (from
-# call_weights()) and, with `pat` (from call_patches()), the call's patches
-call_catalogs <- function(cats, prepared, w, pat, threads) {
+# call_weights()), bitwise words `bits` (call_bitwise(), or NULL) and,
+# with `pat` (from call_patches()), the call's patches
+call_catalogs <- function(cats, prepared, w, pat, threads, bits = NULL) {
   # the unit vectors of the catalogs given as coordinates, in one pass
   plain <- names(cats)[!unlist(prepared[names(cats)]) &
                          (is.null(pat) || pat$kind != "centres")]
@@ -209,7 +216,7 @@ call_catalogs <- function(cats, prepared, w, pat, threads) {
                "too (prepare_catalog(patches = ...)), or give it ",
                "unprepared.", call. = FALSE)
         }
-        own <- patch_catalog(x$radec, w[[nm]], pat$patches, threads)
+        own <- patch_catalog(x$radec, w[[nm]], pat$patches, threads, x$bits)
         own$own <- TRUE
         return(own)
       } else if (pat$kind == "labels") {
@@ -232,15 +239,16 @@ call_catalogs <- function(cats, prepared, w, pat, threads) {
       }
       return(x)
     }
+    b <- bits[[nm]]
     own <- if (is.null(pat)) {
-      new_wtheta_prepared(x, xyz[[nm]], w[[nm]])
+      new_wtheta_prepared(x, xyz[[nm]], w[[nm]], bits = b)
     } else if (pat$kind == "centres") {
-      patch_catalog(x, w[[nm]], pat$patches, threads)
+      patch_catalog(x, w[[nm]], pat$patches, threads, b)
     } else {
       g <- group_patches(xyz[[nm]], pat$numbers[[nm]],
-                         length(pat$labels), w[[nm]])
+                         length(pat$labels), w[[nm]], b)
       new_wtheta_prepared(x, g$xyz, if (!is.null(w)) g$weights, g$labels,
-                          pat$labels)
+                          pat$labels, bits = g$bits)
     }
     own$own <- TRUE
     own
@@ -281,6 +289,12 @@ check_prepared <- function(x, arg) {
                        !all(is.finite(c(min(w), max(w))))))) {
     bad(paste0("`weights` are not ", n, " finite numbers"))
   }
+  b <- x$bits
+  if (!is.null(b) && (!is.integer(b) || !is.matrix(b) || nrow(b) != n ||
+                      ncol(b) < 1L)) {
+    bad(paste0("`bits` are not an ", n, " x k integer matrix of bitwise ",
+               "words"))
+  }
   p <- x$patch
   if (!is.null(p) && (length(p) != n || is.null(attr(p, "ranges")))) {
     bad(paste0("`patch` does not give ", n, " patch numbers with their ",
@@ -299,7 +313,8 @@ stale_handle <- function(x) {
   !identical(h$xyz, x$xyz) ||
     !identical(h$w, if (!is.null(x$weights)) as.double(x$weights)) ||
     !identical(h$ranges, if (!is.null(ranges))
-      matrix(as.double(ranges), ncol = 2L))
+      matrix(as.double(ranges), ncol = 2L)) ||
+    !identical(h$bits, x$bits)
 }
 
 # frees the grids of the C catalogs a call made for itself (those of

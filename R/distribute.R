@@ -78,15 +78,29 @@ check_block_options <- function(checkpoint, retries, timeout) {
 # them (each worker gets blocks, not catalogs).
 count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
                           wa, wb, pa, pb, n_patches, label = "pairs",
-                          ha = NULL, hb = NULL, defer = FALSE) {
+                          ha = NULL, hb = NULL, defer = FALSE, ba = NULL,
+                          bb = NULL) {
+  # PIP (R/pip.R): one-sided words folded into their catalog's weights
+  # (a catalog of its own, within the handle), the engine's settings
+  pip <- NULL
+  if (!is.null(how$pip)) {
+    pip <- pip_resolve(how$pip, wa, wb, ba, bb, is.null(b))
+    wa <- pip$wa
+    wb <- pip$wb
+    ba <- pip$ba
+    bb <- pip$bb
+    if (pip$fold_a) ha <- pip_handle(ha, pip$key)
+    if (pip$fold_b) hb <- pip_handle(hb, pip$key)
+  }
   if (is.null(how$run)) {
     pc <- count_pairs_future(a, b, edges, self_pairs, how, wa, wb, pa, pb,
-                             n_patches, label, progress)
+                             n_patches, label, progress, ba, bb, pip)
     return(if (defer) deferred(function() pc) else pc)
   }
   count_pairs(a, b, edges, self_pairs, how$run, threads, progress, wa, wb,
               pa, pb, n_patches, ha = ha, hb = hb,
-              mean_theta = isTRUE(how$mean_theta), defer = defer)
+              mean_theta = isTRUE(how$mean_theta), defer = defer, ba = ba,
+              bb = bb, pip = pip)
 }
 
 # like count_pairs(), with the block pairs run as futures, one future per
@@ -94,12 +108,13 @@ count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
 # each worker. Each task carries only its two blocks' points, weights and
 # patch numbers. Finished blocks go to the checkpoint as they arrive.
 count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
-                               n_patches, label, progress = TRUE) {
+                               n_patches, label, progress = TRUE,
+                               bits_a = NULL, bits_b = NULL, pip = NULL) {
   start <- proc.time()[["elapsed"]]
   is_auto <- is.null(b)
   n_blocks <- how$n_blocks
   bt <- block_tasks(a, b, edges, self_pairs, how, wa, wb, pa, pb, n_patches,
-                    label)
+                    label, bits_a = bits_a, bits_b = bits_b, pip = pip)
   jobs <- bt$jobs
   make_task <- bt$make_task
   ba <- bt$ba
@@ -129,6 +144,8 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
   out$self_pairs <- self_pairs
   out$n_pairs <- pair_norm(n1, n2, is_auto, self_pairs)
   out <- count_totals(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs)
+  out <- pip_result(out, pip, wa, wb, bits_a, bits_b, is_auto, self_pairs,
+                    pa, pb, n_patches)
   backends <- unique(vapply(parts, `[[`, "", "backend"))
   out$backend <- paste(sort(backends), collapse = "+")
   out$devices <- sort(unique(unlist(lapply(parts, `[[`, "devices"))))
@@ -139,7 +156,8 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
   sizes_b <- lengths(bb)
   per_task <- sizes[jobs$i] + ifelse(is_auto & jobs$i == jobs$j, 0,
                                      sizes_b[jobs$j])
-  bytes_point <- 24 + 8 * (!is.null(wa)) + 4 * (!is.null(pa))
+  bytes_point <- 24 + 8 * (!is.null(wa)) + 4 * (!is.null(pa)) +
+    4 * (if (!is.null(bits_a)) ncol(bits_a) else 0)
   out$distributed <- list(
     tasks = length(parts),
     blocks = n_blocks,
@@ -162,7 +180,8 @@ count_pairs_future <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
 # (only its two blocks' unit vectors, weights and patch numbers), made when
 # the task is sent so that the blocks are not all copied at once.
 block_tasks <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
-                        n_patches, label) {
+                        n_patches, label, bits_a = NULL, bits_b = NULL,
+                        pip = NULL) {
   is_auto <- is.null(b)
   n_blocks <- how$n_blocks
   cut <- function(n) {
@@ -181,9 +200,13 @@ block_tasks <- function(a, b, edges, self_pairs, how, wa, wb, pa, pb,
     y <- if (is_auto) a else b
     wy <- if (is_auto) wa else wb
     py <- if (is_auto) pa else pb
+    by <- if (is_auto) bits_a else bits_b
     list(a = a[ia, , drop = FALSE], b = if (!diagonal) y[ib, , drop = FALSE],
          wa = wa[ia], wb = if (!diagonal) wy[ib], pa = pa[ia],
          pb = if (!diagonal) py[ib], diagonal = diagonal,
+         ba = if (!is.null(bits_a)) bits_a[ia, , drop = FALSE],
+         bb = if (!diagonal && !is.null(by)) by[ib, , drop = FALSE],
+         pip = pip,
          self_pairs = diagonal && self_pairs, edges = edges,
          backend = how$backend, threads = how$threads, n_patches = n_patches,
          mean_theta = isTRUE(how$mean_theta),
@@ -493,7 +516,8 @@ count_block <- function(t) {
                     if (is.null(t$progress)) FALSE else t$progress,
                     t$wa, t$wb, t$pa, t$pb, t$n_patches,
                     progress_share = if (is.null(t$progress_share)) 1 else
-                      t$progress_share, mean_theta = isTRUE(t$mean_theta))
+                      t$progress_share, mean_theta = isTRUE(t$mean_theta),
+                    ba = t$ba, bb = t$bb, pip = t$pip)
   pc$pid <- Sys.getpid()
   pc$diagonal <- t$diagonal
   pc

@@ -188,8 +188,18 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
     s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
     s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
+    pip <- identical(pc$pip$bitwise, "pairs")
+    if (pip && (is.null(pc$patch_pip_norm) || pc$self_pairs)) {
+      stop("The jackknife or bootstrap replicates of a count weighted by ",
+           "bitwise words on both sides need its normalisation by pair of ",
+           "patches (`patch_pip_norm`), which ",
+           if (pc$self_pairs) "counts with self pairs do not have yet" else
+             "this count does not carry", ".", call. = FALSE)
+    }
     t1 <- colSums(m * s1)
-    total <- if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
+    total <- if (pip) {
+      pip_replicate_norm(pc$patch_pip_norm, m, is_auto)
+    } else if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
       t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
     if (error == "jackknife") {
       # leaving patch r out: all pairs, less row r and column r of S, plus
@@ -211,4 +221,15 @@ replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
     counts / rep(total, each = nrow(counts))   # sweep(), without aperm()
   })
   estimate_w(norm, estimator, is_cross)
+}
+
+# The PIP normaliser (pycorr's "total", pip_norm() in R/pip.R) of each
+# replicate of a count with bitwise words on both sides, from its parts by
+# pair of patches N (`patch_pip_norm`, pip_patch_norm()): m^T N m, halved
+# for the unordered pairs of an auto count. N's diagonal leaves out the
+# self terms once, each patch's m_a^2 times in the product, as the
+# weights' normaliser takes away m_a^2 sum w^2.
+pip_replicate_norm <- function(N, m, is_auto) {
+  total <- colSums(m * (N %*% m))
+  if (is_auto) total / 2 else total
 }

@@ -193,7 +193,12 @@ check_counts_agree <- function(pcs, args, is_cross) {
     if (is.null(pcs[[ab[[1L]][1L]]]) || is.null(pcs[[ab[[2L]][1L]]])) next
     x <- side(pcs[[ab[[1L]][1L]]], ab[[1L]][2L])
     y <- side(pcs[[ab[[2L]][1L]]], ab[[2L]][2L])
-    if (!identical(x$n, y$n) || !isTRUE(all.equal(x$w, y$w))) {
+    # a count whose one-sided bitwise words were folded into the weights
+    # (PIP: D-R pairs) sums other weights for the same catalog
+    folded <- any(vapply(ab, function(k)
+      identical(pcs[[k[1L]]]$pip$bitwise, "individual"), TRUE))
+    if (!identical(x$n, y$n) ||
+        !folded && !isTRUE(all.equal(x$w, y$w))) {
       stop("`", args[[ab[[1L]][1L]]], "` and `", args[[ab[[2L]][1L]]], "` ",
            "do not count the same ", what, " catalog (",
            format_n(x$n), " points", if (!is.null(x$w))

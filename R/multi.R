@@ -41,6 +41,10 @@
 #'   randoms), a result of [sky_patches()], or labels: the name of a column
 #'   present in every catalog, or a list with elements `data` and `random`
 #'   in the form of `weights`, labels for every catalog.
+#' @param bitwise PIP bitwise weights (see [wtheta()], section PIP
+#'   weights): `NULL`, the names of the bitwise weight columns (the
+#'   catalogs that have them carry them, the others none), or a list in the
+#'   form of `weights`, each element column names or a matrix of words.
 #' @inheritParams wtheta
 #' @return A data frame of class `c("wtheta_multi", "data.frame")`, long and
 #'   tidy: columns `i`, `j` (the sample names, as factors in the order of
@@ -55,7 +59,8 @@
 #'   `n_patches`, `patches`, `seed` (as in [wtheta()]), `edges`,
 #'   `theta_units`, `backend`, `threads`,
 #'   `elapsed` and
-#'   `footprint_check` (one per sample).
+#'   `footprint_check` (one per sample); with `bitwise` or `angular` also
+#'   `pip`, as in [wtheta()], over every count (each entry has its own).
 #' @seealso [wtheta()], [wtheta_cov()], [plot.wtheta_multi()],
 #'   [prepare_catalog()].
 #' @examples
@@ -80,7 +85,9 @@ wtheta_multi <- function(data, random, bins,
                          patches = NULL, n_patches = 20, n_boot = 500,
                          seed = NULL, distribute = FALSE, checkpoint = NULL,
                          retries = 1, timeout = NULL, check_footprint = TRUE,
-                         mean_theta = FALSE) {
+                         mean_theta = FALSE, bitwise = NULL,
+                         nrealizations = NULL, noffset = 1,
+                         default_value = 0, angular = NULL) {
   estimator <- match_estimator(estimator)
   error <- match_error(error)
   check_flag(self_pairs, "self_pairs")
@@ -97,6 +104,11 @@ wtheta_multi <- function(data, random, bins,
   if (!inherits(patches, "wtheta_patches")) {
     patches <- multi_values(patches, samples, rk$keys, "patches")
   }
+  if (!is.null(bitwise) && !is.character(bitwise)) {
+    bitwise <- multi_values(bitwise, samples, rk$keys, "bitwise")
+  }
+  pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular,
+                    users)
   # 2. which correlations, and the counts each needs
   K <- length(samples)
   ij <- which(upper.tri(diag(K), diag = TRUE), arr.ind = TRUE)
@@ -130,7 +142,7 @@ wtheta_multi <- function(data, random, bins,
                                            ij[r, 1L] != ij[r, 2L], self_pairs)
                      }
                    },
-                   key = list(names(users)))
+                   key = list(names(users)), pip = pip)
   # 4. every count once
   labels <- stats::setNames(c(paste0("data", seq_len(K)),
                               if (length(rk$keys) == 1L) "random" else
@@ -146,8 +158,10 @@ wtheta_multi <- function(data, random, bins,
     m <- patch_multiplicities(error, P, n_boot, seed)
   }
   entries <- lapply(seq_len(nrow(ij)), function(r) {
-    wtheta_result(spec_counts(specs[[r]], done), estimator, error, n_boot,
-                  seed, m)
+    e <- wtheta_result(spec_counts(specs[[r]], done), estimator, error,
+                       n_boot, seed, m)
+    attr(e, "pip") <- pip_record(pip, attr(e, "pair_counts"))
+    e
   })
   names(entries) <- paste0(samples[ij[, 1L]], "-", samples[ij[, 2L]])
   elapsed <- proc.time()[["elapsed"]] - call$start
@@ -165,6 +179,7 @@ wtheta_multi <- function(data, random, bins,
   }
   out <- multi_result(entries, ij, samples, error, done, fchecks,
                       call$start)
+  attr(out, "pip") <- pip_record(pip, attr(out, "pair_counts"))
   if (call$resample) {
     # the joint covariance of every correlation's bins, and the patches
     # (fitted on the first sample's randoms) against the largest angle

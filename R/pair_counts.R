@@ -188,6 +188,17 @@
 #'   `patch_n1`, `patch_n2`
 #'   (points per patch), `patch_counts` (see Patches) and, when weighted,
 #'   `patch_weighted`, `patch_w1`, `patch_w1_sq`, `patch_w2`, `patch_w2_sq`.
+#'   With `bitwise` or `angular`, `pip` records the settings: `bitwise`
+#'   (`"pairs"`: words on both sides; `"individual"`: on one side, folded
+#'   into its weights; `"none"`), `n_bits`, `nrealizations` (as used),
+#'   `noffset`, `default_value` and `angular`; the counts are then always
+#'   weighted (unit weights where none are given). With bitwise words on
+#'   both sides and patches, `patch_pip_norm` is a patches x patches
+#'   matrix whose element `[a, b]` sums the normalisation's expected pair
+#'   weights over the ordered pairs of a point of patch `a` and one of
+#'   patch `b` (distinct points): `weighted_pairs` is its sum (halved for
+#'   auto pairs), and a jackknife replicate without patch `r` has
+#'   `sum(patch_pip_norm[-r, -r])` (halved for auto pairs).
 #'   `pairs_skipped` counts the pairs that pruning by the last edge proved
 #'   to lie beyond it and counted without visiting (see [wtheta-package]),
 #'   and `grid_plan_s` the seconds spent planning that grid (0 without it):
@@ -221,8 +232,12 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                         devices = NULL, columns = c("ra", "dec"),
                         progress = NULL, weights = NULL, patches = NULL,
                         distribute = FALSE, checkpoint = NULL, retries = 1,
-                        timeout = NULL, mean_theta = FALSE) {
+                        timeout = NULL, mean_theta = FALSE, bitwise = NULL,
+                        nrealizations = NULL, noffset = 1,
+                        default_value = 0, angular = NULL) {
   users <- if (is.null(y)) list(x = x) else list(x = x, y = y)
+  pip <- pip_settings(bitwise, nrealizations, noffset, default_value,
+                      angular, users)
   call <- new_call("pair_counts", users, bins, columns, progress, self_pairs,
                    mean_theta, weights, patches, backend, threads, devices,
                    distribute, checkpoint, retries, timeout, fit_on = "x",
@@ -234,7 +249,7 @@ pair_counts <- function(x, y = NULL, bins, self_pairs = FALSE,
                             "(y = NULL); cross pairs are all n1 * n2 pairs ",
                             "already.", call. = FALSE)
                      }
-                   })
+                   }, pip = pip)
   pc <- count_catalogs(call$how, call$cats$x, call$cats$y, call$edges,
                        self_pairs, call$threads, call$progress)
   pc <- pair_counts_in_units(pc, call$units)
@@ -269,7 +284,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                         progress = FALSE, wa = NULL, wb = NULL, pa = NULL,
                         pb = NULL, n_patches = 0L, progress_share = 1,
                         ha = NULL, hb = NULL, mean_theta = FALSE,
-                        defer = FALSE) {
+                        defer = FALSE, ba = NULL, bb = NULL, pip = NULL) {
   start <- proc.time()[["elapsed"]]
   # a progressor (progressr) gets a sink for this count; see R/progress.R
   progress <- progress_sink(progress, progress_share)
@@ -281,23 +296,25 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   if (!is.null(pa)) {
     # points grouped by patch (unless they come so, from group_patches());
     # one task per pair of patches
-    grouped <- function(xyz, p, w) {
+    grouped <- function(xyz, p, w, bits) {
       if (!is.null(attr(p, "ranges"))) {
-        return(list(xyz = xyz, labels = p, weights = w))
+        return(list(xyz = xyz, labels = p, weights = w, bits = bits))
       }
-      group_patches(xyz, p, n_patches, w)
+      group_patches(xyz, p, n_patches, w, bits)
     }
-    g <- grouped(a, pa, wa)
+    g <- grouped(a, pa, wa, ba)
     a <- g$xyz
     pa <- g$labels
     wa <- g$weights
+    ba <- g$bits
     ra <- attr(pa, "ranges")
     rb <- ra
     if (!is_auto) {
-      g <- grouped(b, pb, wb)
+      g <- grouped(b, pb, wb, bb)
       b <- g$xyz
       pb <- g$labels
       wb <- g$weights
+      bb <- g$bits
       rb <- attr(pb, "ranges")
     }
     tasks <- patch_tasks(ra, rb, is_auto)
@@ -314,8 +331,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     hb <- new_catalog_handle()
     on.exit(catalog_release(hb), add = TRUE)
   }
-  ca <- catalog_handle(ha, a, if (weighted) wa, ra)
-  cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb)
+  ca <- catalog_handle(ha, a, if (weighted) wa, ra, ba)
+  cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb, bb)
   fingerprints <- function() list(catalog_fingerprint(a, ha, threads),
                                   if (!is_auto)
                                     catalog_fingerprint(b, hb, threads))
@@ -323,13 +340,15 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   finish <- function(res, fp) {
     pc <- count_result(res, a, b, edges, self_pairs, run, threads, progress,
                        wa, wb, pa, pb, ra, rb, n_patches, mean_theta, start)
+    pc <- pip_result(pc, pip, wa, wb, ba, bb, is_auto, self_pairs, pa, pb,
+                     n_patches)
     add_fingerprints(pc, fp[[1L]], fp[[2L]])
   }
   if (defer_here) {
     pending <- .Call(C_count_start, ca, cb, edges, self_pairs,
                      wt_constant("backend", run$backend), threads,
                      run$devices, tasks, as.integer(n_out), grid_mode(),
-                     isTRUE(mean_theta))
+                     isTRUE(mean_theta), pip$c)
     # the fingerprints while the count runs in its thread
     fp <- tryCatch(fingerprints(), error = function(e) {
       .Call(C_count_cancel, pending)
@@ -343,7 +362,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   res <- .Call(C_pair_counts_catalogs, ca, cb, edges, self_pairs,
                wt_constant("backend", run$backend), threads, run$devices,
                tasks, as.integer(n_out), progress, grid_mode(), n_p,
-               isTRUE(mean_theta))
+               isTRUE(mean_theta), pip$c)
   out <- finish(res, fp)
   if (defer) deferred(function() out) else out
 }
@@ -565,5 +584,6 @@ transpose_counts <- function(pc) {
   for (k in c("patch_counts", "patch_weighted")) {
     if (!is.null(pc[[k]])) pc[[k]] <- aperm(pc[[k]], c(2L, 1L, 3L))
   }
+  if (!is.null(pc$patch_pip_norm)) pc$patch_pip_norm <- t(pc$patch_pip_norm)
   pc
 }

@@ -128,9 +128,15 @@ patch_tasks <- function(ra, rb, is_auto) {
 # grouped by patch in C (a stable counting sort); the labels carry the
 # [start, end) ranges of the patches as attribute "ranges", which
 # count_pairs() trusts (subsetting drops it)
-group_patches <- function(xyz, p, n, w = NULL) {
-  with_ranges(.Call(C_group_patches, xyz, as.integer(p), as.integer(n),
-                    if (!is.null(w)) as.double(w)))
+group_patches <- function(xyz, p, n, w = NULL, bits = NULL) {
+  g <- with_ranges(.Call(C_group_patches, xyz, as.integer(p), as.integer(n),
+                         if (!is.null(w)) as.double(w)))
+  # bitwise words (PIP) in the same order: the grouping is stable
+  # (wt_group_by_label), as order() by label is
+  if (!is.null(bits)) {
+    g$bits <- bits[order(as.integer(p), method = "radix"), , drop = FALSE]
+  }
+  g
 }
 
 # the same from a checked catalog and patch centres (a k x 3 matrix of unit
@@ -151,7 +157,17 @@ with_ranges <- function(g) {
 # a checked catalog (ra, dec) with weights (original order, or NULL)
 # given the patches of sky_patches(): unit vectors, nearest centres and
 # grouping in one C call
-patch_catalog <- function(cat, w, patches, threads) {
+patch_catalog <- function(cat, w, patches, threads, bits = NULL) {
+  if (!is.null(bits)) {
+    # bitwise words (PIP) follow their points: the grouping's order, read
+    # from the point numbers grouped as weights
+    g <- patch_vectors(cat, attr(patches, "centres"),
+                       as.double(seq_len(nrow(cat))), threads)
+    ord <- as.integer(g$weights)
+    return(new_wtheta_prepared(cat, g$xyz, if (!is.null(w)) w[ord],
+                               g$labels, patches,
+                               bits = bits[ord, , drop = FALSE]))
+  }
   g <- patch_vectors(cat, attr(patches, "centres"), w, threads)
   new_wtheta_prepared(cat, g$xyz, if (!is.null(w)) g$weights, g$labels,
                      patches)

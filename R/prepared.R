@@ -40,14 +40,20 @@
 #' @param seed Seeds the k-means patches, as in [sky_patches()].
 #' @param columns Names of the right ascension and declination columns.
 #' @param threads CPU threads, as in [pair_counts()].
+#' @param bitwise Bitwise weights (PIP): `NULL`, the names of columns of
+#'   `x` or a matrix with one row per object, as `bitwise` of
+#'   [pair_counts()] takes them for one catalog. They stay with the
+#'   catalog: every count of it is then PIP-weighted (with the call's
+#'   `nrealizations`, `noffset`, `default_value`), as its weights are used.
 #' @return A list of class `wtheta_prepared`: `xyz` (an n x 3 matrix of unit
 #'   vectors, grouped by patch when there are patches), `weights` (aligned
 #'   with `xyz`, or `NULL`), `patch` (patch numbers aligned with `xyz`, with
 #'   attribute `ranges`, or `NULL`), `patches` (the [sky_patches()] result
 #'   or the sorted labels, or `NULL`), `n`, `radec` (the checked right
 #'   ascensions and declinations in their original order, for
-#'   [footprint_check()] and for giving the catalog patches later) and
-#'   `handle`.
+#'   [footprint_check()] and for giving the catalog patches later),
+#'   `handle` and `bits` (the bitwise words as an n x k integer matrix of
+#'   32-bit words, aligned with `xyz`, or `NULL`).
 #' @seealso [wtheta_multi()], [wtheta_from_counts()].
 #' @examples
 #' ran <- random_catalog(4000, seed = 2)
@@ -60,7 +66,8 @@
 #' @export
 prepare_catalog <- function(x, weights = NULL, patches = NULL,
                             n_patches = NULL, seed = NULL,
-                            columns = c("ra", "dec"), threads = NULL) {
+                            columns = c("ra", "dec"), threads = NULL,
+                            bitwise = NULL) {
   if (inherits(x, "wtheta_prepared")) {
     stop("`x` is a prepared catalog already; prepare the catalog it came ",
          "from to change its weights or patches.", call. = FALSE)
@@ -77,6 +84,10 @@ prepare_catalog <- function(x, weights = NULL, patches = NULL,
                        numeric = TRUE)$x
     check_weight_products(list(x = w))
   }
+  # bitwise weights (PIP): the words, grouped with the points below
+  bits <- if (!is.null(bitwise)) {
+    call_bitwise(list(x = bitwise), list(x = x), c(x = FALSE))$x
+  }
   if (!is.null(n_patches) && !is.null(patches)) {
     stop("give `patches` or `n_patches`, not both.", call. = FALSE)
   }
@@ -85,10 +96,11 @@ prepare_catalog <- function(x, weights = NULL, patches = NULL,
     patches <- fit_patches(cat, "x", n_patches, seed, threads = threads)
   }
   if (is.null(patches)) {
-    return(new_wtheta_prepared(cat, unit_vectors(cat, threads), w))
+    return(new_wtheta_prepared(cat, unit_vectors(cat, threads), w,
+                               bits = bits))
   }
   if (inherits(patches, "wtheta_patches")) {
-    return(patch_catalog(cat, w, patches, threads))
+    return(patch_catalog(cat, w, patches, threads, bits))
   }
   if (is.list(patches)) {
     stop("`patches` must be NULL, a result of sky_patches(), a column name ",
@@ -99,16 +111,16 @@ prepare_catalog <- function(x, weights = NULL, patches = NULL,
                      numeric = FALSE)
   pn <- patch_numbers(v)
   g <- group_patches(unit_vectors(cat, threads), pn$numbers$x,
-                     length(pn$labels), w)
+                     length(pn$labels), w, bits)
   new_wtheta_prepared(cat, g$xyz, if (!is.null(w)) g$weights, g$labels,
-                     pn$labels)
+                     pn$labels, bits = g$bits)
 }
 
 new_wtheta_prepared <- function(radec, xyz, weights = NULL, patch = NULL,
-                               patches = NULL) {
+                               patches = NULL, bits = NULL) {
   structure(list(xyz = xyz, weights = weights, patch = patch,
                  patches = patches, n = nrow(xyz), radec = radec,
-                 handle = new_catalog_handle()),
+                 handle = new_catalog_handle(), bits = bits),
             class = "wtheta_prepared")
 }
 
@@ -121,7 +133,9 @@ print.wtheta_prepared <- function(x, ...) {
   bytes <- utils::object.size(unclass(x)[c("xyz", "weights", "patch",
                                            "patches", "radec")])
   cat("<wtheta_prepared> ", format_n(x$n), " points, ",
-      if (is.null(x$weights)) "unweighted" else "weighted", ", ", what,
+      if (is.null(x$weights)) "unweighted" else "weighted",
+      if (!is.null(x$bits)) paste0(", ", 32 * ncol(x$bits),
+                                   " bitwise realisations"), ", ", what,
       "\n  unit vectors", if (!is.null(x$patch)) " grouped by patch",
       "; ", format(structure(bytes, class = "object_size"), units = "auto"),
       " in R", if (length(ls(x$handle))) "; engine data cached", "\n",

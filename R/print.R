@@ -80,6 +80,8 @@ print.wtheta_multi <- function(x, n = 10L, ...) {
       if (!is.null(a$source)) paste0("; read from a ", a$source) else
         paste0("; ", length(a$pair_counts), " counts in ",
                format(signif(a$elapsed, 3)), " s"), "\n", sep = "")
+  if (!is.null(a$pip)) cat(describe_pip(a$pip, by_count = FALSE), "\n",
+                           sep = "")
   d <- as.data.frame(x)
   print(unit_headers(utils::head(d, n), theta_units_of(x)),
         row.names = FALSE, digits = 5)
@@ -303,6 +305,25 @@ describe_errors <- function(x, a) {
   out
 }
 
+# "PIP weights: 64 bits, nrealizations 65, noffset 1 (individual: DR;
+# pairs: DD); angular upweights: DD, DR" from a result's `pip` (without
+# the counts by weighting when not by_count: wtheta_multi())
+describe_pip <- function(p, by_count = TRUE) {
+  how <- p$bitwise[p$bitwise != "none"]
+  out <- if (!length(how)) "no bitwise weights" else {
+    by <- vapply(split(names(how), how), paste, "", collapse = ", ")
+    paste0("PIP weights: ", format_n(p$n_bits), " bits, nrealizations ",
+           format_n(p$nrealizations), ", noffset ", p$noffset,
+           if (p$default_value != 0) paste0(", default_value ",
+                                            format(p$default_value)),
+           if (by_count) paste0(" (", paste0(names(by), ": ", by,
+                                             collapse = "; "), ")"))
+  }
+  ang <- names(Filter(Negate(is.null), p$angular))
+  paste0(out, "; angular upweights: ",
+         if (length(ang)) paste(ang, collapse = ", ") else "none")
+}
+
 describe_run_attr <- function(a) {
   if (is.null(a$backend)) return("backend not recorded")
   threads <- if (is.null(a$threads)) NA else a$threads
@@ -360,6 +381,7 @@ print.wtheta <- function(x, n = 10L, ...) {
   cat("  ", describe_sizes(a, type), "\n", sep = "")
   cat("  ", describe_convention(a, type), "; ", describe_errors(x, a), "\n",
       sep = "")
+  if (!is.null(a$pip)) cat("  ", describe_pip(a$pip), "\n", sep = "")
   out <- a$n_outside
   cat("  ", describe_run_attr(a), "\n", sep = "")
   if (length(out) && all(is.finite(out)) && any(out > 0)) {

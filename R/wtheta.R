@@ -74,6 +74,33 @@
 #' must be singular (no more patches or draws than bins) and when the
 #' patches' typical size is below the largest bin edge.
 #'
+#' @section PIP weights: Spectroscopic surveys give fibres to only some of
+#' their targets; pairwise inverse probability (PIP) weights (Bianchi &
+#' Percival 2017) correct the counts for it, with pycorr's definitions.
+#' Each object of the fibre-assigned sample carries bitwise weights
+#' (`bitwise`): one bit per realisation of the fibre assignment, set where
+#' the object got a fibre in it. A DD pair then weighs
+#' `w_i w_j nrealizations / (noffset + popcount(b_i & b_j))` (or
+#' `default_value` where that denominator is 0), the inverse of the
+#' probability that both objects got fibres; DR and RD pairs, whose
+#' randoms carry no bits, take the data object's individual inverse
+#' probability `nrealizations / (noffset + popcount(b_i))`. The normaliser
+#' of DD is pycorr's default: the expected PIP weight of every pair of the
+#' sample for independent selections, from the objects' popcounts (eq. 22
+#' of Mohammad et al. 2020; see [pair_counts()]). `nrealizations` counts
+#' the observed realisation too: its default is the number of bits plus
+#' one, the observed realisation being implied (each object of the sample
+#' got a fibre in it) and not stored; `noffset = 1` (the default) is that
+#' implied bit, `noffset = 0` with `nrealizations` the number of bits
+#' gives the zero-truncated estimator. Pairs that no realisation could
+#' observe (closer than a fibre-collision radius, say) have no
+#' probability to invert; angular upweights (`angular`, made by
+#' [angular_upweights()]) multiply the DD and DR pairs at each separation
+#' by the ratio of the parent sample's pairs to the PIP-weighted ones
+#' there (RR takes no upweight). [simulate_fibre_assignment()] makes
+#' bitwise weights for examples, and the article "Error bars, weights and
+#' cross-correlations" shows both corrections on one.
+#'
 #' @param data The galaxy catalog (see [pair_counts()] for the form), or a
 #'   catalog prepared by [prepare_catalog()].
 #' @param random Random points on the same footprint, as a catalog or
@@ -120,6 +147,29 @@
 #'   RR are counted as without it. With jackknife or bootstrap errors it
 #'   is the mean of the full sample: no replicate of it is made. `FALSE`
 #'   (the default) leaves it out.
+#' @param bitwise PIP bitwise weights (section PIP weights): `NULL` (none,
+#'   the default), the names of the bitwise weight columns (looked up in
+#'   every catalog; those without them, the randoms typically, have none),
+#'   a matrix of `data`'s words, or a list with elements named `data`,
+#'   `random` (and `data2`, `random2`), each column names or a matrix.
+#'   Each column is a word of 32 bits held as whole numbers from 0 to
+#'   2^32 - 1, or of 64 as `bit64::integer64`. A catalog prepared by
+#'   [prepare_catalog()] with `bitwise` carries its own words, which count
+#'   without this argument.
+#' @param nrealizations The number of realisations, the observed one
+#'   included: `NULL` (the default) for the number of bits plus one.
+#' @param noffset Added to the popcount of a pair's bits: 1 (the default)
+#'   or 0 (the zero-truncated estimator).
+#' @param default_value The weight of a pair whose denominator
+#'   `noffset + popcount` is 0 (default 0).
+#' @param angular Angular upweights: `NULL` (none), a data frame with
+#'   columns `theta` (degrees, increasing) and `weight`, as
+#'   [angular_upweights()] makes, applied to DD and DR (D1D2, D1R2 and
+#'   R1D2 for a cross-correlation), or a list with elements `DD` and `DR`,
+#'   each such a data frame or `NULL`, for one table each (pycorr's
+#'   `D1D2_twopoint_weights` and `D1R2_twopoint_weights`). A pair's
+#'   upweight is interpolated linearly in `cos(theta)` between the rows,
+#'   and is 1 outside their range. RR is never upweighted.
 #' @inheritParams pair_counts
 #' @return A data frame of class `c("wtheta", "data.frame")` with columns
 #'   `theta_lo`, `theta_hi`, `theta` (all three in the unit of the bins,
@@ -146,7 +196,11 @@
 #'   `edges` (in the
 #'   bins' unit), `theta_units` (that unit: `"deg"`, `"arcmin"`,
 #'   `"arcsec"` or `"rad"`; a result without it is in degrees) and
-#'   `footprint_check` (the [footprint_check()] results, or `NULL`). `w` is
+#'   `footprint_check` (the [footprint_check()] results, or `NULL`), and
+#'   with `bitwise` or `angular` also `pip`: a list with `bitwise` (by
+#'   count: `"pairs"`, `"individual"` or `"none"`, how its pairs were
+#'   weighted), `n_bits`, `nrealizations`, `noffset`, `default_value` and
+#'   `angular` (the tables applied, `DD` and `DR`). `w` is
 #'   `NA` in bins where its denominator is zero, and `w_err` in bins where
 #'   that of a replicate is, each with a warning that names the bins.
 #' @seealso [wtheta_cov()] for the covariance, [sky_patches()],
@@ -171,7 +225,9 @@ wtheta <- function(data, random, bins,
                    patches = NULL, n_patches = 20, n_boot = 500, seed = NULL,
                    data2 = NULL, random2 = NULL, distribute = FALSE,
                    checkpoint = NULL, retries = 1, timeout = NULL,
-                   check_footprint = TRUE, mean_theta = FALSE) {
+                   check_footprint = TRUE, mean_theta = FALSE,
+                   bitwise = NULL, nrealizations = NULL, noffset = 1,
+                   default_value = 0, angular = NULL) {
   estimator <- match_estimator(estimator)
   error <- match_error(error)
   check_flag(self_pairs, "self_pairs")
@@ -180,6 +236,11 @@ wtheta <- function(data, random, bins,
   users <- list(data = data, random = random, data2 = data2,
                 random2 = random2)
   users <- users[!vapply(users, is.null, TRUE)]
+  if (is.matrix(bitwise) || is.data.frame(bitwise)) {
+    bitwise <- list(data = bitwise)
+  }
+  pip <- wtheta_pip(bitwise, nrealizations, noffset, default_value, angular,
+                    users)
   # the counts: DD, DR, RR (or the four cross counts)
   spec <- if (!is_cross) {
     correlation_spec("data", "random", self_pairs = self_pairs)
@@ -208,12 +269,13 @@ wtheta <- function(data, random, bins,
                    check_weights = function(w) {
                      check_weight_totals(w, is_cross, self_pairs)
                    },
-                   key = list(is.null(random2)))
+                   key = list(is.null(random2)), pip = pip)
   # the counts (the footprint check runs while the GPU counts, or first),
   # then w, its errors and covariance
   counted <- call_counts(call)
   out <- wtheta_result(spec_counts(spec, counted$done), estimator, error,
                        n_boot, seed)
+  attr(out, "pip") <- pip_record(pip, attr(out, "pair_counts"))
   if (call$resample) {
     warn_untrusted_cov(error, nrow(out), ncol(attr(out, "replicates")),
                        patch_size(call$cats$random),
@@ -264,20 +326,78 @@ check_error_args <- function(error, patches, n_patches, n_boot, seed) {
 # Each spec: column, x, y (NULL for auto pairs), self_pairs, and
 # transposed (the count of y x x, taken from that of x x y so that one
 # count of data and randoms serves both orders), and mean (TRUE for DD and
-# D1D2: the counts that sum their pairs' angles when mean_theta is asked).
+# D1D2: the counts that sum their pairs' angles when mean_theta is asked),
+# and angular: which table of angular upweights the count takes ("DD" for
+# DD and D1D2, "DR" for DR, D1R2 and R1D2, FALSE for the randoms' pairs:
+# none; see run_counts()).
 correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
                              self_pairs = FALSE) {
-  s <- function(col, x, y, sp = FALSE, t = FALSE, mean = FALSE) {
+  s <- function(col, x, y, sp = FALSE, t = FALSE, mean = FALSE,
+                angular = NULL) {
     list(col = col, x = x, y = y, self_pairs = sp, transposed = t,
-         mean = mean)
+         mean = mean, angular = angular)
   }
   if (is.null(d2)) {
-    return(list(s("DD", d1, NULL, self_pairs, mean = TRUE), s("DR", d1, r1),
-                s("RR", r1, NULL, self_pairs)))
+    return(list(s("DD", d1, NULL, self_pairs, mean = TRUE, angular = "DD"),
+                s("DR", d1, r1, angular = "DR"),
+                s("RR", r1, NULL, self_pairs, angular = FALSE)))
   }
-  list(s("D1D2", d1, d2, mean = TRUE), s("D1R2", d1, r2),
-       s("R1D2", d2, r1, t = TRUE),
-       if (r1 == r2) s("R1R2", r1, NULL) else s("R1R2", r1, r2))
+  list(s("D1D2", d1, d2, mean = TRUE, angular = "DD"),
+       s("D1R2", d1, r2, angular = "DR"),
+       s("R1D2", d2, r1, t = TRUE, angular = "DR"),
+       if (r1 == r2) s("R1R2", r1, NULL, angular = FALSE) else
+         s("R1R2", r1, r2, angular = FALSE))
+}
+
+# The PIP settings of wtheta() and wtheta_multi() (pip_settings(), R/pip.R)
+# for the catalogs `users`, or NULL: `angular` is one table for DD and DR
+# or a list of one each, kept as tables_by_count (run_counts() gives each
+# count its own); the settings' own `angular` is the DD table, or the DR
+# one when DD has none.
+wtheta_pip <- function(bitwise, nrealizations, noffset, default_value,
+                       angular, users) {
+  by <- NULL
+  if (!is.null(angular)) {
+    one <- is.data.frame(angular) ||
+      is.list(angular) && !is.null(angular$theta)
+    if (one) {
+      by <- list(DD = angular, DR = angular)
+    } else if (is.list(angular) && !is.null(names(angular)) &&
+               all(names(angular) %in% c("DD", "DR")) &&
+               !anyDuplicated(names(angular))) {
+      by <- list(DD = angular$DD, DR = angular$DR)
+    } else {
+      stop("`angular` must be NULL, a data frame with columns `theta` ",
+           "(degrees) and `weight`, or a list with elements `DD` and `DR`, ",
+           "each such a data frame or NULL, not ", describe(angular), ".",
+           call. = FALSE)
+    }
+    by <- lapply(by, function(a) {
+      if (!is.null(a)) check_angular(a)
+    })
+    angular <- by$DD %||% by$DR
+  }
+  pip <- pip_settings(bitwise, nrealizations, noffset, default_value,
+                      angular, users)
+  if (!is.null(pip)) pip$tables_by_count <- by
+  pip
+}
+
+# what a wtheta result records of its PIP settings (NULL without them):
+# how each count weighted its pairs (the counts' own records) and the
+# settings
+pip_record <- function(pip, pcs) {
+  if (is.null(pip)) return(NULL)
+  recs <- lapply(pcs, `[[`, "pip")
+  get <- function(k) {
+    v <- unlist(lapply(recs, `[[`, k))
+    v <- v[!is.na(v)]
+    if (length(v)) v[[1L]] else NA_real_
+  }
+  list(bitwise = vapply(recs, function(r) r$bitwise %||% "none", ""),
+       n_bits = get("n_bits"), nrealizations = get("nrealizations"),
+       noffset = pip$noffset, default_value = pip$default_value,
+       angular = pip$tables_by_count)
 }
 
 count_key <- function(s) {

@@ -65,8 +65,33 @@ typedef enum {
 typedef struct {
   const double *x, *y, *z;
   const double *w;         /* per-point weights, or NULL: unweighted */
+  /* bitwise weights (PIP), or NULL: n_words 32-bit words per point,
+   * word-major (word k of point i at bits[k * n + i]); they travel with
+   * the points wherever these are sorted (the grid) or shipped */
+  const uint32_t *bits;
+  int n_words;
   int64_t n;
 } wt_points;
+
+/* Pair weights beyond w_i w_j (PIP, issue 37; pycorr's definitions): a
+ * pair (i, j) of a job with pip adds to wsum
+ *   (w_i w_j) * by_count[popcount(b_i & b_j)] * ang(d2)
+ * where by_count[c] = nrealizations / (noffset + c), or default_value
+ * where that denominator is 0 (n_words > 0: both catalogs carry n_words
+ * words; n_words == 0: no bitwise factor), and ang(d2) = 1 when n_ang is
+ * 0 or d2 lies outside [ang_d2[0], ang_d2[n_ang - 1]], else the linear
+ * interpolation of ang_w in d2 (ang_d2 increasing: the squared chords of
+ * the table's angles; cos theta = 1 - d2 / 2, so linear in cos theta).
+ * Counts (slots) stay the plain pair counts; thsum sums theta times the
+ * full pair weight. The grid prunes by the last edge but counts nothing
+ * in bulk (the pair weight does not factorise over a cell pair). */
+#define WT_PIP_MAX_WORDS 32
+typedef struct {
+  int n_words;
+  const double *by_count;  /* 32 * n_words + 1 values */
+  int n_ang;
+  const double *ang_d2, *ang_w;
+} wt_pip;
 
 /* One unit of counting: the pairs (i, j) with i in [a0, a1) of catalog a
  * and j in [b0, b1) of catalog b (of catalog a again in an auto job), added
@@ -177,6 +202,8 @@ typedef struct {
    * engine counts with its plain C kernel, the CUDA engine with its exact
    * kernel. */
   double *thsum;
+  /* pair weights beyond w_i w_j (PIP), or NULL; needs wsum */
+  const wt_pip *pip;
   double gpu_ms;           /* out: summed GPU kernel time (CUDA events) */
   double plan_s;           /* out: seconds spent planning the grid */
   char message[256];       /* out: detail for WT_ERR_CUDA and friends */
@@ -199,6 +226,12 @@ int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
                  double *upper, uint16_t *table);
 int wt_bins_table_capacity(void);
 int wt_slot_of(const wt_bins *bins, double d2);
+/* floor/bins.c: the angular factor ang(d2) of a wt_pip (1 without a
+ * table), and the whole pair weight factor by_count[c] * ang(d2) beyond
+ * w_i w_j for a popcount c (c ignored without words); the kernels inline
+ * the same arithmetic */
+double wt_pip_ang(const wt_pip *pip, double d2);
+double wt_pip_factor(const wt_pip *pip, int c, double d2);
 /* core/patches.c */
 void wt_nearest_centre(const double *x, const double *y, const double *z,
                        int64_t n, const double *cx, const double *cy,

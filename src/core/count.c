@@ -106,6 +106,18 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
       : ((job->a.w == NULL) != (job->wsum == NULL) ||
          (job->b.w == NULL) != (job->wsum == NULL)))
     return WT_ERR_ARG;
+  if (job->pip) {
+    const wt_pip *q = job->pip;
+    const int nw = q->n_words;
+    if (!job->wsum || nw < 0 || nw > WT_PIP_MAX_WORDS ||
+        (nw > 0 && !q->by_count) || q->n_ang < 0 ||
+        (q->n_ang > 0 && (!q->ang_d2 || !q->ang_w)))
+      return WT_ERR_ARG;
+    if (nw > 0 && (!job->a.bits || job->a.n_words != nw ||
+                   (!job->is_auto &&
+                    (!job->b.bits || job->b.n_words != nw))))
+      return WT_ERR_ARG;
+  }
   wt_task whole;
   double pairs;
   if (job_tasks(job, &whole, &pairs) != WT_OK) {
@@ -155,8 +167,25 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
       job->slots[at] += (uint64_t)(t->a1 - t->a0);
       if (job->wsum) {
         double w2 = 0.0;
-        for (int64_t i = t->a0; i < t->a1; i++)
-          w2 += job->a.w[i] * job->a.w[i];
+        if (job->pip) {
+          /* PIP: w_i^2 times the pair factor of b_i & b_i = b_i at 0 */
+          const wt_points *p = &job->a;
+          for (int64_t i = t->a0; i < t->a1; i++) {
+            int c = 0;
+            for (int k = 0; k < job->pip->n_words; k++) {
+              uint32_t v = p->bits[(int64_t)k * p->n + i];
+              while (v) {
+                v &= v - 1;
+                c++;
+              }
+            }
+            double ww = p->w[i] * p->w[i];
+            w2 += ww * wt_pip_factor(job->pip, c, 0.0);
+          }
+        } else {
+          for (int64_t i = t->a0; i < t->a1; i++)
+            w2 += job->a.w[i] * job->a.w[i];
+        }
         job->wsum[at] += w2;
       }
     }

@@ -53,6 +53,8 @@ struct wt_grid_stage {
   double cell_deg;                   /* the cell size it was built for */
   wt_grid_shape shape;
   double *mem;                       /* the sorted copies of the points */
+  uint32_t *bits_mem;                /* and of their bitwise words (PIP),
+                                        or NULL */
   wt_points sorted;                  /* the points, sorted by cell inside
                                         each range; the others in place */
   wt_grid_tree *trees;               /* one per range of the catalog, in

@@ -234,7 +234,8 @@ static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
 
 /* sorts points [r0, r1) of p into q* by key and builds one tree per cell */
 static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
-                      double *qy, double *qz, double *qw, int64_t r0,
+                      double *qy, double *qz, double *qw, uint32_t *qb,
+                      int64_t r0,
                       int64_t r1, range_tree *t, int n_threads)
 {
   const int64_t n = r1 - r0;
@@ -269,6 +270,9 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
       qy[r0 + i] = p->y[s];
       qz[r0 + i] = p->z[s];
       if (qw) qw[r0 + i] = p->w[s];
+      /* bitwise words (PIP) travel with their point */
+      for (int k = 0; qb && k < p->n_words; k++)
+        qb[(int64_t)k * p->n + r0 + i] = p->bits[(int64_t)k * p->n + s];
     }
     /* the cells: runs of one cell id in the sorted keys */
     int64_t n_cells = 0;
@@ -359,6 +363,7 @@ void wt_grid_stage_free(wt_grid_stage *s)
     for (int64_t k = 0; k < s->n_trees; k++) tree_free(&s->trees[k]);
   free(s->trees);
   free(s->mem);
+  free(s->bits_mem);
   shape_free(&s->shape);
   free(s);
 }
@@ -378,6 +383,10 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
     s->trees = calloc(cat->n_ranges > 0 ? (size_t)cat->n_ranges : 1,
                       sizeof *s->trees);
     s->mem = malloc((size_t)n * (weighted ? 4 : 3) * sizeof(double));
+    if (p->bits && p->n_words > 0) {
+      s->bits_mem = malloc((size_t)n * (size_t)p->n_words * sizeof(uint32_t));
+      if (!s->bits_mem) status = WT_ERR_NOMEM;
+    }
     if (!s->trees || !s->mem) status = WT_ERR_NOMEM;
   }
   if (status == WT_OK) {
@@ -394,6 +403,9 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
       memcpy(qy, p->y, (size_t)n * sizeof *qy);
       memcpy(qz, p->z, (size_t)n * sizeof *qz);
       if (qw) memcpy(qw, p->w, (size_t)n * sizeof *qw);
+      if (s->bits_mem)
+        memcpy(s->bits_mem, p->bits,
+               (size_t)n * (size_t)p->n_words * sizeof(uint32_t));
     }
     if (cat->n_ranges >= 2 * (int64_t)n_threads && n_threads > 1) {
       /* many ranges (patches): a range per thread at a time, each sorted
@@ -404,7 +416,8 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
 #pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
 #endif
       for (int64_t k = 0; k < cat->n_ranges; k++) {
-        int st = sort_range(&s->shape, p, qx, qy, qz, qw, cat->ranges[2 * k],
+        int st = sort_range(&s->shape, p, qx, qy, qz, qw, s->bits_mem,
+                            cat->ranges[2 * k],
                             cat->ranges[2 * k + 1], &s->trees[k], 1);
         if (st != WT_OK) {
 #ifdef _OPENMP
@@ -416,13 +429,16 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
       status = failed;
     } else {
       for (int64_t k = 0; k < cat->n_ranges && status == WT_OK; k++)
-        status = sort_range(&s->shape, p, qx, qy, qz, qw, cat->ranges[2 * k],
+        status = sort_range(&s->shape, p, qx, qy, qz, qw, s->bits_mem,
+                            cat->ranges[2 * k],
                             cat->ranges[2 * k + 1], &s->trees[k], n_threads);
     }
     s->sorted.x = qx;
     s->sorted.y = qy;
     s->sorted.z = qz;
     s->sorted.w = qw;
+    s->sorted.bits = s->bits_mem;
+    s->sorted.n_words = s->bits_mem ? p->n_words : 0;
     s->sorted.n = n;
   }
   if (status != WT_OK) {

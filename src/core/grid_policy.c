@@ -60,10 +60,14 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
  * tasks: it pays on the CPU at survey sizes, and on the GPU, whose host
  * plans every task, only from WT_GRID_BULK_MIN_PAIRS_GPU pairs
  * (bench/kernel/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
- * need every pair in a bin visited: no bulk counting then. */
+ * need every pair in a bin visited: no bulk counting then; nor with PIP
+ * pair weights (wt_pip), which do not factorise over a cell pair (a
+ * per-pair kernel for the cell pairs proved inside one bin would visit
+ * every pair all the same, for the popcount, and save only the slot
+ * lookup, so such jobs prune by the last edge only). */
 static int grid_bulk(const wt_job *job, double pairs)
 {
-  return !job->thsum && (job->grid == WT_GRID_ALWAYS ||
+  return !job->thsum && !job->pip && (job->grid == WT_GRID_ALWAYS ||
     (job->grid == WT_GRID_AUTO &&
      (job->backend == WT_BACKEND_CPU ||
       pairs >= WT_GRID_BULK_MIN_PAIRS_GPU)));
@@ -170,7 +174,9 @@ void wt_grid_plan_add_bulk(const wt_grid_plan *gp, wt_job *job)
   const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
   for (size_t s = 0; s < n_all; s++) {
     job->slots[s] += (uint64_t)gr->bulk_n[s];
-    if (job->wsum) job->wsum[s] += gr->bulk_w[s];
+    /* PIP: the pruned pairs' weights (products of cell sums) are not
+     * their pair weights: the weight sums keep the visited pairs only */
+    if (job->wsum && !job->pip) job->wsum[s] += gr->bulk_w[s];
     job->pairs_skipped += gr->bulk_n[s];
   }
 }

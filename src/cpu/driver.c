@@ -142,10 +142,14 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
 #endif
     if (vec)
       j += vec(c, t->h, t->wh, t->tile, a, i0 + r, step, b, j0, j1 - j0);
-    if (vec && j < j1)
+    /* PIP: the padded end would need padded words; plain C takes it */
+    if (vec && j < j1 && !c->pip)
       j += count_tail(c, t, a, i0 + r, step, b, j, j1, vec == c->vec32, slo,
                       narrow ? span : 0);
-    wt_cpu_plain(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
+    if (c->pip_fn)
+      c->pip_fn(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
+    else
+      wt_cpu_plain(c, t->h, t->wh, t->th, a, i0 + r, step, b, j, j1);
   }
 }
 
@@ -279,9 +283,22 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
     c->copy_off[k] = (k % WT_COPIES % c->copies) * c->n_slots;
   c->sink = (uint32_t)(c->copies * c->n_slots);
   *mem = NULL;
+  if (job->pip) {
+    /* PIP: kernels_pip.c for what no vector kernel takes, with POPCNT
+     * unless plain is asked for; on AVX-512 the vector kernel of its own
+     * (below) */
+    c->pip = job->pip;
+    c->pip_fn = wt_cpu_pip_plain;
 #ifdef WT_X86
-  /* sums of angles: plain C only (see engine.h) */
-  if (bins->table == NULL || isa == WT_ISA_PLAIN || job->thsum) return WT_OK;
+    if (isa != WT_ISA_PLAIN && __builtin_cpu_supports("popcnt"))
+      c->pip_fn = wt_cpu_pip_popcnt;
+#endif
+  }
+#ifdef WT_X86
+  /* sums of angles: plain C only (see engine.h); PIP: AVX-512 only */
+  if (bins->table == NULL || isa == WT_ISA_PLAIN || job->thsum ||
+      (job->pip && isa != WT_ISA_AVX512))
+    return WT_OK;
   const int avx512 = isa == WT_ISA_AVX512;
   c->vec = avx512 ? wt_cpu_avx512 : wt_cpu_avx2;
   c->vec_lanes = avx512 ? 8 : 4;
@@ -327,6 +344,12 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   }
   c->narrow = narrow;
   c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
+  if (job->pip) {
+    /* the double kernel with pair factors; no float or narrow kernel */
+    c->vec = wt_cpu_avx512_pip;
+    c->vec32 = NULL;
+    c->narrow = 0;
+  }
 #else
   (void)job;
   (void)pairs;

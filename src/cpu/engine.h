@@ -45,6 +45,9 @@
  * Weighted jobs take the same path with the same slot decisions; the
  * kernels also compute w_i w_j in double, keep it in the ring beside the
  * index, and add it to a double histogram laid out as the counters.
+ * PIP jobs (wt_job.pip, pair weights from bitwise words and an angular
+ * table) run in kernels_pip.c only, one pair at a time with a hardware
+ * popcount where the CPU has one.
  * Jobs that sum the pairs' angles (wt_job.thsum, mean_theta) run in plain
  * C only (ctx_init() picks no vector kernel): an asin per pair costs far
  * more than the lookup the vector kernels speed up.
@@ -160,6 +163,12 @@ struct wt_ctx {
   int narrow_lanes;             /* columns per vector of narrow_fn */
   int narrow_fault;             /* WT_FAULT_NARROW: one false pair per call */
   const float *edge_lo, *edge_hi, *lo_of, *hi_of;
+  /* PIP jobs (wt_job.pip): the pair weights, and the kernel that takes
+   * every pair in place of wt_cpu_plain (no vector kernel then) */
+  const wt_pip *pip;
+  void (*pip_fn)(const wt_ctx *c, uint32_t *h, double *wh, double *th,
+                 const wt_points *a, int64_t i0, int nr,
+                 const wt_points *b, int64_t j0, int64_t j1);
 };
 
 /* per-thread state */
@@ -232,11 +241,27 @@ static inline double pair_angle(double d2)
 void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
                   const wt_points *a, int64_t i0, int nr,
                   const wt_points *b, int64_t j0, int64_t j1);
+/* kernels_pip.c: PIP pair weights (wt_pip), every pair in plain C with
+ * the slot of slot_of(); row r into copy r of h, wh and th (th: mean_theta
+ * or NULL; wh is always given). _popcnt: built for the POPCNT
+ * instruction (x86-64 CPUs that have it) */
+void wt_cpu_pip_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
+                      const wt_points *a, int64_t i0, int nr,
+                      const wt_points *b, int64_t j0, int64_t j1);
+#ifdef WT_X86
+void wt_cpu_pip_popcnt(const wt_ctx *c, uint32_t *h, double *wh, double *th,
+                       const wt_points *a, int64_t i0, int nr,
+                       const wt_points *b, int64_t j0, int64_t j1);
+#endif
 #ifdef WT_X86
 /* kernels_avx512.c (wt_cpu_avx512, wt_cpu_f32, wt_cpu_f32_narrow) and
  * kernels_avx2.c (wt_cpu_avx2, wt_cpu_avx2_narrow), with what they share
  * in kernels_x86.h: vector kernels of the signature wt_vec_fn, compiled
  * for their instruction set by target attributes and chosen at run time */
+/* PIP jobs (wt_pip) on AVX-512: wt_cpu_avx512 with each pair's factor */
+int64_t wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
+                          const float *tile, const wt_points *a, int64_t i0,
+                          int nr, const wt_points *b, int64_t j0, int64_t nj);
 int64_t wt_cpu_avx512(const wt_ctx *c, uint32_t *h, double *wh,
                       const float *tile, const wt_points *a, int64_t i0,
                       int nr, const wt_points *b, int64_t j0, int64_t nj);

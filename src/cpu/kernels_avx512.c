@@ -164,6 +164,160 @@ wt_cpu_avx512(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
                   : vec_avx512_body(c, h, NULL, a, i0, 1, b, j0, nj, 0, 0));
 }
 
+/* PIP (wt_pip): the popcounts of 8 64-bit lanes (AVX512BW: a nibble
+ * table per byte, then the bytes of each lane summed) */
+WT_AVX512 WT_INLINE __m512i popcount_avx512(__m512i v)
+{
+  const __m512i lut = _mm512_set4_epi32(0x04030302, 0x03020201, 0x03020201,
+                                        0x02010100);
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  __m512i lo = _mm512_and_si512(v, low);
+  __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+  __m512i cnt = _mm512_add_epi8(_mm512_shuffle_epi8(lut, lo),
+                                _mm512_shuffle_epi8(lut, hi));
+  return _mm512_sad_epu8(cnt, _mm512_setzero_si512());
+}
+
+/* the angular factor of 8 squared chords, as pip_ang() (kernels_pip.c)
+ * computes it: a branch-free binary search by gathers, then the same
+ * interpolation; 1 outside the table (and for NaN) */
+WT_AVX512 WT_INLINE __m512d ang_avx512(const wt_pip *q, __m512d d2)
+{
+  const int n = q->n_ang;
+  const double *x = q->ang_d2, *y = q->ang_w;
+  const __m512d one = _mm512_set1_pd(1.0);
+  if (n == 1)
+    return _mm512_mask_mov_pd(one, _mm512_cmp_pd_mask(d2, _mm512_set1_pd(x[0]),
+                                                      _CMP_EQ_OQ),
+                              _mm512_set1_pd(y[0]));
+  __mmask8 in = _mm512_cmp_pd_mask(d2, _mm512_set1_pd(x[0]), _CMP_GE_OQ) &
+                _mm512_cmp_pd_mask(d2, _mm512_set1_pd(x[n - 1]), _CMP_LE_OQ);
+  if (!in) return one;
+  __m512i lo = _mm512_setzero_si512();
+  for (int len = n - 1; len > 1; ) {
+    const int half = len / 2;
+    __m512d xv = _mm512_i64gather_pd(lo, x + half, 8);
+    lo = _mm512_mask_add_epi64(lo, _mm512_cmp_pd_mask(xv, d2, _CMP_LE_OQ), lo,
+                               _mm512_set1_epi64(half));
+    len -= half;
+  }
+  __m512d x0 = _mm512_i64gather_pd(lo, x, 8);
+  __m512d x1 = _mm512_i64gather_pd(lo, x + 1, 8);
+  __m512d y0 = _mm512_i64gather_pd(lo, y, 8);
+  __m512d y1 = _mm512_i64gather_pd(lo, y + 1, 8);
+  __m512d t = _mm512_div_pd(_mm512_sub_pd(d2, x0), _mm512_sub_pd(x1, x0));
+  __m512d u = _mm512_mul_pd(t, _mm512_sub_pd(y1, y0));
+  WT_UNFUSED_V(u);
+  return _mm512_mask_mov_pd(one, in, _mm512_add_pd(y0, u));
+}
+
+/* AVX-512 for PIP jobs, 8 columns per vector, as vec_avx512_body()
+ * weighted, each pair's weight (w_i w_j) times its factor: by_count[c] of
+ * the popcount c of the AND of the words (two 32-bit words to a 64-bit
+ * lane), times the angular weight when ang. nr, packed, nw (words; 0:
+ * none) and ang are constants at each call site. */
+WT_AVX512 WT_INLINE int64_t
+vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
+             int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj,
+             int packed, int nw, int ang)
+{
+  const int weighted = 1;
+  const wt_pip *q = c->pip;
+  const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
+  const double *bw = b->w + j0;
+  const wt_lut512 L = lut512(c);
+  const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
+  const int nl = (nw + 1) / 2;               /* 64-bit lanes of words */
+  __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
+  __m512i bi[WT_ROWS][WT_PIP_MAX_WORDS / 2];
+  const int64_t na = a->n, nbp = b->n;
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_pd(a->x[i0 + r]);
+    yi[r] = _mm512_set1_pd(a->y[i0 + r]);
+    zi[r] = _mm512_set1_pd(a->z[i0 + r]);
+    wi[r] = _mm512_set1_pd(a->w[i0 + r]);
+    for (int l = 0; l < nl; l++) {
+      uint64_t lo = a->bits[(int64_t)(2 * l) * na + i0 + r];
+      uint64_t hi = 2 * l + 1 < nw
+                      ? a->bits[(int64_t)(2 * l + 1) * na + i0 + r] : 0;
+      bi[r][l] = _mm512_set1_epi64((long long)(lo | hi << 32));
+    }
+  }
+  const int64_t nv = nj & ~(int64_t)7;
+  WT_RING_DECL(ring, wring, 8);
+  for (int64_t j = 0; j < nv; j += 8) {
+    uint32_t *out = ring[(j >> 3) % WT_RING];
+    const uint32_t *old = ring[((j >> 3) + WT_LAG) % WT_RING];
+    double *wout = wring[(j >> 3) % WT_RING];
+    const double *wold = wring[((j >> 3) + WT_LAG) % WT_RING];
+    __m512d xj = _mm512_loadu_pd(bx + j);
+    __m512d yj = _mm512_loadu_pd(by + j);
+    __m512d zj = _mm512_loadu_pd(bz + j);
+    __m512d wj = _mm512_loadu_pd(bw + j);
+    __m512i bj[WT_PIP_MAX_WORDS / 2];
+    for (int l = 0; l < nl; l++) {
+      __m512i lo = _mm512_cvtepu32_epi64(_mm256_loadu_si256(
+        (const __m256i *)(b->bits + (int64_t)(2 * l) * nbp + j0 + j)));
+      __m512i hi = 2 * l + 1 < nw
+        ? _mm512_cvtepu32_epi64(_mm256_loadu_si256(
+            (const __m256i *)(b->bits + (int64_t)(2 * l + 1) * nbp + j0 + j)))
+        : _mm512_setzero_si512();
+      bj[l] = _mm512_or_si512(lo, _mm512_slli_epi64(hi, 32));
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __mmask8 above;
+      __m512d d2 = d2_avx512(xi[r], yi[r], zi[r], xj, yj, zj);
+      __m512i s = slots_avx512(&L, d2, packed, &above);
+      _mm256_store_si256((__m256i *)(out + 8 * r),
+                         _mm256_add_epi32(_mm512_cvtepi64_epi32(s), lane_off));
+      __m512d f = _mm512_set1_pd(1.0);
+      if (nw > 0) {
+        __m512i cnt = _mm512_setzero_si512();
+        for (int l = 0; l < nl; l++)
+          cnt = _mm512_add_epi64(cnt, popcount_avx512(
+                                        _mm512_and_si512(bi[r][l], bj[l])));
+        f = _mm512_i64gather_pd(cnt, q->by_count, 8);
+      }
+      if (ang) f = _mm512_mul_pd(f, ang_avx512(q, d2));
+      __m512d p = _mm512_mul_pd(wi[r], wj);
+      WT_UNFUSED_V(p);
+      _mm512_store_pd(wout + 8 * r, _mm512_mul_pd(p, f));
+      if (above)
+        patch_pairs(c, a, i0 + r, b, j0 + j, above, c->copy_off, out + 8 * r);
+      count_ring_w(h, wh, old + 8 * r, wold + 8 * r, 8);
+    }
+  }
+  WT_RING_DRAIN(ring, wring, 8, nv >> 3);
+  return nv;
+}
+
+/* the PIP variants: rows (6 or 1), packed table or not, 0, 1, 2 or 4
+ * words (others: the generic count), angular table or not */
+#define WT_PIP_NW(NR, P, ANG)                                                \
+  (nw == 0   ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 0, ANG)       \
+   : nw == 1 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 1, ANG)       \
+   : nw == 2 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 2, ANG)       \
+   : nw == 4 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 4, ANG)       \
+             : vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, nw, ANG))
+#define WT_PIP_ANG(NR, P)                                                    \
+  (ang ? WT_PIP_NW(NR, P, 1) : WT_PIP_NW(NR, P, 0))
+
+WT_AVX512 int64_t
+wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
+                  const float *tile, const wt_points *a, int64_t i0, int nr,
+                  const wt_points *b, int64_t j0, int64_t nj)
+{
+  (void)tile;
+  const int nw = c->pip->n_words, ang = c->pip->n_ang > 0;
+  if (nr == WT_ROWS)
+    return c->packed ? WT_PIP_ANG(WT_ROWS, 1) : WT_PIP_ANG(WT_ROWS, 0);
+  return c->packed ? WT_PIP_ANG(1, 1) : WT_PIP_ANG(1, 0);
+}
+#undef WT_PIP_NW
+#undef WT_PIP_ANG
+
 /* The float kernel's undecided lanes: pairs (i, j + l), l < 16, redone in
  * double, into out[l]. */
 WT_AVX512 __attribute__((noinline, cold)) static void

@@ -71,6 +71,18 @@ struct AngleArgs {
   unsigned toff;               /* byte offset of the R-column angle sums */
 };
 
+/* the exact kernel's third argument: PIP pair weights (wt.h, wt_pip), kept
+ * out of ExactArgs as the angle sums are; n_words 0 and n_ang 0: none */
+struct PipArgs {
+  const uint32_t *bI, *bJ;     /* words of the resident chunks, word-major,
+                                  word k of point r at [k * stride + r] */
+  long long stride;
+  int n_words;
+  const double *by;            /* pair factor by popcount, 32 n_words + 1 */
+  int n_ang;
+  const double *ang_d2, *ang_w;  /* angular table in squared chords */
+};
+
 /* ------------------------------------------------------------------ */
 /* device code                                                          */
 /* ------------------------------------------------------------------ */
@@ -159,6 +171,41 @@ __device__ __forceinline__ int for_each_item(const Item *items, int n_items,
     count(item, cur_out);
   }
   return cur_out;
+}
+
+/* the PIP factor of the pair (gi, gj) of the resident chunks at squared
+ * chord d2: by[popcount(b_i & b_j)] times the angular weight, the CPU
+ * engine's arithmetic (kernels_pip.c) with no fused multiply-add */
+__device__ __forceinline__ double pip_factor(const PipArgs &p, int gi, int gj,
+                                             double d2)
+{
+  double f = 1.0;
+  if (p.n_words > 0) {
+    int c = 0;
+    for (int k = 0; k < p.n_words; k++)
+      c += __popc(__ldg(p.bI + (long long)k * p.stride + gi) &
+                  __ldg(p.bJ + (long long)k * p.stride + gj));
+    f = __ldg(p.by + c);
+  }
+  const int n = p.n_ang;
+  if (n > 0) {
+    const double *x = p.ang_d2, *y = p.ang_w;
+    double a = 1.0;
+    if (n == 1) {
+      if (d2 == x[0]) a = y[0];
+    } else if (d2 >= x[0] && d2 <= x[n - 1]) {
+      int lo = 0, hi = n - 1;
+      while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (x[mid] <= d2) lo = mid; else hi = mid;
+      }
+      const double t = __ddiv_rn(__dsub_rn(d2, x[lo]),
+                                 __dsub_rn(x[lo + 1], x[lo]));
+      a = __dadd_rn(y[lo], __dmul_rn(t, __dsub_rn(y[lo + 1], y[lo])));
+    }
+    f = __dmul_rn(f, a);
+  }
+  return f;
 }
 
 }  // namespace

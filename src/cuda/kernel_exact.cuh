@@ -50,12 +50,14 @@ __device__ inline void flush_angles(unsigned char *smem, const ExactArgs &a,
 
 /* every pair in double with the CPU engine's lookup; with weights (W,
  * a.gw), also the sums of w_i w_j per slot, in double; with angles (T,
- * ta.gt), the sums of the pairs' angles (times w_i w_j when W) per slot.
- * Without angles the code is that of the kernel before mean_theta (its
- * machine code unchanged), the angle sums being a branch of their own. */
-template <bool W, bool T>
+ * ta.gt), the sums of the pairs' angles (times w_i w_j when W) per slot;
+ * with PIP (P, W too), each w_i w_j times the pair's factor (pip_factor()).
+ * Without angles the code is that of the kernel before mean_theta, the
+ * angle sums being a branch of their own. */
+template <bool W, bool T, bool P>
 __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a,
-                                                       const AngleArgs ta)
+                                                       const AngleArgs ta,
+                                                       const PipArgs pa)
 {
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x;
@@ -131,7 +133,8 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a,
           }
           run_n++;
           if (W) {
-            const double p = __dmul_rn(pi.w, pj.w);
+            double p = __dmul_rn(pi.w, pj.w);
+            if (P) p = __dmul_rn(p, pip_factor(pa, gi, gj, d2));
             run_w = __dadd_rn(run_w, p);
             run_t = __dadd_rn(run_t, __dmul_rn(p, exact_angle(d2)));
           } else {
@@ -161,7 +164,8 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a,
           const int gj = tj + jj;
           if (item.diag && gj <= gi) continue;
           const DPt pj = sj[jj];
-          const int s = cpu_slot(a, exact_d2(pi, pj));
+          const double d2 = exact_d2(pi, pj);
+          const int s = cpu_slot(a, d2);
           if (s != run_s) {
             if (run_n) add_run();
             run_s = s;
@@ -169,7 +173,9 @@ __global__ void __launch_bounds__(EBLOCK) wt_exact_kernel(const ExactArgs a,
             run_w = 0.0;
           }
           run_n++;
-          run_w = __dadd_rn(run_w, __dmul_rn(pi.w, pj.w));
+          double p = __dmul_rn(pi.w, pj.w);
+          if (P) p = __dmul_rn(p, pip_factor(pa, gi, gj, d2));
+          run_w = __dadd_rn(run_w, p);
         }
         if (run_n) add_run();
       } else {

@@ -96,6 +96,21 @@ __global__ void wt_pack_kernel(const double *__restrict__ x,
   d[r] = DPt{a, b, c, w ? w[s] : 0.0};
 }
 
+/* a chunk's bitwise words (PIP) in the order of its packed points: word k
+ * of packed point r from the raw upload's point order[r]; both word-major
+ * with stride `stride` */
+__global__ void wt_pack_bits_kernel(const uint32_t *__restrict__ raw,
+                                    const uint32_t *__restrict__ order, int n,
+                                    int n_words, long long stride,
+                                    uint32_t *__restrict__ out)
+{
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= n) return;
+  const int s = order ? (int)order[r] : r;
+  for (int k = 0; k < n_words; k++)
+    out[(long long)k * stride + r] = raw[(long long)k * stride + s];
+}
+
 }  // namespace
 
 #endif

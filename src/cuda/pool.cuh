@@ -42,6 +42,9 @@ struct Ctx {
   Buf bnd[2];                  /* task boundaries of each catalog */
   Buf ghist, gw, gt, counter, items, upper, thr, cmap, btab;  /* gt: angles */
   Buf hitems[2];               /* pinned host: work items of two launches */
+  Buf bits[2], rawbits, pipt;  /* PIP: resident chunks' words, their
+                                  upload, the pair factor and angular
+                                  tables */
   /* the plan whose edges and fast table are in upper, thr and cmap */
   std::shared_ptr<const Plan> loaded;
 };
@@ -64,7 +67,8 @@ void ctx_destroy(Ctx *c)
                      &c->key[0], &c->key[1], &c->idx[0], &c->idx[1],
                      &c->sort_tmp, &c->bnd[0], &c->bnd[1], &c->ghist,
                      &c->gw, &c->gt, &c->counter, &c->items,
-                     &c->upper, &c->thr, &c->cmap, &c->btab};
+                     &c->upper, &c->thr, &c->cmap, &c->btab, &c->bits[0],
+                     &c->bits[1], &c->rawbits, &c->pipt};
   for (Buf *b : dev_bufs) buf_free(*b, false);
   buf_free(c->hitems[0], true);
   buf_free(c->hitems[1], true);

@@ -185,6 +185,20 @@ class Worker {
     return true;
   }
 
+  /* PIP: the words per point (0: none) and the doubles of the device
+   * table (pair factors by popcount, then the angular table's chords and
+   * weights) */
+  int pip_words() const
+  {
+    return sh_.job->pip ? sh_.job->pip->n_words : 0;
+  }
+  size_t pip_table_len() const
+  {
+    const wt_pip *q = sh_.job->pip;
+    return (q->n_words > 0 ? 32 * (size_t)q->n_words + 1 : 0) +
+           2 * (size_t)q->n_ang + 1;
+  }
+
   /* make chunk (cat, c) resident in a slot other than `keep`: its raw
    * coordinates (and weights) are copied to the device, which orders and
    * packs them. All of it is queued on the stream, behind any kernel still
@@ -215,6 +229,16 @@ class Worker {
     if (rw && !ck(cudaMemcpyAsync(rw, p.w + start, nb, cudaMemcpyHostToDevice,
                                   C.stream), "cudaMemcpyAsync of weights"))
       return false;
+    /* PIP: the chunk's words, one upload per word */
+    const int nw = pip_words();
+    uint32_t *rb = static_cast<uint32_t *>(C.rawbits.p);
+    for (int k = 0; k < nw; k++)
+      if (!ck(cudaMemcpyAsync(rb + (size_t)k * cap_,
+                              p.bits + (size_t)k * p.n + start,
+                              (size_t)n * sizeof(uint32_t),
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of bitwise words"))
+        return false;
     const int threads = 256;
     const int blocks = (int)((n + threads - 1) / threads);
     const uint32_t *order = nullptr;
@@ -254,6 +278,13 @@ class Worker {
         fast ? static_cast<float4 *>(C.f[s].p) : nullptr,
         static_cast<DPt *>(C.d[s].p));
     if (!ck(cudaGetLastError(), "launch of the packing kernel")) return false;
+    if (nw > 0) {
+      wt_pack_bits_kernel<<<blocks, threads, 0, C.stream>>>(
+          rb, order, (int)n, nw, (long long)cap_,
+          static_cast<uint32_t *>(C.bits[s].p));
+      if (!ck(cudaGetLastError(), "launch of the bitwise packing kernel"))
+        return false;
+    }
     slot_[s].cat = cat;
     slot_[s].chunk = c;
     slot_[s].n = n;
@@ -291,12 +322,17 @@ class Worker {
   bool prepare_kernel()
   {
     const Plan &plan = *sh_.plan;
+    const bool pip = sh_.job->pip != nullptr;   /* weighted, exact */
     kfn_ = plan.fast ? fast_kernel_ptr(plan.cfg)
+           : pip ? (plan.angles
+                        ? (const void *)wt_exact_kernel<true, true, true>
+                        : (const void *)wt_exact_kernel<true, false, true>)
            : plan.angles
-               ? (plan.weighted ? (const void *)wt_exact_kernel<true, true>
-                                : (const void *)wt_exact_kernel<false, true>)
-           : plan.weighted ? (const void *)wt_exact_kernel<true, false>
-                           : (const void *)wt_exact_kernel<false, false>;
+               ? (plan.weighted
+                      ? (const void *)wt_exact_kernel<true, true, false>
+                      : (const void *)wt_exact_kernel<false, true, false>)
+           : plan.weighted ? (const void *)wt_exact_kernel<true, false, false>
+                           : (const void *)wt_exact_kernel<false, false, false>;
     if (!ck(cudaFuncSetAttribute(kfn_,
                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                  (int)plan.smem),
@@ -340,6 +376,15 @@ class Worker {
       if (plan.fast && !need(C.f[s], cap * sizeof(float4))) return false;
     }
     if (!need(C.raw, (weighted ? 4 : 3) * cap * sizeof(double)))
+      return false;
+    const int nw = pip_words();
+    if (nw > 0) {
+      if (!need(C.rawbits, (size_t)nw * cap * sizeof(uint32_t))) return false;
+      for (int s = 0; s < (job->is_auto && nA <= CHUNK ? 1 : 2); s++)
+        if (!need(C.bits[s], (size_t)nw * cap * sizeof(uint32_t)))
+          return false;
+    }
+    if (job->pip && !need(C.pipt, pip_table_len() * sizeof(double)))
       return false;
 #ifndef WT_CUDA_NOSORT
     if (!reserve_ordering()) return false;
@@ -403,6 +448,24 @@ class Worker {
          !ck(cudaMemsetAsync(C.gt.p, 0, n_hist * sizeof(double), C.stream),
              "cudaMemsetAsync")))
       return false;
+    if (job->pip) {
+      /* the PIP tables, every call (small): factors, chords, weights */
+      const wt_pip *q = job->pip;
+      const size_t nb = q->n_words > 0 ? 32 * (size_t)q->n_words + 1 : 0;
+      double *t = static_cast<double *>(C.pipt.p);
+      if ((nb && !ck(cudaMemcpyAsync(t, q->by_count, nb * sizeof(double),
+                                     cudaMemcpyHostToDevice, C.stream),
+                     "cudaMemcpyAsync of PIP factors")) ||
+          (q->n_ang > 0 &&
+           (!ck(cudaMemcpyAsync(t + nb, q->ang_d2, q->n_ang * sizeof(double),
+                                cudaMemcpyHostToDevice, C.stream),
+                "cudaMemcpyAsync of angular weights") ||
+            !ck(cudaMemcpyAsync(t + nb + q->n_ang, q->ang_w,
+                                q->n_ang * sizeof(double),
+                                cudaMemcpyHostToDevice, C.stream),
+                "cudaMemcpyAsync of angular weights"))))
+        return false;
+    }
     const bool loaded = C.loaded == sh_.plan;
     C.loaded.reset();
     if (!loaded &&
@@ -569,7 +632,20 @@ class Worker {
     AngleArgs t;
     t.gt = plan.angles ? static_cast<double *>(ctx_->gt.p) : nullptr;
     t.toff = plan.toff;
-    void *args[] = {&a, &t};
+    PipArgs q = {};
+    if (const wt_pip *w = sh_.job->pip) {
+      const size_t nb = w->n_words > 0 ? 32 * (size_t)w->n_words + 1 : 0;
+      const double *tab = static_cast<const double *>(ctx_->pipt.p);
+      q.n_words = w->n_words;
+      q.bI = static_cast<const uint32_t *>(ctx_->bits[si].p);
+      q.bJ = static_cast<const uint32_t *>(ctx_->bits[sj].p);
+      q.stride = (long long)cap_;
+      q.by = tab;
+      q.n_ang = w->n_ang;
+      q.ang_d2 = tab + nb;
+      q.ang_w = tab + nb + w->n_ang;
+    }
+    void *args[] = {&a, &t, &q};
     return queue_kernel(args, EBLOCK, nblocks);
   }
 

@@ -201,3 +201,24 @@ int wt_bins_init(wt_bins *bins, const double *edges_deg, int n_edges,
   bins->table_steps = best_steps;
   return WT_OK;
 }
+
+double wt_pip_ang(const wt_pip *pip, double d2)
+{
+  const int n = pip->n_ang;
+  if (n < 2) return n == 1 && d2 == pip->ang_d2[0] ? pip->ang_w[0] : 1.0;
+  const double *x = pip->ang_d2, *y = pip->ang_w;
+  if (!(d2 >= x[0]) || d2 > x[n - 1]) return 1.0;
+  int lo = 0, hi = n - 1;            /* x[lo] <= d2, lo < hi */
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (x[mid] <= d2) lo = mid; else hi = mid;
+  }
+  const double t = (d2 - x[lo]) / (x[lo + 1] - x[lo]);
+  return y[lo] + t * (y[lo + 1] - y[lo]);
+}
+
+double wt_pip_factor(const wt_pip *pip, int c, double d2)
+{
+  double f = pip->n_words > 0 ? pip->by_count[c] : 1.0;
+  return pip->n_ang > 0 ? f * wt_pip_ang(pip, d2) : f;
+}

@@ -34,6 +34,9 @@ void wtr_points_of(SEXP xyz, wt_points *p)
   p->x = v;
   p->y = v + n;
   p->z = v + 2 * n;
+  p->w = NULL;
+  p->bits = NULL;
+  p->n_words = 0;
   p->n = (int64_t)n;
 }
 

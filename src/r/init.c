@@ -5,11 +5,13 @@
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
-  {"pair_counts_catalogs", (DL_FUNC)&wt_r_pair_counts_catalogs, 13},
-  {"count_start", (DL_FUNC)&wt_r_count_start, 11},
+  {"pair_counts_catalogs", (DL_FUNC)&wt_r_pair_counts_catalogs, 14},
+  {"count_start", (DL_FUNC)&wt_r_count_start, 12},
   {"count_wait", (DL_FUNC)&wt_r_count_wait, 3},
   {"count_cancel", (DL_FUNC)&wt_r_count_cancel, 1},
-  {"catalog_new", (DL_FUNC)&wt_r_catalog_new, 3},
+  {"catalog_new", (DL_FUNC)&wt_r_catalog_new, 4},
+  {"bitwise_words", (DL_FUNC)&wt_r_bitwise_words, 2},
+  {"bit_counts", (DL_FUNC)&wt_r_bit_counts, 1},
   {"catalog_release", (DL_FUNC)&wt_r_catalog_release, 1},
   {"catalog_alive", (DL_FUNC)&wt_r_catalog_alive, 1},
   {"grid_builds", (DL_FUNC)&wt_r_grid_builds, 0},

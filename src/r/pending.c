@@ -35,6 +35,10 @@ typedef struct {
   wt_task *tasks;
   int *devices;
   int weighted, angles;
+  /* PIP pair weights (wt_pip) and their tables, or pip.n_words == -1 and
+   * job.pip NULL: none */
+  wt_pip pip;
+  double *pip_mem;
   wt_catalog *ca, *cb;     /* NULL: the points in job.a, job.b (wt_count) */
   /* a count in its own thread: the thread, and what it shares with the
    * main thread under mu */
@@ -70,6 +74,7 @@ static void pending_free(wt_pending *p)
   free(p->job.slots);
   free(p->job.wsum);
   free(p->job.thsum);
+  free(p->pip_mem);
   free(p);
 }
 
@@ -91,6 +96,45 @@ static void *pending_alloc(size_t n, size_t size)
   void *m = calloc(n > 0 ? n : 1, size);
   if (!m) error("wtheta: not enough memory for the pair counts");
   return m;
+}
+
+/* the PIP settings of a count into p (job.pip), from NULL (none) or a
+ * list(n_words, by_count, theta, weight) made by pip_settings() in
+ * R/pair_counts.R: the words per point (0: an angular table only), the
+ * pair factor by popcount (32 n_words + 1 values), and the angular table
+ * (theta in degrees, increasing, and weights; both empty: none), whose
+ * angles become squared chords here (wt_edge_c2; 180 degrees is 4) */
+static void pending_pip(wt_pending *p, SEXP pip)
+{
+  if (isNull(pip)) return;
+  if (TYPEOF(pip) != VECSXP || XLENGTH(pip) != 4)
+    error("wtheta internal: pip settings");
+  const int nw = asInteger(VECTOR_ELT(pip, 0));
+  SEXP by = VECTOR_ELT(pip, 1), th = VECTOR_ELT(pip, 2),
+       aw = VECTOR_ELT(pip, 3);
+  if (nw < 0 || nw > WT_PIP_MAX_WORDS || TYPEOF(by) != REALSXP ||
+      (nw > 0 && XLENGTH(by) != 32 * (R_xlen_t)nw + 1) ||
+      TYPEOF(th) != REALSXP || TYPEOF(aw) != REALSXP ||
+      XLENGTH(th) != XLENGTH(aw))
+    error("wtheta internal: pip settings");
+  const R_xlen_t nb = XLENGTH(by), na = XLENGTH(th);
+  p->pip_mem = (double *)pending_alloc((size_t)(nb + 2 * na), sizeof(double));
+  memcpy(p->pip_mem, REAL(by), (size_t)nb * sizeof(double));
+  double *d2 = p->pip_mem + nb, *w = d2 + na;
+  for (R_xlen_t k = 0; k < na; k++) {
+    const double t = REAL(th)[k];
+    d2[k] = t >= 180.0 ? 4.0 : wt_edge_c2(t);
+    w[k] = REAL(aw)[k];
+  }
+  for (R_xlen_t k = 1; k < na; k++)
+    if (!(d2[k] > d2[k - 1]))
+      error("wtheta internal: angular table not increasing in chord");
+  p->pip.n_words = nw;
+  p->pip.by_count = p->pip_mem;
+  p->pip.n_ang = (int)na;
+  p->pip.ang_d2 = d2;
+  p->pip.ang_w = w;
+  p->job.pip = &p->pip;
 }
 
 /* A new count, protected (one more to UNPROTECT), whose pointer keeps
@@ -296,7 +340,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
 static SEXP pending_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
                              SEXP self_pairs, SEXP backend, SEXP threads,
                              SEXP devices, SEXP tasks, SEXP n_out, SEXP grid,
-                             SEXP mean_theta, wt_pending **out)
+                             SEXP mean_theta, SEXP pip, wt_pending **out)
 {
   wt_catalog *ca = wtr_catalog_of(cat1, "cat1");
   wt_catalog *cb = isNull(cat2) ? NULL : wtr_catalog_of(cat2, "cat2");
@@ -313,6 +357,7 @@ static SEXP pending_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
                             asLogical(mean_theta) == TRUE, edges, self_pairs,
                             backend, threads, devices, tasks, n_out, grid,
                             out);
+  pending_pip(*out, pip);
   UNPROTECT(2);
   return PROTECT(holder);
 }
@@ -321,12 +366,12 @@ SEXP wt_r_pair_counts_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
                                SEXP self_pairs, SEXP backend, SEXP threads,
                                SEXP devices, SEXP tasks, SEXP n_out,
                                SEXP progress, SEXP grid, SEXP patches,
-                               SEXP mean_theta)
+                               SEXP mean_theta, SEXP pip)
 {
   wt_pending *p;
   SEXP holder = pending_catalogs(cat1, cat2, edges, self_pairs, backend,
                                  threads, devices, tasks, n_out, grid,
-                                 mean_theta, &p);
+                                 mean_theta, pip, &p);
   SEXP out = pending_run(holder, p, progress, patches);
   UNPROTECT(1);
   return out;
@@ -369,12 +414,12 @@ static void *pending_main(void *arg)
  * wt_catalog_grid is safe across threads. */
 SEXP wt_r_count_start(SEXP cat1, SEXP cat2, SEXP edges, SEXP self_pairs,
                       SEXP backend, SEXP threads, SEXP devices, SEXP tasks,
-                      SEXP n_out, SEXP grid, SEXP mean_theta)
+                      SEXP n_out, SEXP grid, SEXP mean_theta, SEXP pip)
 {
   wt_pending *p;
   SEXP holder = pending_catalogs(cat1, cat2, edges, self_pairs, backend,
                                  threads, devices, tasks, n_out, grid,
-                                 mean_theta, &p);
+                                 mean_theta, pip, &p);
   p->job.poll = pending_poll;
   p->job.poll_ctx = p;
   if (pthread_create(&p->thread, NULL, pending_main, p) != 0)

@@ -1,0 +1,135 @@
+/* The PIP kernel (issue 37): every pair in double with the plain kernel's
+ * slot decision, each adding (w_i w_j) * by_count[popcount(b_i & b_j)] *
+ * ang(d2) to the weight sums (wt.h, wt_pip). Two builds of one body: with
+ * the POPCNT instruction (target attribute, chosen at run time where the
+ * CPU has it and the instruction set is not plain), and portable C for
+ * every other CPU. See engine.h. */
+#include "engine.h"
+
+#if defined(__GNUC__)
+#define WT_POPCOUNT32(v) __builtin_popcount(v)
+#else
+static inline int wt_popcount32(uint32_t v)
+{
+  v = v - ((v >> 1) & 0x55555555u);
+  v = (v & 0x33333333u) + ((v >> 2) & 0x33333333u);
+  v = (v + (v >> 4)) & 0x0f0f0f0fu;
+  return (int)((v * 0x01010101u) >> 24);
+}
+#define WT_POPCOUNT32(v) wt_popcount32(v)
+#endif
+
+#if defined(__GNUC__)
+#define WT_ALWAYS_INLINE static inline __attribute__((always_inline))
+#else
+#define WT_ALWAYS_INLINE static inline
+#endif
+
+/* the angular factor, as wt_pip_ang() (floor/bins.c) computes it */
+WT_ALWAYS_INLINE double pip_ang(const wt_pip *pip, double d2)
+{
+  const int n = pip->n_ang;
+  if (n < 2) return n == 1 && d2 == pip->ang_d2[0] ? pip->ang_w[0] : 1.0;
+  const double *x = pip->ang_d2, *y = pip->ang_w;
+  if (!(d2 >= x[0]) || d2 > x[n - 1]) return 1.0;
+  int lo = 0, hi = n - 1;
+  while (hi - lo > 1) {
+    int mid = (lo + hi) / 2;
+    if (x[mid] <= d2) lo = mid; else hi = mid;
+  }
+  const double t = (d2 - x[lo]) / (x[lo + 1] - x[lo]);
+  double u = t * (y[lo + 1] - y[lo]);
+  WT_UNFUSED(u);
+  return y[lo] + u;
+}
+
+/* row i against columns [j0, j1) into copy `copy` of h, wh (and th);
+ * nw: words (0: none), angles: th is given, ang: an angular table */
+WT_ALWAYS_INLINE void pip_row(const wt_ctx *c, uint32_t *h, double *wh,
+                              double *th, const wt_points *a, int64_t i,
+                              const wt_points *b, int64_t j0, int64_t j1,
+                              int copy, int nw, int angles, int ang)
+{
+  const wt_bins bins = *c->bins;
+  const wt_pip *pip = c->pip;
+  const double *by = pip->by_count;
+  uint32_t bi[WT_PIP_MAX_WORDS];
+  const int64_t na = a->n, nb = b->n;
+  for (int k = 0; k < nw; k++) bi[k] = a->bits[(int64_t)k * na + i];
+  const double xi = a->x[i], yi = a->y[i], zi = a->z[i], wi = a->w[i];
+  uint32_t *hr = h + c->copy_off[copy];
+  double *whr = wh + c->copy_off[copy];
+  double *thr = angles ? th + c->copy_off[copy] : NULL;
+  const uint32_t *bb = b->bits;
+  for (int64_t j = j0; j < j1; j++) {
+    const double d2 = pair_d2(xi, yi, zi, b->x[j], b->y[j], b->z[j]);
+    const int s = slot_of(&bins, d2);
+    hr[s]++;
+    int cnt = 0;
+    for (int k = 0; k < nw; k++)
+      cnt += WT_POPCOUNT32(bi[k] & bb[(int64_t)k * nb + j]);
+    double f = nw > 0 ? by[cnt] : 1.0;
+    if (ang) f *= pip_ang(pip, d2);
+    double p = wi * b->w[j];
+    WT_UNFUSED(p);
+    double q = p * f;
+    WT_UNFUSED(q);
+    whr[s] += q;
+    if (angles) {
+      double t = q * pair_angle(d2);
+      WT_UNFUSED(t);
+      thr[s] += t;
+    }
+  }
+}
+
+/* the body: rows [i0, i0 + nr), row r into copy r; word counts 1, 2 and
+ * 4 (DESI's 128 realisations) get their own loops */
+WT_ALWAYS_INLINE void pip_body(const wt_ctx *c, uint32_t *h, double *wh,
+                               double *th, const wt_points *a, int64_t i0,
+                               int nr, const wt_points *b, int64_t j0,
+                               int64_t j1)
+{
+  const int nw = c->pip->n_words, ang = c->pip->n_ang > 0;
+  for (int r = 0; r < nr; r++) {
+    const int64_t i = i0 + r;
+#define WT_PIP_ROW(NW, ANG)                                                  \
+  (th ? pip_row(c, h, wh, th, a, i, b, j0, j1, r, NW, 1, ANG)               \
+      : pip_row(c, h, wh, NULL, a, i, b, j0, j1, r, NW, 0, ANG))
+    if (ang) {
+      switch (nw) {
+      case 0: WT_PIP_ROW(0, 1); break;
+      case 1: WT_PIP_ROW(1, 1); break;
+      case 2: WT_PIP_ROW(2, 1); break;
+      case 4: WT_PIP_ROW(4, 1); break;
+      default: WT_PIP_ROW(nw, 1); break;
+      }
+    } else {
+      switch (nw) {
+      case 0: WT_PIP_ROW(0, 0); break;
+      case 1: WT_PIP_ROW(1, 0); break;
+      case 2: WT_PIP_ROW(2, 0); break;
+      case 4: WT_PIP_ROW(4, 0); break;
+      default: WT_PIP_ROW(nw, 0); break;
+      }
+    }
+#undef WT_PIP_ROW
+  }
+}
+
+void wt_cpu_pip_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
+                      const wt_points *a, int64_t i0, int nr,
+                      const wt_points *b, int64_t j0, int64_t j1)
+{
+  pip_body(c, h, wh, th, a, i0, nr, b, j0, j1);
+}
+
+#ifdef WT_X86
+__attribute__((target("popcnt")))
+void wt_cpu_pip_popcnt(const wt_ctx *c, uint32_t *h, double *wh, double *th,
+                       const wt_points *a, int64_t i0, int nr,
+                       const wt_points *b, int64_t j0, int64_t j1)
+{
+  pip_body(c, h, wh, th, a, i0, nr, b, j0, j1);
+}
+#endif
