@@ -98,17 +98,11 @@ csv <- opt("csv", file.path("bench", "results",
                             paste0("pip-", backend, ".csv")))
 
 # the machine
-cpu <- sub(".*: ", "", grep("^model name", readLines("/proc/cpuinfo"),
-                            value = TRUE)[1])
-be <- wtheta_backends()
-gpu <- if (backend == "cpu") "none" else {
-  g <- be[be$backend == "cuda" & be$available, ]
-  if (!nrow(g)) "none usable" else
-    paste(unique(g$name[if (is.null(devices)) TRUE else g$device %in% devices]),
-          collapse = ", ")
-}
-load <- tryCatch(paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3],
-                       collapse = " "), error = function(e) "?")
+source(file.path("bench", "machine.R"))
+m <- bench_machine(backend, devices)
+cpu <- m$cpu
+gpu <- m$gpu
+load <- m$load
 cat(sprintf(paste0("host: %s (%d cores), load %s; GPU: %s; wtheta %s, %s; ",
                    "backend %s%s, %d threads, %d runs each, %d words ",
                    "(%d realisations)\n"),
