@@ -178,6 +178,38 @@ WT_AVX512 WT_INLINE __m512i popcount_avx512(__m512i v)
   return _mm512_sad_epu8(cnt, _mm512_setzero_si512());
 }
 
+/* by_count[] of up to 2 words (65 values) in registers, read by
+ * permutes instead of a gather per vector: the same values, so the same
+ * sums; the gathers (this one and the slot table's) bounded the kernel */
+typedef struct {
+  __m512d t[9];
+} wt_count_regs;
+
+WT_AVX512 WT_INLINE wt_count_regs by_count_regs(const double *by_count,
+                                                int max_c)
+{
+  double pad[72] = {0};
+  for (int k = 0; k <= max_c; k++) pad[k] = by_count[k];
+  wt_count_regs F;
+  for (int k = 0; k < 9; k++) F.t[k] = _mm512_loadu_pd(pad + 8 * k);
+  return F;
+}
+
+WT_AVX512 WT_INLINE __m512d by_count_reg(const wt_count_regs *F, __m512i c)
+{
+  const __m512i g = _mm512_srli_epi64(c, 4);
+  __m512d r = _mm512_permutex2var_pd(F->t[0], c, F->t[1]);
+  r = _mm512_mask_mov_pd(r, _mm512_cmpeq_epi64_mask(g, _mm512_set1_epi64(1)),
+                         _mm512_permutex2var_pd(F->t[2], c, F->t[3]));
+  r = _mm512_mask_mov_pd(r, _mm512_cmpeq_epi64_mask(g, _mm512_set1_epi64(2)),
+                         _mm512_permutex2var_pd(F->t[4], c, F->t[5]));
+  r = _mm512_mask_mov_pd(r, _mm512_cmpeq_epi64_mask(g, _mm512_set1_epi64(3)),
+                         _mm512_permutex2var_pd(F->t[6], c, F->t[7]));
+  return _mm512_mask_mov_pd(r, _mm512_cmpeq_epi64_mask(g, _mm512_set1_epi64(4)),
+                            _mm512_permutexvar_pd(_mm512_setzero_si512(),
+                                                  F->t[8]));
+}
+
 /* the angular factor of 8 squared chords, as pip_ang() (kernels_pip.c)
  * computes it: a branch-free binary search by gathers, then the same
  * interpolation; 1 outside the table (and for NaN) */
@@ -228,6 +260,8 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
   const wt_lut512 L = lut512(c);
   const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
   const int nl = (nw + 1) / 2;               /* 64-bit lanes of words */
+  wt_count_regs F;
+  if (nw > 0 && nw <= 2) F = by_count_regs(q->by_count, 32 * nw);
   __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
   __m512i bi[WT_ROWS][WT_PIP_MAX_WORDS / 2];
   const int64_t na = a->n, nbp = b->n;
@@ -278,7 +312,8 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
         for (int l = 0; l < nl; l++)
           cnt = _mm512_add_epi64(cnt, popcount_avx512(
                                         _mm512_and_si512(bi[r][l], bj[l])));
-        f = _mm512_i64gather_pd(cnt, q->by_count, 8);
+        f = nw <= 2 ? by_count_reg(&F, cnt)
+                    : _mm512_i64gather_pd(cnt, q->by_count, 8);
       }
       if (ang) f = _mm512_mul_pd(f, ang_avx512(q, d2));
       __m512d p = _mm512_mul_pd(wi[r], wj);
