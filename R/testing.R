@@ -43,6 +43,11 @@
 #'     reaches that kernel. The counts are then wrong.
 #' }
 #'
+#' A name may end in \code{@d} (e.g. \code{launch@1}): on the GPU the fault
+#' then strikes device \code{d} only, so that one failing device of several
+#' can be tried; the other devices count, and the call still ends with the
+#' error. The CPU engine ignores the device.
+#'
 #' Steps an engine does not have are ignored (the CPU engine counts normally
 #' under \code{launch} or \code{copy}), and so are unknown names. Unset the variable
 #' (\code{Sys.unsetenv("WTHETA_TEST_FAULT")}) to count again.

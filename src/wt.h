@@ -137,8 +137,12 @@ enum {
   WT_FAULT_LAUNCH = 2,     /* a kernel launch fails */
   WT_FAULT_COPY = 4,       /* copying results back fails */
   WT_FAULT_THREAD = 8,     /* a worker thread fails */
-  WT_FAULT_NARROW = 16     /* the CPU's narrow kernel adds one false pair
+  WT_FAULT_NARROW = 16,    /* the CPU's narrow kernel adds one false pair
                               per call: shows that a workload reaches it */
+  /* the CUDA faults strike every device of a job, or, when the bits from
+   * WT_FAULT_DEVICE_SHIFT up hold d + 1 (WTHETA_TEST_FAULT=launch@d),
+   * device d only: one failing device of several (wt_fault_on_device) */
+  WT_FAULT_DEVICE_SHIFT = 8
 };
 
 /* Edges as squared chords and the bin lookup table derived from them.
@@ -319,6 +323,8 @@ int wt_tasks_valid(const wt_job *job);
 /* WT_FAULT_* bits from the environment variable WTHETA_TEST_FAULT, a comma
  * separated list of alloc, launch, copy, thread (tests only) */
 int wt_fault_from_env(void);
+/* whether the fault bits `fault` of a job strike device `device` */
+int wt_fault_on_device(int fault, int device);
 double wt_seconds(void);
 
 /* cpu/driver.c: the OpenMP engine */

@@ -106,10 +106,17 @@ class Worker {
     return false;
   }
 
+  /* whether the test fault `bit` strikes this device */
+  bool faulted(int bit) const
+  {
+    return (sh_.job->fault & bit) &&
+           wt_fault_on_device(sh_.job->fault, dev_);
+  }
+
   /* a test fault: the call it stands for failed */
   bool inject(int bit, cudaError_t e, const char *what)
   {
-    if (!(sh_.job->fault & bit)) return false;
+    if (!faulted(bit)) return false;
     std::string w = std::string(what) + fault_note(bit);
     ck(e, w.c_str());
     return true;
@@ -306,7 +313,7 @@ class Worker {
     if (!ck(cudaSetDevice(dev_), "cudaSetDevice")) return false;
     ctx_ = ctx_acquire(dev_);
     if (!ck(ctx_setup(*ctx_), "CUDA stream setup")) return false;
-    if (sh_.job->fault & WT_FAULT_THREAD) throw InjectedThreadFault();
+    if (faulted(WT_FAULT_THREAD)) throw InjectedThreadFault();
     return !inject(WT_FAULT_ALLOC, cudaErrorMemoryAllocation, "cudaMalloc");
   }
 

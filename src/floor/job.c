@@ -46,12 +46,26 @@ int wt_fault_from_env(void)
     size_t len = strlen(names[k].name);
     while ((p = strstr(p, names[k].name)) != NULL) {
       int starts = p == v || p[-1] == ',';
-      int ends = p[len] == '\0' || p[len] == ',';
+      int ends = p[len] == '\0' || p[len] == ',' || p[len] == '@';
       if (starts && ends) bits |= names[k].bit;
       p += len;
     }
   }
+  /* "@d": the CUDA faults strike device d only */
+  const char *at = strchr(v, '@');
+  if (bits && at) {
+    char *end;
+    long d = strtol(at + 1, &end, 10);
+    if (end != at + 1 && d >= 0 && d < (1L << 20))
+      bits |= (int)(d + 1) << WT_FAULT_DEVICE_SHIFT;
+  }
   return bits;
+}
+
+int wt_fault_on_device(int fault, int device)
+{
+  int d = fault >> WT_FAULT_DEVICE_SHIFT;
+  return d == 0 || d - 1 == device;
 }
 
 /* every task inside its catalogs and histograms; in an auto job a task is

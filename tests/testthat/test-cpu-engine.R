@@ -250,6 +250,9 @@ test_that("injected faults give clear errors and leave the engine usable", {
   expect_error(cpu_counts(x, NULL, b, tasks, 3L, w, threads = test_threads()),
                "not enough memory")
   expect_error(cpu_counts(x, x, b), "not enough memory")
+  # a device named after "@" is for the GPU: the CPU engine fails anyway
+  Sys.setenv(WTHETA_TEST_FAULT = "alloc@1")
+  expect_error(cpu_counts(x, x, b), "not enough memory")
   Sys.unsetenv("WTHETA_TEST_FAULT")
   again <- cpu_counts(x, NULL, b, tasks, 3L, w, threads = test_threads())
   expect_identical(again, good)

@@ -495,6 +495,41 @@ test_that("a fault in one of several overlapped GPU counts stops the call cleanl
   }
 })
 
+test_that("a fault on one of several GPUs stops the call cleanly", {
+  skip_if_no_cuda()
+  b <- wtheta_backends()
+  devs <- b$device[b$backend == "cuda" & b$available]
+  skip_if(length(devs) < 2, "fewer than two GPUs")
+  on.exit(Sys.unsetenv("WTHETA_TEST_FAULT"), add = TRUE)
+  set.seed(58)
+  d <- random_sky(20000)
+  r <- random_sky(30000)
+  bins <- theta_bins(0.01, 10, n = 20, log = TRUE)
+  want <- wtheta(d, r, bins = bins, backend = "cpu", threads = test_threads(),
+                 check_footprint = FALSE)
+  last <- devs[length(devs)]
+  for (f in c("alloc", "launch", "copy", "thread")) {
+    Sys.setenv(WTHETA_TEST_FAULT = paste0(f, "@", last))
+    expect_error(wtheta(d, r, bins = bins, backend = "cuda", devices = devs,
+                        check_footprint = FALSE),
+                 paste0("device ", last, "( failed)?.*WTHETA_TEST_FAULT=", f,
+                        "|WTHETA_TEST_FAULT=", f, ".*device ", last),
+                 info = f)
+    # a device outside the call is never struck
+    Sys.setenv(WTHETA_TEST_FAULT = paste0(f, "@", max(devs) + 1L))
+    got <- wtheta(d, r, bins = bins, backend = "cuda", devices = devs,
+                  check_footprint = FALSE)
+    expect_identical(got[c("DD", "DR", "RR")], want[c("DD", "DR", "RR")],
+                     info = f)
+    Sys.unsetenv("WTHETA_TEST_FAULT")
+    # the failed call freed every device's work: the next call counts right
+    got <- wtheta(d, r, bins = bins, backend = "cuda", devices = devs,
+                  check_footprint = FALSE)
+    expect_identical(got[c("DD", "DR", "RR", "w")],
+                     want[c("DD", "DR", "RR", "w")], info = f)
+  }
+})
+
 test_that("counts over many device chunks equal the CPU's", {
   skip_if_no_cuda()
   # 2^21 points make a device chunk: 5.5 and 3.2 million points are 3 and
