@@ -35,9 +35,12 @@ __device__ __forceinline__ int wf_exact_slot(const ExactArgs &a, int gi,
 
 /* the thread's i points (WNI of them, WBLOCK apart) and their open runs:
  * run_s[k] the slot of point k's current run of j points, run_n its
- * pairs, run_w the sum of their pair weights, added to the block's
- * R-column counters when the slot changes (points are in Hilbert order, so
- * neighbouring j often share a slot: one pair of shared atomics per run) */
+ * pairs, run_w the sum of their pair weights over w_i (w_j, or w_j times
+ * the PIP factor), added times w_i to the block's R-column counters when
+ * the slot changes (points are in Hilbert order, so neighbouring j often
+ * share a slot: one pair of shared atomics per run). w_i (w_j f) and
+ * (w_i w_j) f differ by rounding only: the sums agree with the CPU
+ * engine's to about 1e-15 relative, as sums in another order do. */
 template <int NW>
 struct WState {
   float nx[WNI], ny[WNI], nz[WNI];
@@ -58,9 +61,10 @@ __device__ __forceinline__ void wf_add_run(unsigned char *smem,
   atomicAdd(reinterpret_cast<double *>(smem + a.woff) + s * R + col, w);
 }
 
-/* one staged tile of cnt j points (from tj) against the thread's points;
- * MASK: only pairs with gj >= jmin[k] (diagonal items, short items) */
-template <int NW, bool MASK>
+/* one staged tile of cnt j points (from tj) against the thread's first NK
+ * points (an item of fewer than BI points leaves the others out); MASK:
+ * only pairs with gj >= jmin[k] (diagonal items, short items) */
+template <int NW, bool MASK, int NK>
 __device__ __forceinline__ void wf_tile(unsigned char *smem,
                                         const ExactArgs &a,
                                         const WFastArgs &f, WState<NW> &st,
@@ -82,7 +86,7 @@ __device__ __forceinline__ void wf_tile(unsigned char *smem,
     for (int u = 0; u < NW; u++) bj[u] = sjb[u * WBJ + jj];
     const int gj = tj + jj;
 #pragma unroll
-    for (int k = 0; k < WNI; k++) {
+    for (int k = 0; k < NK; k++) {
       if (MASK && gj < st.jmin[k]) continue;
       const float q = pair_q(st.nx[k], st.ny[k], st.nz[k], pj, onec);
       const unsigned key8 = (__float_as_uint(q) >> sh) & ~7u;
@@ -92,24 +96,42 @@ __device__ __forceinline__ void wf_tile(unsigned char *smem,
       int s = __float_as_int(e.y) + 1 + (__float_as_int(d) >> 31);
       if (!(fabsf(d) >= M))
         s = wf_exact_slot(a, gi0 + k * WBLOCK, gj, e.x, __float_as_int(e.y));
-      double p = __dmul_rn(st.w[k], wj);
-      if (NW > 0) {
-        int c = 0;
-#pragma unroll
-        for (int u = 0; u < NW; u++) c += __popc(st.b[k][u] & bj[u]);
-        p = __dmul_rn(p, by[c]);
-      }
       if (s != st.run_s[k]) {
         if (st.run_n[k])
-          wf_add_run(smem, a, col, st.run_s[k], st.run_n[k], st.run_w[k]);
+          wf_add_run(smem, a, col, st.run_s[k], st.run_n[k],
+                     __dmul_rn(st.w[k], st.run_w[k]));
         st.run_s[k] = s;
         st.run_n[k] = 0;
         st.run_w[k] = 0.0;
       }
       st.run_n[k]++;
-      st.run_w[k] = __dadd_rn(st.run_w[k], p);
+      if (NW > 0) {
+        int c = 0;
+#pragma unroll
+        for (int u = 0; u < NW; u++) c += __popc(st.b[k][u] & bj[u]);
+        st.run_w[k] = __fma_rn(wj, by[c], st.run_w[k]);
+      } else {
+        st.run_w[k] = __dadd_rn(st.run_w[k], wj);
+      }
     }
   }
+}
+
+/* wf_tile with the smallest NK >= nk (a block-uniform choice) */
+template <int NW, bool MASK, int K>
+__device__ __forceinline__ void wf_tile_nk(unsigned char *smem,
+                                           const ExactArgs &a,
+                                           const WFastArgs &f,
+                                           WState<NW> &st, int gi0, int tj,
+                                           int cnt, int col, int nk)
+{
+  if constexpr (K > 1) {
+    if (nk < K) {
+      wf_tile_nk<NW, MASK, K - 1>(smem, a, f, st, gi0, tj, cnt, col, nk);
+      return;
+    }
+  }
+  wf_tile<NW, MASK, K>(smem, a, f, st, gi0, tj, cnt, col);
 }
 
 /* NW: PIP words held per point (0: individual weights only; the job's
@@ -182,7 +204,9 @@ __global__ void __launch_bounds__(WBLOCK) wt_weighted_kernel(
         st.jmin[k] = INT_MAX;
       }
     }
-    const bool full = i_end - item.i0 == BI;
+    /* i points per thread this item needs (short items: task ends) */
+    const int nk = (i_end - item.i0 + WBLOCK - 1) / WBLOCK;
+    const bool full = i_end - item.i0 == nk * WBLOCK;
     for (int tj = item.j0; tj < item.j1; tj += WBJ) {
       const int cnt = min(WBJ, item.j1 - tj);
       __syncthreads();
@@ -203,14 +227,15 @@ __global__ void __launch_bounds__(WBLOCK) wt_weighted_kernel(
       }
       __syncthreads();
       if (!full || (item.diag && tj <= i_end - 1))
-        wf_tile<NW, true>(smem, a, f, st, gi0, tj, cnt, col);
+        wf_tile_nk<NW, true, WNI>(smem, a, f, st, gi0, tj, cnt, col, nk);
       else
-        wf_tile<NW, false>(smem, a, f, st, gi0, tj, cnt, col);
+        wf_tile_nk<NW, false, WNI>(smem, a, f, st, gi0, tj, cnt, col, nk);
     }
 #pragma unroll
     for (int k = 0; k < WNI; k++)
       if (st.run_n[k])
-        wf_add_run(smem, a, col, st.run_s[k], st.run_n[k], st.run_w[k]);
+        wf_add_run(smem, a, col, st.run_s[k], st.run_n[k],
+                   __dmul_rn(st.w[k], st.run_w[k]));
   };
   const int last =
       for_each_item(a.items, a.n_items, a.counter, s_item,
