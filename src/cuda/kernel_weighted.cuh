@@ -52,19 +52,53 @@ struct WState {
   double run_w[WNI];
 };
 
+/* a run of n pairs in slot s with weight sum w_i * rw into the block's
+ * counters: the count into the R-column counters (a shared atomic whose
+ * result no one waits for); the weight sum into the thread's own column of
+ * per-thread sums (PRIV: n_slots x WBLOCK doubles at a.woff, a plain read
+ * and write, no atomic), or into the R-column sums (a double atomic, a
+ * compare-and-swap loop in shared memory) */
+template <bool PRIV>
 __device__ __forceinline__ void wf_add_run(unsigned char *smem,
                                            const ExactArgs &a, int col, int s,
-                                           unsigned n, double w)
+                                           unsigned n, double wi, double rw)
 {
   const int R = a.rcols;
   atomicAdd(reinterpret_cast<unsigned *>(smem) + s * R + col, n);
-  atomicAdd(reinterpret_cast<double *>(smem + a.woff) + s * R + col, w);
+  if (PRIV) {
+    double *p = reinterpret_cast<double *>(smem + a.woff) + s * WBLOCK +
+                threadIdx.x;
+    *p = __fma_rn(wi, rw, *p);
+  } else {
+    atomicAdd(reinterpret_cast<double *>(smem + a.woff) + s * R + col,
+              __dmul_rn(wi, rw));
+  }
+}
+
+/* the per-thread weight sums (PRIV) into the weight sums gw of the current
+ * histogram, zeroed: each warp sums whole slots, lane by lane, then across
+ * the warp */
+__device__ inline void wf_flush_priv(unsigned char *smem, const ExactArgs &a,
+                                     double *gw)
+{
+  double *pw = reinterpret_cast<double *>(smem + a.woff);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int s = warp; s < a.n_slots; s += WBLOCK / 32) {
+    double v = 0.0;
+    for (int t = lane; t < WBLOCK; t += 32) {
+      v = __dadd_rn(v, pw[s * WBLOCK + t]);
+      pw[s * WBLOCK + t] = 0.0;
+    }
+    for (int o = 16; o > 0; o >>= 1)
+      v = __dadd_rn(v, __shfl_xor_sync(0xffffffffu, v, o));
+    if (lane == 0 && v != 0.0) atomicAdd(gw + s, v);
+  }
 }
 
 /* one staged tile of cnt j points (from tj) against the thread's first NK
  * points (an item of fewer than BI points leaves the others out); MASK:
  * only pairs with gj >= jmin[k] (diagonal items, short items) */
-template <int NW, bool MASK, int NK>
+template <int NW, bool PRIV, bool MASK, int NK>
 __device__ __forceinline__ void wf_tile(unsigned char *smem,
                                         const ExactArgs &a,
                                         const WFastArgs &f, WState<NW> &st,
@@ -98,8 +132,8 @@ __device__ __forceinline__ void wf_tile(unsigned char *smem,
         s = wf_exact_slot(a, gi0 + k * WBLOCK, gj, e.x, __float_as_int(e.y));
       if (s != st.run_s[k]) {
         if (st.run_n[k])
-          wf_add_run(smem, a, col, st.run_s[k], st.run_n[k],
-                     __dmul_rn(st.w[k], st.run_w[k]));
+          wf_add_run<PRIV>(smem, a, col, st.run_s[k], st.run_n[k], st.w[k],
+                           st.run_w[k]);
         st.run_s[k] = s;
         st.run_n[k] = 0;
         st.run_w[k] = 0.0;
@@ -118,7 +152,7 @@ __device__ __forceinline__ void wf_tile(unsigned char *smem,
 }
 
 /* wf_tile with the smallest NK >= nk (a block-uniform choice) */
-template <int NW, bool MASK, int K>
+template <int NW, bool PRIV, bool MASK, int K>
 __device__ __forceinline__ void wf_tile_nk(unsigned char *smem,
                                            const ExactArgs &a,
                                            const WFastArgs &f,
@@ -127,17 +161,18 @@ __device__ __forceinline__ void wf_tile_nk(unsigned char *smem,
 {
   if constexpr (K > 1) {
     if (nk < K) {
-      wf_tile_nk<NW, MASK, K - 1>(smem, a, f, st, gi0, tj, cnt, col, nk);
+      wf_tile_nk<NW, PRIV, MASK, K - 1>(smem, a, f, st, gi0, tj, cnt, col,
+                                        nk);
       return;
     }
   }
-  wf_tile<NW, MASK, K>(smem, a, f, st, gi0, tj, cnt, col);
+  wf_tile<NW, PRIV, MASK, K>(smem, a, f, st, gi0, tj, cnt, col);
 }
 
 /* NW: PIP words held per point (0: individual weights only; the job's
  * words, up to NW, the rest zero); the PIP factor is by[popcount] (a job
  * with angular weights takes the exact kernel) */
-template <int NW>
+template <int NW, bool PRIV>
 __global__ void __launch_bounds__(WBLOCK) wt_weighted_kernel(
     const ExactArgs a, const WFastArgs f, const PipArgs pa)
 {
@@ -149,10 +184,9 @@ __global__ void __launch_bounds__(WBLOCK) wt_weighted_kernel(
   {
     unsigned *h = reinterpret_cast<unsigned *>(smem);
     double *wh = reinterpret_cast<double *>(smem + a.woff);
-    for (int t = tid; t < a.n_slots * R; t += WBLOCK) {
-      h[t] = 0u;
+    for (int t = tid; t < a.n_slots * R; t += WBLOCK) h[t] = 0u;
+    for (int t = tid; t < a.n_slots * (PRIV ? WBLOCK : R); t += WBLOCK)
       wh[t] = 0.0;
-    }
     float2 *tab = reinterpret_cast<float2 *>(smem + f.taboff);
     for (int t = tid; t < f.n_cells; t += WBLOCK) tab[t] = __ldg(f.tab + t);
     if (NW > 0) {
@@ -166,7 +200,8 @@ __global__ void __launch_bounds__(WBLOCK) wt_weighted_kernel(
   double *gw = a.gw;
   auto turn = [&](int from, int to) {
     if (from >= 0) {
-      flush_hist(smem, a, gh, gw);
+      flush_hist(smem, a, gh, PRIV ? nullptr : gw);
+      if (PRIV) wf_flush_priv(smem, a, gw);
       __syncthreads();
     }
     gh = a.ghist + (size_t)to * (size_t)a.n_slots;
@@ -227,32 +262,41 @@ __global__ void __launch_bounds__(WBLOCK) wt_weighted_kernel(
       }
       __syncthreads();
       if (!full || (item.diag && tj <= i_end - 1))
-        wf_tile_nk<NW, true, WNI>(smem, a, f, st, gi0, tj, cnt, col, nk);
+        wf_tile_nk<NW, PRIV, true, WNI>(smem, a, f, st, gi0, tj, cnt, col, nk);
       else
-        wf_tile_nk<NW, false, WNI>(smem, a, f, st, gi0, tj, cnt, col, nk);
+        wf_tile_nk<NW, PRIV, false, WNI>(smem, a, f, st, gi0, tj, cnt, col, nk);
     }
 #pragma unroll
     for (int k = 0; k < WNI; k++)
       if (st.run_n[k])
-        wf_add_run(smem, a, col, st.run_s[k], st.run_n[k],
-                   __dmul_rn(st.w[k], st.run_w[k]));
+        wf_add_run<PRIV>(smem, a, col, st.run_s[k], st.run_n[k], st.w[k],
+                         st.run_w[k]);
   };
   const int last =
       for_each_item(a.items, a.n_items, a.counter, s_item,
                     0xffffffffull - (unsigned long long)BI * BJ, turn, count);
   if (last >= 0) {
     __syncthreads();
-    flush_hist(smem, a, gh, gw);
+    flush_hist(smem, a, gh, PRIV ? nullptr : gw);
+    if (PRIV) wf_flush_priv(smem, a, gw);
   }
 }
 
-/* the weighted kernel for NW words a point (plan.h's Plan::wwords) */
-const void *weighted_kernel_ptr(int nw)
+/* the weighted kernel for NW words a point (plan.h's Plan::wwords), with
+ * per-thread weight sums or not (Plan::wpriv) */
+const void *weighted_kernel_ptr(int nw, bool priv)
 {
+  if (priv) {
+    switch (nw) {
+      case 0: return (const void *)wt_weighted_kernel<0, true>;
+      case 2: return (const void *)wt_weighted_kernel<2, true>;
+      default: return (const void *)wt_weighted_kernel<WMAXW, true>;
+    }
+  }
   switch (nw) {
-    case 0: return (const void *)wt_weighted_kernel<0>;
-    case 2: return (const void *)wt_weighted_kernel<2>;
-    default: return (const void *)wt_weighted_kernel<WMAXW>;
+    case 0: return (const void *)wt_weighted_kernel<0, false>;
+    case 2: return (const void *)wt_weighted_kernel<2, false>;
+    default: return (const void *)wt_weighted_kernel<WMAXW, false>;
   }
 }
 

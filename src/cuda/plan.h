@@ -77,6 +77,7 @@ struct Plan {
   bool wfast;          /* weighted kernel (kernel_weighted.cuh): weights
                           with the fast table's float decision */
   int wwords;          /* wfast: PIP words a point (0, 2 or WMAXW) */
+  bool wpriv;          /* wfast: per-thread weight sums (at woff) */
   int cfg;             /* fast: table shape */
   bool fix_shared;     /* fast: per-slot counters in shared memory */
   bool weighted;       /* sums of w_i w_j too (exact kernel only) */

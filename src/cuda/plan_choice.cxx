@@ -106,11 +106,14 @@ static size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
 /* The weighted kernel's plan (kernel_weighted.cuh): the fast kernel's
  * table (shapes of 16 octaves, whose cells the kernel finds with a
  * run-time shift) as {threshold, lowest slot} per cell in shared memory,
- * R columns of 32-bit counters and double weight sums, the PIP factors and
- * a j tile of WBJ points (floats, weights, words). The shape whose cells
- * hold several edges over the least q width, among those of which six
- * blocks fit a multiprocessor (else four); false when none fits or nearly
- * every pair would take the exact path. */
+ * R columns of 32-bit counters, the weight sums, the PIP factors and a j
+ * tile of WBJ points (floats, weights, words). PIP counts keep their
+ * weight sums per thread and slot where three blocks fit a multiprocessor
+ * (no atomic a run: 10^5 auto 7.3 -> 7.1 ms, 10^6 auto 33.5 -> 29.2 ms on
+ * an H100), other counts in R columns (per-thread sums were 4% slower
+ * there: bench/kernel/kernel-notes.md, "Weighted kernel"). The shape whose
+ * cells hold several edges over the least q width; false when none fits or
+ * nearly every pair would take the exact path. */
 static bool make_weighted_plan(const wt_bins *bins, const Analysis &an,
                                size_t smem_sm, size_t smem_block, int nw,
                                Plan &plan)
@@ -122,21 +125,23 @@ static bool make_weighted_plan(const wt_bins *bins, const Analysis &an,
     FastTable ft;
     if (!build_fast_table(bins, an, cfg, ft) || ft.multi > 0.5) continue;
     const size_t nt = ft.thr.size();
+    for (int priv = nw > 0 ? 1 : 0; priv >= 0; priv--)
     for (int R = 8; R >= 1; R /= 2) {
       const size_t hb = round16((size_t)n_slots * R * 4);
-      const size_t wb = round16((size_t)n_slots * R * 8);
+      const size_t wb = round16((size_t)n_slots * (priv ? WBLOCK : R) * 8);
       const size_t tb = nt * 8;
       const size_t bb = nw > 0 ? round16((size_t)(32 * nw + 1) * 8) : 0;
       const size_t jb = (size_t)WBJ * (16 + 8 + 4 * (size_t)nw);
       const size_t smem = hb + wb + tb + bb + jb + 16;
       if (smem > smem_block || smem + 1024 > smem_sm) continue;
       const size_t per_sm = smem_sm / (smem + 1024);
-      if (per_sm < 4) continue;
-      const double occ = per_sm >= 6 ? 1.0 : 0.8;
+      if (per_sm < (priv ? 3u : 4u)) continue;
+      const double occ = (priv ? 2.0 : 1.0) * (per_sm >= 4 ? 1.0 : 0.8);
       const double score = occ / (1.0 + 1000.0 * ft.multi) - 0.01 * cfg;
       if (score > best) {
         best = score;
         plan.wfast = true;
+        plan.wpriv = priv != 0;
         plan.cfg = cfg;
         plan.rcols = R;
         plan.smem = smem;
@@ -173,6 +178,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
   const int n_slots = an.n_slots;
   plan.fast = false;
   plan.wfast = false;
+  plan.wpriv = false;
   plan.wwords = -1;
   plan.weighted = weighted;
   plan.angles = angles;
@@ -217,6 +223,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
   }
   if (plan.fast) return true;
   plan.wfast = false;
+  plan.wpriv = false;
   plan.wwords = wwords;
   if (an.sane && weighted && !angles && wwords >= 0 &&
       make_weighted_plan(bins, an, smem_sm, smem_block, wwords, plan))

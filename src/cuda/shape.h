@@ -58,7 +58,7 @@ constexpr int EBJ = 512;                 /* exact kernel: j staged per tile */
  * time; PIP words up to WMAXW per point (more take the exact kernel) */
 constexpr int WNI = 4;
 constexpr int WBLOCK = BI / WNI;
-constexpr int WBJ = 256;
+constexpr int WBJ = 128;
 constexpr int WMAXW = 4;
 static_assert(BI % WNI == 0 && WBLOCK % 32 == 0, "weighted kernel rows");
 constexpr int64_t CHUNK = (int64_t)1 << 21;  /* points per device chunk */
