@@ -20,8 +20,10 @@ namespace {
  * its slot is the cell's lowest slot, plus one at or above the threshold;
  * any other pair (NaN included) takes the exact d2 of wt.h and the edges
  * (wf_exact_slot), as the fast kernel's resolve_pair does. The counts are
- * those of the double decision, bin for bin; the weights are multiplied
- * and added in double as the exact kernel does. */
+ * those of the double decision, bin for bin; the weights are summed in
+ * double (see WState), within about 1e-15 of the CPU engine's sums. A
+ * pair's slot equals the CPU engine's wherever the fast kernel's does:
+ * the same edges, the same double d2, the same comparison. */
 
 /* the slot of pair (gi, gj) from its exact double d2: the cell's one edge
  * (lowest slot lo, finite threshold thr), or all of them (NaN) */
@@ -36,8 +38,8 @@ __device__ __forceinline__ int wf_exact_slot(const ExactArgs &a, int gi,
 /* the thread's i points (WNI of them, WBLOCK apart) and their open runs:
  * run_s[k] the slot of point k's current run of j points, run_n its
  * pairs, run_w the sum of their pair weights over w_i (w_j, or w_j times
- * the PIP factor), added times w_i to the block's R-column counters when
- * the slot changes (points are in Hilbert order, so neighbouring j often
+ * the PIP factor), added times w_i to the block's counters when the slot
+ * changes (points are in Hilbert order, so neighbouring j often
  * share a slot: one pair of shared atomics per run). w_i (w_j f) and
  * (w_i w_j) f differ by rounding only: the sums agree with the CPU
  * engine's to about 1e-15 relative, as sums in another order do. */
