@@ -83,6 +83,20 @@ struct PipArgs {
   const double *ang_d2, *ang_w;  /* angular table in squared chords */
 };
 
+/* the float-decided weighted kernel's own arguments (kernel_weighted.cuh):
+ * the fast kernel's table as {threshold, lowest slot} per cell and where
+ * the block keeps it, the PIP factors and its j tile in shared memory */
+struct WFastArgs {
+  const float4 *fI, *fJ;       /* float coordinates (w unused) */
+  const float2 *tab;           /* per cell: threshold, lowest slot (bits) */
+  int n_cells;
+  int shift;                   /* key * 8 = (bits(q) >> shift) & ~7 */
+  unsigned tbase;              /* byte offset of the table minus key 0's */
+  float onec, margin;          /* 1 + c and M of the fast table */
+  unsigned taboff, byoff;      /* table and PIP factors in smem */
+  unsigned jfoff, jwoff, jboff;  /* j tile: floats, weights, words */
+};
+
 /* ------------------------------------------------------------------ */
 /* device code                                                          */
 /* ------------------------------------------------------------------ */

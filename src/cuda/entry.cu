@@ -26,9 +26,18 @@
  * dense that most cells hold several edges, go through an exact kernel that
  * evaluates every pair in double with the CPU engine's own lookup.
  *
- * Weights (wt_points.w): the exact kernel also adds w_i w_j in double
- * into per-slot sums (runs of j points in one slot are summed in registers
- * first); the bins are decided exactly as for the counts.
+ * Weights (wt_points.w) and PIP factors: the weighted kernel
+ * (kernel_weighted.cuh) decides each pair's slot in float with the fast
+ * kernel's table and margin, redoes the pairs within the margin of an edge
+ * in double, and adds w_i w_j (times the PIP factor, from the popcount of
+ * the ANDed words) in double into per-slot sums, runs of j points in one
+ * slot summed in registers first. Jobs it does not take (angle sums,
+ * angular upweights, more than WMAXW words, inputs the margin proof does
+ * not cover) go through the exact kernel, which adds the same sums with
+ * every pair decided in double. The bins are decided exactly as for the
+ * counts either way. The sums are those of the CPU engine up to the order
+ * of the additions (atomics), so they agree to about 1e-15 relative, not
+ * bit for bit, and differ that little from run to run.
  *
  * Task lists (wt_task): every task is cut along chunk boundaries into
  * pieces, each piece into rows of at most one block's share of i points
@@ -70,6 +79,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cfloat>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -94,6 +104,7 @@ using namespace wt_cuda;
 #include "device.cuh"
 #include "kernel_fast.cuh"
 #include "kernel_exact.cuh"
+#include "kernel_weighted.cuh"
 #include "order.cuh"
 #include "pool.cuh"
 #include "worker.cuh"
@@ -158,14 +169,15 @@ int count_impl(wt_job *job)
     if ((size_t)v_blk < smem_block) smem_block = (size_t)v_blk;
   }
   std::shared_ptr<const Plan> plan_ref =
-      get_plan(bins, an, smem_sm, smem_block, weighted, angles);
+      get_plan(bins, an, smem_sm, smem_block, weighted, angles,
+               weighted_words(job));
   const Plan &plan = *plan_ref;
 
   double total = wt_tasks_pairs(job);
   std::vector<Row> rows;
   std::vector<Launch> launches;
-  plan_launches(job, CHUNK, row_points(plan.fast),
-                launch_pairs(plan.fast, total, job->n_devices), rows,
+  plan_launches(job, CHUNK, row_points(plan.tiled()),
+                launch_pairs(plan.tiled(), total, job->n_devices), rows,
                 launches);
   std::vector<long long> bounds_a = task_bounds(job, 0);
   std::vector<long long> bounds_b =

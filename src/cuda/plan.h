@@ -74,6 +74,10 @@ bool build_fast_table(const wt_bins *bins, const Analysis &an, int cfg,
 
 struct Plan {
   bool fast;
+  bool wfast;          /* weighted kernel (kernel_weighted.cuh): weights
+                          with the fast table's float decision */
+  int wwords;          /* wfast: PIP words a point (0, 2 or WMAXW) */
+  bool wpriv;          /* wfast: per-thread weight sums (at woff) */
   int cfg;             /* fast: table shape */
   bool fix_shared;     /* fast: per-slot counters in shared memory */
   bool weighted;       /* sums of w_i w_j too (exact kernel only) */
@@ -83,19 +87,32 @@ struct Plan {
   size_t smem;         /* dynamic shared memory per block */
   unsigned hoff, fixoff, joff, itemoff, woff, qoff;
   unsigned toff;       /* exact, angles: R-column angle sums (double) */
+  unsigned taboff, byoff, jwoff, jboff;  /* wfast: smem layout */
   FastTable ft;
+  std::vector<float> wtab;  /* wfast: per cell threshold, lowest slot (bits) */
+  /* row and item shape of the tiled kernels (fast, wfast) */
+  bool tiled() const { return fast || wfast; }
 };
+
+/* the weighted kernel's word count for a job (Plan::wwords), or -1 when
+ * the job cannot take that kernel: no weights, angle sums (mean_theta),
+ * angular upweights (their interpolation needs each pair's double d2) or
+ * more than WMAXW PIP words */
+int weighted_words(const wt_job *job);
 
 /* the kernel and table shape for devices with smem_sm bytes of shared
  * memory per multiprocessor and smem_block per block; angles (sums of the
- * pairs' angles, mean_theta) takes the exact kernel */
+ * pairs' angles, mean_theta) takes the exact kernel; weighted with wwords
+ * >= 0 (weighted_words()) takes the weighted kernel where the fast table
+ * can be built, the exact kernel otherwise */
 bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
                size_t smem_block, bool weighted, Plan &plan,
-               bool angles = false);
+               bool angles = false, int wwords = -1);
 /* make_plan through a cache of recent plans */
 std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
                                      size_t smem_sm, size_t smem_block,
-                                     bool weighted, bool angles = false);
+                                     bool weighted, bool angles = false,
+                                     int wwords = -1);
 
 /* ---- work decomposition ----
  * Every task is cut along the chunk boundaries into pieces between one

@@ -103,13 +103,83 @@ bool build_fast_table(const wt_bins *bins, const Analysis &an, int cfg,
 
 static size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
 
+/* The weighted kernel's plan (kernel_weighted.cuh): the fast kernel's
+ * table (shapes of 16 octaves, whose cells the kernel finds with a
+ * run-time shift) as {threshold, lowest slot} per cell in shared memory,
+ * R columns of 32-bit counters, the weight sums, the PIP factors and a j
+ * tile of WBJ points (floats, weights, words). PIP counts keep their
+ * weight sums per thread and slot where three blocks fit a multiprocessor
+ * (no atomic a run: 10^5 auto 7.3 -> 7.1 ms, 10^6 auto 33.5 -> 29.2 ms on
+ * an H100), other counts in R columns (per-thread sums were 4% slower
+ * there: bench/kernel/kernel-notes.md, "Weighted kernel"). The shape whose
+ * cells hold several edges over the least q width; false when none fits or
+ * nearly every pair would take the exact path. */
+static bool make_weighted_plan(const wt_bins *bins, const Analysis &an,
+                               size_t smem_sm, size_t smem_block, int nw,
+                               Plan &plan)
+{
+  const int n_slots = an.n_slots;
+  double best = -1.0;
+  for (int cfg = 0; cfg < kNumCfgs; cfg++) {
+    if (kCfgs[cfg].oct != 16) continue;
+    FastTable ft;
+    if (!build_fast_table(bins, an, cfg, ft) || ft.multi > 0.5) continue;
+    const size_t nt = ft.thr.size();
+    for (int priv = nw > 0 ? 1 : 0; priv >= 0; priv--)
+    for (int R = 8; R >= 1; R /= 2) {
+      const size_t hb = round16((size_t)n_slots * R * 4);
+      const size_t wb = round16((size_t)n_slots * (priv ? WBLOCK : R) * 8);
+      const size_t tb = nt * 8;
+      const size_t bb = nw > 0 ? round16((size_t)(32 * nw + 1) * 8) : 0;
+      const size_t jb = (size_t)WBJ * (16 + 8 + 4 * (size_t)nw);
+      const size_t smem = hb + wb + tb + bb + jb + 16;
+      if (smem > smem_block || smem + 1024 > smem_sm) continue;
+      const size_t per_sm = smem_sm / (smem + 1024);
+      if (per_sm < (priv ? 3u : 4u)) continue;
+      const double occ = (priv ? 2.0 : 1.0) * (per_sm >= 4 ? 1.0 : 0.8);
+      const double score = occ / (1.0 + 1000.0 * ft.multi) - 0.01 * cfg;
+      if (score > best) {
+        best = score;
+        plan.wfast = true;
+        plan.wpriv = priv != 0;
+        plan.cfg = cfg;
+        plan.rcols = R;
+        plan.smem = smem;
+        plan.hoff = 0;
+        plan.woff = (unsigned)hb;
+        plan.taboff = (unsigned)(hb + wb);
+        plan.byoff = plan.taboff + (unsigned)tb;
+        plan.joff = plan.byoff + (unsigned)bb;
+        plan.jwoff = plan.joff + (unsigned)WBJ * 16;
+        plan.jboff = plan.jwoff + (unsigned)WBJ * 8;
+        plan.itemoff = (unsigned)(smem - 16);
+        plan.ft = ft;
+      }
+      break;   /* the most columns that fit */
+    }
+  }
+  if (!plan.wfast) return false;
+  const size_t nt = plan.ft.thr.size();
+  plan.wtab.assign(2 * nt, 0.0f);
+  for (size_t k = 0; k < nt; k++) {
+    int lo = plan.ft.cmap[k].lo;
+    plan.wtab[2 * k] = plan.ft.thr[k];
+    memcpy(&plan.wtab[2 * k + 1], &lo, 4);
+  }
+  return true;
+}
+
 /* choose the kernel and table shape for the device with the least shared
  * memory among those used */
 bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
-               size_t smem_block, bool weighted, Plan &plan, bool angles)
+               size_t smem_block, bool weighted, Plan &plan, bool angles,
+               int wwords)
 {
   const int n_slots = an.n_slots;
   plan.fast = false;
+  plan.wfast = false;
+  plan.wpriv = false;
+  plan.wwords = -1;
   plan.weighted = weighted;
   plan.angles = angles;
   plan.woff = 0;
@@ -152,6 +222,12 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
     if (plan.fast) plan.ft = tables[plan.cfg];
   }
   if (plan.fast) return true;
+  plan.wfast = false;
+  plan.wpriv = false;
+  plan.wwords = wwords;
+  if (an.sane && weighted && !angles && wwords >= 0 &&
+      make_weighted_plan(bins, an, smem_sm, smem_block, wwords, plan))
+    return true;
   /* exact kernel: R columns of 32-bit counters (and of double weight
    * sums, and of double angle sums), as many as fit */
   for (int R = 32; R >= 1; R /= 2) {
@@ -186,6 +262,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
 struct PlanEntry {
   std::vector<double> upper;
   bool sane, weighted, angles;
+  int wwords;
   double r2max, eta;
   size_t smem_sm, smem_block;
   std::shared_ptr<const Plan> plan;
@@ -205,12 +282,13 @@ static std::vector<PlanEntry> &plan_cache()
 
 std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
                                      size_t smem_sm, size_t smem_block,
-                                     bool weighted, bool angles)
+                                     bool weighted, bool angles,
+                                     int wwords)
 {
   const size_t n = (size_t)an.n_slots;
   auto same = [&](const PlanEntry &e) {
     return e.sane == an.sane && e.weighted == weighted &&
-           e.angles == angles &&
+           e.angles == angles && e.wwords == wwords &&
            e.r2max == an.r2max && e.eta == an.eta &&
            e.smem_sm == smem_sm && e.smem_block == smem_block &&
            e.upper.size() == n &&
@@ -222,9 +300,9 @@ std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
       if (same(e)) return e.plan;
   }
   std::shared_ptr<Plan> p = std::make_shared<Plan>();
-  make_plan(bins, an, smem_sm, smem_block, weighted, *p, angles);
+  make_plan(bins, an, smem_sm, smem_block, weighted, *p, angles, wwords);
   PlanEntry e{std::vector<double>(bins->upper, bins->upper + n), an.sane,
-              weighted, angles, an.r2max, an.eta, smem_sm, smem_block, p};
+              weighted, angles, wwords, an.r2max, an.eta, smem_sm, smem_block, p};
   std::lock_guard<std::mutex> g(plan_mutex());
   std::vector<PlanEntry> &c = plan_cache();
   if (c.size() >= 8) c.erase(c.begin());

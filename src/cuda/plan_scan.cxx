@@ -110,11 +110,22 @@ static double round_up_coarse(double v)
   return std::ceil(v / g) * g;
 }
 
+int weighted_words(const wt_job *job)
+{
+  if (job->wsum == nullptr || job->thsum != nullptr) return -1;
+  const wt_pip *p = job->pip;
+  if (p == nullptr) return 0;
+  if (p->n_ang > 0 || p->n_words > WMAXW) return -1;
+  return p->n_words == 0 ? 0 : p->n_words <= 2 ? 2 : WMAXW;
+}
+
 Analysis analyse(const wt_job *job, int max_threads, bool force_exact)
 {
   const wt_bins *bins = job->bins;
-  /* weight sums and angle sums take the exact kernel: no point scan */
-  const bool weighted = job->wsum != nullptr || job->thsum != nullptr;
+  /* jobs only the exact kernel takes (angle sums, weights that the
+   * weighted kernel does not take): no point scan */
+  const bool exact_only = (job->wsum != nullptr || job->thsum != nullptr) &&
+                        weighted_words(job) < 0;
   Analysis an;
   an.n_slots = bins->n_bins + 2;
   an.sane = true;
@@ -123,16 +134,16 @@ Analysis analyse(const wt_job *job, int max_threads, bool force_exact)
   for (int s = 0; s + 1 < an.n_slots; s++)
     if (!(bins->upper[s] <= bins->upper[s + 1])) an.sane = false;
   if (!(bins->upper[0] >= 0.0)) an.sane = false;
-  if (an.sane && !weighted) scan_points(job->a, an, max_threads);
-  if (an.sane && !weighted && !job->is_auto)
+  if (an.sane && !exact_only) scan_points(job->a, an, max_threads);
+  if (an.sane && !exact_only && !job->is_auto)
     scan_points(job->b, an, max_threads);
   if (an.sane && (an.eta > 1e-6 || an.r2max > 1.0 + 1e-6)) an.sane = false;
   if (force_exact) an.sane = false;
-  if (an.sane && !weighted) {
+  if (an.sane && !exact_only) {
     an.r2max = round_up_coarse(an.r2max);
     an.eta = round_up_coarse(an.eta);
   } else {            /* unused by the exact kernel's plan */
-    an.sane = an.sane && !weighted;
+    an.sane = an.sane && !exact_only;
     an.r2max = 0.0;
     an.eta = 0.0;
   }

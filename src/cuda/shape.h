@@ -53,6 +53,14 @@ static_assert(NJ <= 16, "queue entries hold NJ flag bits above bit 15");
 constexpr int BJ = 1024;                 /* j points staged per tile */
 constexpr int EBLOCK = 256;              /* exact kernel: one i per thread */
 constexpr int EBJ = 512;                 /* exact kernel: j staged per tile */
+/* the float-decided weighted kernel (kernel_weighted.cuh): WNI i points
+ * per thread, WBLOCK threads hold one row of BI points, j staged WBJ at a
+ * time; PIP words up to WMAXW per point (more take the exact kernel) */
+constexpr int WNI = 4;
+constexpr int WBLOCK = BI / WNI;
+constexpr int WBJ = 128;
+constexpr int WMAXW = 4;
+static_assert(BI % WNI == 0 && WBLOCK % 32 == 0, "weighted kernel rows");
 constexpr int64_t CHUNK = (int64_t)1 << 21;  /* points per device chunk */
 
 /* table shapes: MB mantissa bits per octave, OCT octaves below 4.0, from

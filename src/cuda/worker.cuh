@@ -324,6 +324,7 @@ class Worker {
     const Plan &plan = *sh_.plan;
     const bool pip = sh_.job->pip != nullptr;   /* weighted, exact */
     kfn_ = plan.fast ? fast_kernel_ptr(plan.cfg)
+           : plan.wfast ? weighted_kernel_ptr(plan.wwords, plan.wpriv)
            : pip ? (plan.angles
                         ? (const void *)wt_exact_kernel<true, true, true>
                         : (const void *)wt_exact_kernel<true, false, true>)
@@ -338,7 +339,7 @@ class Worker {
                                  (int)plan.smem),
             "cudaFuncSetAttribute"))
       return false;
-    const int threads = plan.fast ? BLOCK : EBLOCK;
+    const int threads = plan.fast ? BLOCK : plan.wfast ? WBLOCK : EBLOCK;
     int per_sm = 0;
     if (!ck(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kfn_,
                                                           threads, plan.smem),
@@ -364,7 +365,7 @@ class Worker {
     const int64_t nA = job->a.n, nB = job->is_auto ? job->a.n : job->b.n;
     cap_ = nA > nB ? nA : nB;
     if (cap_ > CHUNK) cap_ = CHUNK;
-    const int jalign = item_align(plan.fast);
+    const int jalign = item_align(plan.tiled());
     size_t item_cap = 0;
     for (const Launch &L : *sh_.launches) {
       size_t n = items_bound(L, *sh_.rows, jalign, max_blocks_);
@@ -373,7 +374,8 @@ class Worker {
     const size_t cap = (size_t)cap_;
     for (int s = 0; s < (job->is_auto && nA <= CHUNK ? 1 : 2); s++) {
       if (!need(C.d[s], cap * sizeof(DPt))) return false;
-      if (plan.fast && !need(C.f[s], cap * sizeof(float4))) return false;
+      if (plan.tiled() && !need(C.f[s], cap * sizeof(float4)))
+        return false;
     }
     if (!need(C.raw, (weighted ? 4 : 3) * cap * sizeof(double)))
       return false;
@@ -474,8 +476,15 @@ class Worker {
                             cudaMemcpyHostToDevice, C.stream),
             "cudaMemcpyAsync of edges"))
       return false;
-    if (plan.fast && loaded) {
+    if (plan.tiled() && loaded) {
       /* already on the device */
+    } else if (plan.wfast) {
+      size_t tb = plan.wtab.size() * sizeof(float);
+      if (!need(C.thr, tb) ||
+          !ck(cudaMemcpyAsync(C.thr.p, plan.wtab.data(), tb,
+                              cudaMemcpyHostToDevice, C.stream),
+              "cudaMemcpyAsync of the lookup table"))
+        return false;
     } else if (plan.fast) {
       size_t tb = plan.ft.thr.size() * sizeof(float);
       size_t mb = plan.ft.cmap.size() * sizeof(int2);
@@ -525,15 +534,15 @@ class Worker {
     const int b = (int)(launched_ & 1);
     if (!retire(b)) return false;
     int si = 0, sj = 0;
-    if (!load_chunk(0, L.cI, -1, si, plan.fast)) return false;
+    if (!load_chunk(0, L.cI, -1, si, plan.tiled())) return false;
     if (L.same) {
       sj = si;
     } else if (!load_chunk(sh_.job->is_auto ? 0 : 1, L.cJ, si, sj,
-                           plan.fast)) {
+                           plan.tiled())) {
       return false;
     }
-    make_items(L, *sh_.rows, row_points(plan.fast), item_align(plan.fast),
-               max_blocks_, items);
+    make_items(L, *sh_.rows, row_points(plan.tiled()),
+               item_align(plan.tiled()), max_blocks_, items);
     if (items.empty()) return true;
     const size_t ib = items.size() * sizeof(Item);
     if (ib > C.hitems[b].bytes || ib > C.items.bytes) {
@@ -554,7 +563,7 @@ class Worker {
       return false;
     const bool queued = plan.fast
         ? queue_fast(si, sj, (int)items.size(), nblocks)
-        : queue_exact(si, sj, (int)items.size(), nblocks);
+        : queue_exact(si, sj, (int)items.size(), nblocks, plan.wfast);
     if (!queued || !ck(cudaGetLastError(), "kernel launch") ||
         !ck(cudaEventRecord(C.ev1[b], C.stream), "cudaEventRecord"))
       return false;
@@ -611,7 +620,9 @@ class Worker {
     return queue_kernel(args, BLOCK, nblocks);
   }
 
-  bool queue_exact(int si, int sj, int n_items, int nblocks)
+  /* the exact kernel, or (wfast) the weighted kernel, which takes the
+   * same arguments and its own (WFastArgs) */
+  bool queue_exact(int si, int sj, int n_items, int nblocks, bool wfast)
   {
     const Plan &plan = *sh_.plan;
     const wt_bins *bins = sh_.job->bins;
@@ -644,6 +655,28 @@ class Worker {
       q.n_ang = w->n_ang;
       q.ang_d2 = tab + nb;
       q.ang_w = tab + nb + w->n_ang;
+    }
+    if (wfast) {
+      Ctx &C = *ctx_;
+      const int mb = kCfgs[plan.cfg].mb, oct = kCfgs[plan.cfg].oct;
+      WFastArgs f;
+      f.fI = static_cast<const float4 *>(C.f[si].p);
+      f.fJ = static_cast<const float4 *>(C.f[sj].p);
+      f.tab = static_cast<const float2 *>(C.thr.p);
+      f.n_cells = (int)plan.ft.thr.size();
+      f.shift = 23 - mb - 3;
+      /* a cell's key is bits(q) >> (23 - mb), counted from the table's
+       * lowest octave (as the fast kernel's Shape::KBASE) */
+      f.tbase = plan.taboff - (((unsigned)(129 - oct) << mb) << 3);
+      f.onec = plan.ft.onec;
+      f.margin = plan.ft.margin;
+      f.taboff = plan.taboff;
+      f.byoff = plan.byoff;
+      f.jfoff = plan.joff;
+      f.jwoff = plan.jwoff;
+      f.jboff = plan.jboff;
+      void *args[] = {&a, &f, &q};
+      return queue_kernel(args, WBLOCK, nblocks);
     }
     void *args[] = {&a, &t, &q};
     return queue_kernel(args, EBLOCK, nblocks);

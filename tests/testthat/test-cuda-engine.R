@@ -370,6 +370,90 @@ test_that("weighted GPU sums equal the CPU engine's within 1e-12", {
   }
 })
 
+# points whose separations are exact multiples of `step` degrees (on the
+# equator and on a meridian), and random ones: with edges at multiples of
+# step, thousands of pairs lie within rounding of an edge
+edge_sky <- function(step = 0.25, n_random = 2000) {
+  k <- 0:999
+  rbind(data.frame(ra = k * step, dec = 0),
+        data.frame(ra = 5, dec = seq(-80, 80, by = step)),
+        random_sky(n_random, ra = c(0, 60), dec = c(-40, 40)))
+}
+
+test_that("weighted GPU counts of pairs on the edges equal the CPU's", {
+  skip_if_no_cuda()
+  set.seed(51)
+  x <- edge_sky()
+  y <- edge_sky(n_random = 1500)
+  wx <- runif(nrow(x), 0.5, 2)
+  wy <- rexp(nrow(y)) + 0.1
+  xa <- wtheta:::unit_vectors(x, 1L)
+  ya <- wtheta:::unit_vectors(y, 1L)
+  # log-spaced edges on multiples of the step (one edge a cell of the
+  # float table), and dense linear ones
+  for (edges in list(0.25 * 2^(0:9), seq(0, 180, by = 0.5),
+                     c(0.25, 0.5, 0.75, 1, 2, 3, 5, 8, 13, 21, 34))) {
+    # the pairs of the equator's points within rounding of an edge: many
+    e <- xa[1:1000, ]
+    d <- 2 * asin(sqrt(outer(e[, 1], e[, 1], "-")^2 +
+                       outer(e[, 2], e[, 2], "-")^2 +
+                       outer(e[, 3], e[, 3], "-")^2) / 2) * 180 / pi
+    d <- d[upper.tri(d)]
+    expect_gt(sum(vapply(edges, function(b) sum(abs(d - b) < 1e-9), 0)),
+              1000)
+    g <- core_counts(xa, NULL, edges, 2, w1 = wx)
+    c <- core_counts(xa, NULL, edges, 1, w1 = wx)
+    expect_identical(g$slots, c$slots)
+    expect_close(g$wsum, c$wsum)
+    g <- core_counts(xa, ya, edges, 2, w1 = wx, w2 = wy)
+    c <- core_counts(xa, ya, edges, 1, w1 = wx, w2 = wy)
+    expect_identical(g$slots, c$slots)
+    expect_close(g$wsum, c$wsum)
+    # unit weights: the sums are the counts
+    g <- core_counts(xa, ya, edges, 2, w1 = rep(1, nrow(x)),
+                     w2 = rep(1, nrow(y)))
+    expect_identical(g$wsum, g$slots)
+  }
+})
+
+test_that("PIP-weighted GPU counts of pairs on the edges equal the CPU's", {
+  skip_if_no_cuda()
+  set.seed(52)
+  words <- function(cat, k) {
+    for (j in seq_len(k)) cat[[paste0("b", j)]] <- floor(runif(nrow(cat)) * 2^32)
+    cat$w <- runif(nrow(cat), 0.5, 2)
+    cat
+  }
+  x <- words(edge_sky(), 5)
+  y <- words(edge_sky(n_random = 1500), 5)
+  bins <- theta_bins(edges = 0.25 * 2^(0:9))
+  # 1 to 4 words take the weighted kernel (words padded to 2 or 4), 5 the
+  # exact one; with and without individual weights; noffset 0 with a
+  # default value (pairs with no common bit)
+  for (k in 1:5) {
+    for (w in list(NULL, "w")) {
+      args <- list(bins = bins, weights = w, bitwise = paste0("b", 1:k),
+                   noffset = if (k == 2) 0 else 1, default_value = 2)
+      for (yy in list(NULL, y)) {
+        g <- do.call(pair_counts, c(list(x, yy, backend = "cuda"), args))
+        c <- do.call(pair_counts, c(list(x, yy, backend = "cpu",
+                                         threads = test_threads()), args))
+        expect_identical(g$backend, "cuda")
+        expect_identical(c(g$n_below, g$counts, g$n_above),
+                         c(c$n_below, c$counts, c$n_above))
+        expect_close(g$weighted, c$weighted)
+      }
+    }
+  }
+  # every bit set: each pair weight is 1 exactly, so the sums are the
+  # counts
+  ones <- x
+  for (j in 1:2) ones[[paste0("b", j)]] <- 2^32 - 1
+  g <- pair_counts(ones, bins = bins, bitwise = c("b1", "b2"),
+                   backend = "cuda")
+  expect_identical(g$weighted, g$counts)
+})
+
 test_that("wtheta_free_gpu frees the cached buffers and counting goes on", {
   if (!has_cuda()) expect_identical(wtheta_free_gpu(), 0L)
   skip_if_no_cuda()
