@@ -22,7 +22,7 @@ test_that("a weighted FITS catalog gives wtheta()'s result in every output forma
   want <- wtheta(gal[c("ra", "dec")], read_catalog(rfile), b,
                  weights = list(data = gal$weight), error = "jackknife",
                  n_patches = 5, seed = 3, threads = 1, progress = FALSE,
-                 check_footprint = FALSE)
+                 check_footprint = FALSE, backend = "cpu")
   expect_true(attr(want, "weighted"))
   args <- c("-d", g, "-r", rfile, "-w", "w", "-b", "log:5,80,4",
             "--error", "jackknife", "-p", "5", "--seed", "3", "-t", "1",
@@ -146,10 +146,12 @@ test_that("--mask draws the randoms as random_catalog(mask = ) does", {
                                     sim$wt)), csv)
   out <- cli_out(".fits")
   res <- run_cli("-d", csv, "--mask", mfile, "--seed", "4", "-w", "WT",
-                 "-b", "log:0.5,10,4", "-t", "1", "-o", out, "-q")
+                 "-b", "log:0.5,10,4", "-t", "1", "-B", "cpu", "-o", out,
+                 "-q")
   expect_identical(res$status, 0L, info = paste(res$out, collapse = "\n"))
   want <- wtheta(sim, random_catalog(3000, mask = m, seed = 4), b,
-                 weights = "wt", threads = 1, progress = FALSE)
+                 weights = "wt", threads = 1, progress = FALSE,
+                 backend = "cpu")
   got <- read_wtheta(out)
   expect_identical(attr(got, "n_random"), 3000L)
   expect_true(attr(got, "weighted"))
