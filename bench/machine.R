@@ -1,8 +1,9 @@
-# What a benchmark's first line says about the machine, shared by the
-# scripts in bench/ that source it:
-#   m <- bench_machine(backend, devices)
-# m$cpu: the CPU model; m$gpu: the GPUs the run may use ("none" for the
-# CPU backend, "none usable" without one); m$load: the load averages.
+# What a benchmark's first line says about the machine and the run, shared
+# by the scripts in bench/ that source it: bench_machine(backend, devices)
+# is "host: <CPU> (<cores> cores), load <load averages>; GPU: <the GPUs the
+# run may use> ("none" for the CPU backend, "none usable" without one);
+# wtheta <version>, <R>; backend <backend>[ (devices ...)]"; the script
+# adds its own settings.
 bench_machine <- function(backend, devices = NULL) {
   cpu <- sub(".*: ", "", grep("^model name", readLines("/proc/cpuinfo"),
                               value = TRUE)[1])
@@ -15,5 +16,9 @@ bench_machine <- function(backend, devices = NULL) {
   }
   load <- tryCatch(paste(strsplit(readLines("/proc/loadavg"), " ")[[1]][1:3],
                          collapse = " "), error = function(e) "?")
-  list(cpu = cpu, gpu = gpu, load = load)
+  sprintf("host: %s (%d cores), load %s; GPU: %s; wtheta %s, %s; backend %s%s",
+          cpu, parallel::detectCores(), load, gpu,
+          utils::packageVersion("wtheta"), R.version.string, backend,
+          if (is.null(devices)) "" else
+            paste0(" (devices ", paste(devices, collapse = ","), ")"))
 }

@@ -117,17 +117,8 @@ csv <- opt("csv", file.path("bench", "results",
 
 # the machine
 source(file.path("bench", "machine.R"))
-m <- bench_machine(backend, devices)
-cpu <- m$cpu
-gpu <- m$gpu
-load <- m$load
-cat(sprintf(paste0("host: %s (%d cores), load %s; GPU: %s; wtheta %s, %s; ",
-                   "backend %s%s, %d threads, %d runs each\n"),
-            cpu, parallel::detectCores(), load, gpu, packageVersion("wtheta"),
-            R.version.string, backend,
-            if (is.null(devices)) "" else
-              paste0(" (devices ", paste(devices, collapse = ","), ")"),
-            threads, reps))
+cat(bench_machine(backend, devices),
+    sprintf(", %d threads, %d runs each\n", threads, reps), sep = "")
 
 bins <- theta_bins(2.5, 250, n = 20, log = TRUE, units = "arcmin")
 box <- list(ra_range = c(0, 100), dec_range = c(-60, 5))
