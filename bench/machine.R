@@ -1,3 +1,14 @@
+# Shared by the scripts in bench/ that source it (from the repository root).
+#
+# bench_opt(args, name, default): the value of --name=VALUE among the
+# command's arguments, TRUE for a bare --name, default when absent.
+bench_opt <- function(args, name, default) {
+  hit <- grep(paste0("^--", name, "(=|$)"), args, value = TRUE)
+  if (!length(hit)) return(default)
+  if (!grepl("=", hit[1])) return(TRUE)
+  sub("^[^=]*=", "", hit[1])
+}
+
 # What a benchmark's first line says about the machine and the run, shared
 # by the scripts in bench/ that source it: bench_machine(backend, devices)
 # is "host: <CPU> (<cores> cores), load <load averages>; GPU: <the GPUs the

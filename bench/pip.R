@@ -54,12 +54,8 @@
 library(wtheta)
 options(width = 200)
 args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  hit <- grep(paste0("^--", name, "(=|$)"), args, value = TRUE)
-  if (!length(hit)) return(default)
-  if (!grepl("=", hit[1])) return(TRUE)
-  sub("^[^=]*=", "", hit[1])
-}
+source(file.path("bench", "machine.R"))
+opt <- function(name, default) bench_opt(args, name, default)
 known <- c("backend", "devices", "threads", "reps", "words", "csv")
 flags <- grep("^--", args, value = TRUE)
 bad <- flags[!sub("^--([^=]*).*", "\\1", flags) %in% known]
@@ -98,7 +94,6 @@ csv <- opt("csv", file.path("bench", "results",
                             paste0("pip-", backend, ".csv")))
 
 # the machine
-source(file.path("bench", "machine.R"))
 cat(bench_machine(backend, devices),
     sprintf(", %d threads, %d runs each, %d words (%d realisations)\n",
             threads, reps, words, 32L * words), sep = "")

@@ -61,12 +61,8 @@
 library(wtheta)
 options(width = 200)
 args <- commandArgs(trailingOnly = TRUE)
-opt <- function(name, default) {
-  hit <- grep(paste0("^--", name, "(=|$)"), args, value = TRUE)
-  if (!length(hit)) return(default)
-  if (!grepl("=", hit[1])) return(TRUE)
-  sub("^[^=]*=", "", hit[1])
-}
+source(file.path("bench", "machine.R"))
+opt <- function(name, default) bench_opt(args, name, default)
 known <- c("backend", "devices", "threads", "reps", "calls", "prepared", "csv")
 flags <- grep("^--", args, value = TRUE)
 bad <- flags[!sub("^--([^=]*).*", "\\1", flags) %in% known]
@@ -116,7 +112,6 @@ csv <- opt("csv", file.path("bench", "results",
                             paste0("survey-", backend, ".csv")))
 
 # the machine
-source(file.path("bench", "machine.R"))
 cat(bench_machine(backend, devices),
     sprintf(", %d threads, %d runs each\n", threads, reps), sep = "")
 
