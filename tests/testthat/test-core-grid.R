@@ -1,12 +1,6 @@
 # Pruning by the last edge (src/core/grid_build.c, grid_walk.c) must not
 # change a single count.
 
-with_grid <- function(mode, code) {
-  old <- options(wtheta.grid = mode)
-  on.exit(options(old))
-  code
-}
-
 grid_vs_brute <- function(x, y, e, sp = FALSE, patches = NULL) {
   a <- with_grid(TRUE, pair_counts(x, y, e, self_pairs = sp, backend = "cpu",
                                    threads = test_threads(),

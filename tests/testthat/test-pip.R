@@ -21,10 +21,9 @@ test_that("auto PIP counts match brute force on every grid mode, thread count an
   expect_gt(max(abs(ref$weighted / plain$weighted - 1)), 0.1)
   for (isa in machine_isas()) for (g in list(FALSE, "auto", TRUE, "prune"))
     for (th in c(1L, 2L)) {
-      withr::local_options(wtheta.grid = g)
-      pc <- with_cpu_isa(isa, pair_counts(x, bins = pip_bins(),
-                                          backend = "cpu", threads = th,
-                                          weights = "w", bitwise = bw2))
+      pc <- with_grid(g, with_cpu_isa(isa, pair_counts(
+        x, bins = pip_bins(), backend = "cpu", threads = th,
+        weights = "w", bitwise = bw2)))
       expect_pip(pc, ref)
       expect_identical(pc$pip$bitwise, "pairs")
       expect_identical(pc$pip$nrealizations, 65)
@@ -67,10 +66,9 @@ test_that("cross PIP with noffset 0, default_value and angular upweights", {
   expect_gt(zero, 1000)
   ang <- data.frame(theta = c(0.2, 1, 2.5, 4, 7), weight = c(3, 2, 1.4, 1.2, 1.05))
   for (g in list(FALSE, TRUE)) {
-    withr::local_options(wtheta.grid = g)
-    pc <- pair_counts(x, y, bins = pip_bins(), backend = "cpu", threads = 2,
-                      bitwise = "b1", noffset = 0, default_value = 7.5,
-                      angular = ang)
+    pc <- with_grid(g, pair_counts(x, y, bins = pip_bins(), backend = "cpu",
+                                   threads = 2, bitwise = "b1", noffset = 0,
+                                   default_value = 7.5, angular = ang))
     ref <- pip_brute_counts(x, y, edges = pip_edges, bx = bx, by = by,
                             noffset = 0, default_value = 7.5, angular = ang)
     expect_pip(pc, ref)
@@ -148,17 +146,17 @@ test_that("PIP with patches matches brute force per patch pair", {
   x$p <- 1 + (x$ra > 17) + 2 * (x$dec > 0)
   y$p <- 1 + (y$ra > 17) + 2 * (y$dec > 0)
   for (g in list(FALSE, "auto")) {
-    withr::local_options(wtheta.grid = g)
-    pc <- pair_counts(x, bins = pip_bins(), backend = "cpu", threads = 2,
-                      weights = "w", bitwise = bw2, patches = "p")
+    pc <- with_grid(g, pair_counts(x, bins = pip_bins(), backend = "cpu",
+                                   threads = 2, weights = "w", bitwise = bw2,
+                                   patches = "p"))
     ref <- pip_brute_counts(x, edges = pip_edges, wx = x$w,
                             bx = as.matrix(x[, bw2]), px = x$p, P = 4)
     expect_pip(pc, ref)
     expect_identical(unclass(pc$patch_counts) + 0, ref$patch_counts)
     expect_equal(unclass(pc$patch_weighted) + 0, ref$patch_weighted,
                  tolerance = 1e-12)
-    pc <- pair_counts(x, y, bins = pip_bins(), backend = "cpu", threads = 2,
-                      bitwise = bw2, patches = "p")
+    pc <- with_grid(g, pair_counts(x, y, bins = pip_bins(), backend = "cpu",
+                                   threads = 2, bitwise = bw2, patches = "p"))
     ref <- pip_brute_counts(x, y, edges = pip_edges,
                             bx = as.matrix(x[, bw2]), by = as.matrix(y[, bw2]),
                             px = x$p, py = y$p, P = 4)
