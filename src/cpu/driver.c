@@ -288,6 +288,10 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
      * unless plain is asked for; on AVX-512 the vector kernel of its own
      * (below) */
     c->pip = job->pip;
+    memset(c->pip_lut, 0, sizeof c->pip_lut);
+    if (job->pip->n_words > 0 && job->pip->n_words <= 2)
+      memcpy(c->pip_lut, job->pip->by_count,
+             (size_t)(32 * job->pip->n_words + 1) * sizeof(double));
     c->pip_fn = wt_cpu_pip_plain;
 #ifdef WT_X86
     if (isa != WT_ISA_PLAIN && __builtin_cpu_supports("popcnt"))

@@ -166,6 +166,9 @@ struct wt_ctx {
   /* PIP jobs (wt_job.pip): the pair weights, and the kernel that takes
    * every pair in place of wt_cpu_plain (no vector kernel then) */
   const wt_pip *pip;
+  /* pip->by_count of up to two words (65 values), padded with zeros to
+   * 72 for the AVX-512 kernel's registers (by_count_regs()) */
+  double pip_lut[72];
   void (*pip_fn)(const wt_ctx *c, uint32_t *h, double *wh, double *th,
                  const wt_points *a, int64_t i0, int nr,
                  const wt_points *b, int64_t j0, int64_t j1);

@@ -95,6 +95,21 @@ slots_avx512(const wt_lut512 *L, __m512d d2, int packed, __mmask8 *above)
   return s;
 }
 
+/* the rows i0 .. i0 + nr - 1 of a, each coordinate (and weight when
+ * weighted) broadcast to a vector, for the double kernels */
+WT_AVX512 WT_INLINE void rows_avx512(const wt_points *a, int64_t i0, int nr,
+                                     int weighted, __m512d *xi, __m512d *yi,
+                                     __m512d *zi, __m512d *wi)
+{
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_pd(a->x[i0 + r]);
+    yi[r] = _mm512_set1_pd(a->y[i0 + r]);
+    zi[r] = _mm512_set1_pd(a->z[i0 + r]);
+    if (weighted) wi[r] = _mm512_set1_pd(a->w[i0 + r]);
+  }
+}
+
 /* AVX-512 in double, 8 columns per vector; lane l counts into copy l. nr,
  * packed and weighted are constants at each call site, so every variant is
  * unrolled. */
@@ -108,13 +123,7 @@ vec_avx512_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
   const wt_lut512 L = lut512(c);
   const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
   __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
-#pragma GCC unroll 8
-  for (int r = 0; r < nr; r++) {
-    xi[r] = _mm512_set1_pd(a->x[i0 + r]);
-    yi[r] = _mm512_set1_pd(a->y[i0 + r]);
-    zi[r] = _mm512_set1_pd(a->z[i0 + r]);
-    if (weighted) wi[r] = _mm512_set1_pd(a->w[i0 + r]);
-  }
+  rows_avx512(a, i0, nr, weighted, xi, yi, zi, wi);
   const int64_t nv = nj & ~(int64_t)7;
   WT_RING_DECL(ring, wring, 8);
   for (int64_t j = 0; j < nv; j += 8) {
@@ -178,20 +187,17 @@ WT_AVX512 WT_INLINE __m512i popcount_avx512(__m512i v)
   return _mm512_sad_epu8(cnt, _mm512_setzero_si512());
 }
 
-/* by_count[] of up to 2 words (65 values) in registers, read by
+/* by_count[] of up to 2 words (65 values, c->pip_lut) in registers, read by
  * permutes instead of a gather per vector: the same values, so the same
  * sums; the gathers (this one and the slot table's) bounded the kernel */
 typedef struct {
   __m512d t[9];
 } wt_count_regs;
 
-WT_AVX512 WT_INLINE wt_count_regs by_count_regs(const double *by_count,
-                                                int max_c)
+WT_AVX512 WT_INLINE wt_count_regs by_count_regs(const wt_ctx *c)
 {
-  double pad[72] = {0};
-  for (int k = 0; k <= max_c; k++) pad[k] = by_count[k];
   wt_count_regs F;
-  for (int k = 0; k < 9; k++) F.t[k] = _mm512_loadu_pd(pad + 8 * k);
+  for (int k = 0; k < 9; k++) F.t[k] = _mm512_loadu_pd(c->pip_lut + 8 * k);
   return F;
 }
 
@@ -261,16 +267,13 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
   const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
   const int nl = (nw + 1) / 2;               /* 64-bit lanes of words */
   wt_count_regs F;
-  if (nw > 0 && nw <= 2) F = by_count_regs(q->by_count, 32 * nw);
+  if (nw > 0 && nw <= 2) F = by_count_regs(c);
   __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
   __m512i bi[WT_ROWS][WT_PIP_MAX_WORDS / 2];
   const int64_t na = a->n, nbp = b->n;
+  rows_avx512(a, i0, nr, 1, xi, yi, zi, wi);
 #pragma GCC unroll 8
   for (int r = 0; r < nr; r++) {
-    xi[r] = _mm512_set1_pd(a->x[i0 + r]);
-    yi[r] = _mm512_set1_pd(a->y[i0 + r]);
-    zi[r] = _mm512_set1_pd(a->z[i0 + r]);
-    wi[r] = _mm512_set1_pd(a->w[i0 + r]);
     for (int l = 0; l < nl; l++) {
       uint64_t lo = a->bits[(int64_t)(2 * l) * na + i0 + r];
       uint64_t hi = 2 * l + 1 < nw
