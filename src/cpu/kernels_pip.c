@@ -96,23 +96,22 @@ WT_ALWAYS_INLINE void pip_body(const wt_ctx *c, uint32_t *h, double *wh,
 #define WT_PIP_ROW(NW, ANG)                                                  \
   (th ? pip_row(c, h, wh, th, a, i, b, j0, j1, r, NW, 1, ANG)               \
       : pip_row(c, h, wh, NULL, a, i, b, j0, j1, r, NW, 0, ANG))
+    /* 0, 1, 2 or 4 words as constants (others: the generic row), with
+     * or without the angular table */
+#define WT_PIP_WORDS(ANG)                                                    \
+  switch (nw) {                                                              \
+  case 0: WT_PIP_ROW(0, ANG); break;                                         \
+  case 1: WT_PIP_ROW(1, ANG); break;                                         \
+  case 2: WT_PIP_ROW(2, ANG); break;                                         \
+  case 4: WT_PIP_ROW(4, ANG); break;                                         \
+  default: WT_PIP_ROW(nw, ANG); break;                                       \
+  }
     if (ang) {
-      switch (nw) {
-      case 0: WT_PIP_ROW(0, 1); break;
-      case 1: WT_PIP_ROW(1, 1); break;
-      case 2: WT_PIP_ROW(2, 1); break;
-      case 4: WT_PIP_ROW(4, 1); break;
-      default: WT_PIP_ROW(nw, 1); break;
-      }
+      WT_PIP_WORDS(1)
     } else {
-      switch (nw) {
-      case 0: WT_PIP_ROW(0, 0); break;
-      case 1: WT_PIP_ROW(1, 0); break;
-      case 2: WT_PIP_ROW(2, 0); break;
-      case 4: WT_PIP_ROW(4, 0); break;
-      default: WT_PIP_ROW(nw, 0); break;
-      }
+      WT_PIP_WORDS(0)
     }
+#undef WT_PIP_WORDS
 #undef WT_PIP_ROW
   }
 }
