@@ -46,8 +46,12 @@
  * kernels also compute w_i w_j in double, keep it in the ring beside the
  * index, and add it to a double histogram laid out as the counters.
  * PIP jobs (wt_job.pip, pair weights from bitwise words and an angular
- * table) run in kernels_pip.c only, one pair at a time with a hardware
- * popcount where the CPU has one.
+ * table) take on AVX-512 a kernel of their own, wt_cpu_avx512_pip (the
+ * double kernel's slots, each pair's weight times its factor by popcount
+ * of the ANDed words, read from registers for up to two words); other
+ * CPUs, the ragged ends and mean_theta go through kernels_pip.c, one pair
+ * at a time with a hardware popcount where the CPU has one. No float,
+ * narrow or bulk counting for them.
  * Jobs that sum the pairs' angles (wt_job.thsum, mean_theta) run in plain
  * C only (ctx_init() picks no vector kernel): an asin per pair costs far
  * more than the lookup the vector kernels speed up.
