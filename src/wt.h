@@ -363,9 +363,12 @@ typedef struct {
   int sane;                /* finite unit vectors, non-decreasing edges */
   double r2max, eta;       /* largest |X|^2 and | |X|^2 - 1 | */
   int weighted;
+  int wwords;              /* weighted_words() of the job (-1: none) */
+  int unit_w;              /* every weight 1 (PIP: the count kernel) */
   double smem_sm, smem_block;  /* shared memory per SM and per block */
   /* out */
   int fast, cfg, fix_shared, rcols;
+  int wfast, wcount;       /* the weighted kernel; its PIP count form */
   double smem;             /* dynamic shared memory per block */
   int n_cells;             /* cells of the fast table (0: exact kernel) */
   double c, onec, margin, multi;  /* the fast table's */

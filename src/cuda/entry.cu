@@ -31,7 +31,10 @@
  * kernel's table and margin, redoes the pairs within the margin of an edge
  * in double, and adds w_i w_j (times the PIP factor, from the popcount of
  * the ANDed words) in double into per-slot sums, runs of j points in one
- * slot summed in registers first. Jobs it does not take (angle sums,
+ * slot summed in registers first. PIP jobs whose weights are all 1 take
+ * its count form (wt_pipcount_kernel): pairs counted by slot and popcount
+ * in shared memory, the weight sums made from those counts at each flush.
+ * Jobs it does not take (angle sums,
  * angular upweights, more than WMAXW words, inputs the margin proof does
  * not cover) go through the exact kernel, which adds the same sums with
  * every pair decided in double. The bins are decided exactly as for the
@@ -170,7 +173,8 @@ int count_impl(wt_job *job)
   }
   std::shared_ptr<const Plan> plan_ref =
       get_plan(bins, an, smem_sm, smem_block, weighted, angles,
-               weighted_words(job));
+               weighted_words(job),
+               an.unit_w && job->pip != nullptr && job->pip->n_words > 0);
   const Plan &plan = *plan_ref;
 
   double total = wt_tasks_pairs(job);

@@ -284,10 +284,212 @@ __global__ void __launch_bounds__(WBLOCK) wt_weighted_kernel(
   }
 }
 
-/* the weighted kernel for NW words a point (plan.h's Plan::wwords), with
- * per-thread weight sums or not (Plan::wpriv) */
-const void *weighted_kernel_ptr(int nw, bool priv)
+/* PIP counts without individual weights (Plan::wcount): every pair's
+ * weight is by[c] for its popcount c, so the block counts pairs per slot
+ * and popcount (n_slots x K 32-bit counters, K = 32 NW + 1) and turns them
+ * into counts and weight sums (sum over c of n[s][c] by[c], in double)
+ * when it flushes: one shared atomic a pair, as the fast kernel's cell
+ * counters, and no runs (whose divergent ends bound the weighted kernel).
+ * The counts are those of the weighted kernel (the same float decision and
+ * exact path); the weight sums are whole counts times the factors, summed
+ * in another order, within about 1e-15 of the CPU engine's. */
+template <int NW>
+__device__ inline void wc_flush(unsigned char *smem, const ExactArgs &a,
+                                const WFastArgs &f, unsigned long long *gh,
+                                double *gw)
 {
+  constexpr int K = 32 * NW + 1;
+  unsigned *h = reinterpret_cast<unsigned *>(smem);
+  const double *by = reinterpret_cast<const double *>(smem + f.byoff);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int s = warp; s < a.n_slots; s += WBLOCK / 32) {
+    unsigned long long n = 0ull;
+    double w = 0.0;
+    for (int c = lane; c < K; c += 32) {
+      /* the block's pairs since the last flush: fewer than 2^32 */
+      const unsigned v = h[s * K + c];
+      h[s * K + c] = 0u;
+      n += v;
+      w = __fma_rn((double)v, by[c], w);
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      n += __shfl_xor_sync(0xffffffffu, n, o);
+      w = __dadd_rn(w, __shfl_xor_sync(0xffffffffu, w, o));
+    }
+    if (lane == 0 && n) {
+      atomicAdd(gh + s, n);
+      atomicAdd(gw + s, w);
+    }
+  }
+}
+
+/* the count kernel's i points: WNI a thread, WBLOCK apart, as WState
+ * without runs or weights; a point past the item's end has no pairs */
+template <int NW>
+struct CState {
+  float nx[WNI], ny[WNI], nz[WNI];
+  unsigned b[WNI][NW];
+};
+
+/* one staged tile of cnt j points against the thread's first NK points;
+ * MASK: only pairs with gi < i_end and, in a diagonal item, gj > gi. The
+ * tile holds each j point's first word in its float4's w and the others
+ * in sjb */
+template <int NW, bool MASK, int NK>
+__device__ __forceinline__ void wc_tile(unsigned char *smem,
+                                        const ExactArgs &a,
+                                        const WFastArgs &f,
+                                        const CState<NW> &st, int gi0,
+                                        int i_end, bool diag, int tj,
+                                        int cnt, unsigned *hc)
+{
+  constexpr int K = 32 * NW + 1;
+  const float4 *sjf = reinterpret_cast<const float4 *>(smem + f.jfoff);
+  const unsigned *sjb = reinterpret_cast<const unsigned *>(smem + f.jboff);
+  const float onec = f.onec, M = f.margin;
+  const unsigned tb = f.tbase;
+  const int sh = f.shift;
+#pragma unroll 2
+  for (int jj = 0; jj < cnt; jj++) {
+    const float4 pj = sjf[jj];
+    unsigned bj[NW];
+    bj[0] = __float_as_uint(pj.w);
+#pragma unroll
+    for (int u = 1; u < NW; u++) bj[u] = sjb[(u - 1) * WBJ + jj];
+    const int gj = tj + jj;
+#pragma unroll
+    for (int k = 0; k < NK; k++) {
+      if (MASK) {
+        const int gi = gi0 + k * WBLOCK;
+        if (gi >= i_end || (diag && gj <= gi)) continue;
+      }
+      const float q = pair_q(st.nx[k], st.ny[k], st.nz[k], pj, onec);
+      const unsigned key8 = (__float_as_uint(q) >> sh) & ~7u;
+      const float2 e = *reinterpret_cast<const float2 *>(smem + (tb + key8));
+      const float d = __fsub_rn(q, e.x);
+      int s = __float_as_int(e.y) + 1 + (__float_as_int(d) >> 31);
+      if (!(fabsf(d) >= M))
+        s = wf_exact_slot(a, gi0 + k * WBLOCK, gj, e.x, __float_as_int(e.y));
+      int c = 0;
+#pragma unroll
+      for (int u = 0; u < NW; u++) c += __popc(st.b[k][u] & bj[u]);
+      atomicAdd(hc + s * K + c, 1u);
+    }
+  }
+}
+
+template <int NW, bool MASK, int K>
+__device__ __forceinline__ void wc_tile_nk(unsigned char *smem,
+                                           const ExactArgs &a,
+                                           const WFastArgs &f,
+                                           const CState<NW> &st, int gi0,
+                                           int i_end, bool diag, int tj,
+                                           int cnt, unsigned *hc, int nk)
+{
+  if constexpr (K > 1) {
+    if (nk < K) {
+      wc_tile_nk<NW, MASK, K - 1>(smem, a, f, st, gi0, i_end, diag, tj, cnt,
+                                  hc, nk);
+      return;
+    }
+  }
+  wc_tile<NW, MASK, K>(smem, a, f, st, gi0, i_end, diag, tj, cnt, hc);
+}
+
+template <int NW>
+__global__ void __launch_bounds__(WBLOCK) wt_pipcount_kernel(
+    const ExactArgs a, const WFastArgs f, const PipArgs pa)
+{
+  constexpr int K = 32 * NW + 1;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int tid = threadIdx.x;
+  int *s_item = reinterpret_cast<int *>(smem + a.itemoff);
+  unsigned *hc = reinterpret_cast<unsigned *>(smem);
+  {
+    for (int t = tid; t < a.n_slots * K; t += WBLOCK) hc[t] = 0u;
+    float2 *tab = reinterpret_cast<float2 *>(smem + f.taboff);
+    for (int t = tid; t < f.n_cells; t += WBLOCK) tab[t] = __ldg(f.tab + t);
+    double *by = reinterpret_cast<double *>(smem + f.byoff);
+    const int nb = 32 * pa.n_words + 1;
+    for (int t = tid; t < K; t += WBLOCK)
+      by[t] = t < nb ? __ldg(pa.by + t) : 0.0;
+  }
+  unsigned long long *gh = a.ghist;
+  double *gw = a.gw;
+  auto turn = [&](int from, int to) {
+    if (from >= 0) {
+      __syncthreads();
+      wc_flush<NW>(smem, a, f, gh, gw);
+      __syncthreads();
+    }
+    gh = a.ghist + (size_t)to * (size_t)a.n_slots;
+    gw = a.gw + (size_t)to * (size_t)a.n_slots;
+  };
+  auto count = [&](const Item &item, int) {
+    const int i_end = item.i1;
+    const int gi0 = item.i0 + tid;
+    CState<NW> st;
+#pragma unroll
+    for (int k = 0; k < WNI; k++) {
+      const int gi = gi0 + k * WBLOCK;
+      const bool in = gi < i_end;
+      const float4 p = in ? __ldg(f.fI + gi) : make_float4(0.f, 0.f, 0.f, 0.f);
+      st.nx[k] = -p.x;
+      st.ny[k] = -p.y;
+      st.nz[k] = -p.z;
+#pragma unroll
+      for (int u = 0; u < NW; u++)
+        st.b[k][u] = in && u < pa.n_words
+                         ? __ldg(pa.bI + (long long)u * pa.stride + gi)
+                         : 0u;
+    }
+    const int nk = (i_end - item.i0 + WBLOCK - 1) / WBLOCK;
+    const bool full = i_end - item.i0 == nk * WBLOCK;
+    const bool diag = item.diag != 0;
+    for (int tj = item.j0; tj < item.j1; tj += WBJ) {
+      const int cnt = min(WBJ, item.j1 - tj);
+      __syncthreads();
+      {
+        float4 *sjf = reinterpret_cast<float4 *>(smem + f.jfoff);
+        unsigned *sjb = reinterpret_cast<unsigned *>(smem + f.jboff);
+        for (int t = tid; t < cnt; t += WBLOCK) {
+          float4 p = __ldg(f.fJ + tj + t);
+          p.w = __uint_as_float(__ldg(pa.bJ + tj + t));
+          sjf[t] = p;
+#pragma unroll
+          for (int u = 1; u < NW; u++)
+            sjb[(u - 1) * WBJ + t] =
+                u < pa.n_words
+                    ? __ldg(pa.bJ + (long long)u * pa.stride + tj + t)
+                    : 0u;
+        }
+      }
+      __syncthreads();
+      if (!full || (diag && tj <= i_end - 1))
+        wc_tile_nk<NW, true, WNI>(smem, a, f, st, gi0, i_end, diag, tj, cnt,
+                                  hc, nk);
+      else
+        wc_tile_nk<NW, false, WNI>(smem, a, f, st, gi0, i_end, diag, tj, cnt,
+                                   hc, nk);
+    }
+  };
+  const int last =
+      for_each_item(a.items, a.n_items, a.counter, s_item,
+                    0xffffffffull - (unsigned long long)BI * BJ, turn, count);
+  if (last >= 0) {
+    __syncthreads();
+    wc_flush<NW>(smem, a, f, gh, gw);
+  }
+}
+
+/* the weighted kernel for NW words a point (plan.h's Plan::wwords), with
+ * per-thread weight sums or not (Plan::wpriv), or the PIP count kernel
+ * (Plan::wcount) */
+const void *weighted_kernel_ptr(int nw, bool priv, bool pcount)
+{
+  if (pcount)
+    return nw <= 2 ? (const void *)wt_pipcount_kernel<2>
+                   : (const void *)wt_pipcount_kernel<WMAXW>;
   if (priv) {
     switch (nw) {
       case 0: return (const void *)wt_weighted_kernel<0, true>;

@@ -37,6 +37,8 @@ struct Analysis {
   bool sane;          /* finite unit vectors, non-decreasing edges */
   double r2max;       /* largest |X|^2 */
   double eta;         /* largest | |X|^2 - 1 | */
+  bool unit_w;        /* every weight is 1 (or none): a PIP job's pair
+                         weight is then its factor alone (Plan::wcount) */
 };
 
 /* largest |X|^2 and | |X|^2 - 1 | of p into an (on up to max_threads
@@ -78,6 +80,8 @@ struct Plan {
                           with the fast table's float decision */
   int wwords;          /* wfast: PIP words a point (0, 2 or WMAXW) */
   bool wpriv;          /* wfast: per-thread weight sums (at woff) */
+  bool wcount;         /* wfast, PIP without individual weights: pairs
+                          counted by slot and popcount (wt_pipcount_kernel) */
   int cfg;             /* fast: table shape */
   bool fix_shared;     /* fast: per-slot counters in shared memory */
   bool weighted;       /* sums of w_i w_j too (exact kernel only) */
@@ -104,15 +108,16 @@ int weighted_words(const wt_job *job);
  * memory per multiprocessor and smem_block per block; angles (sums of the
  * pairs' angles, mean_theta) takes the exact kernel; weighted with wwords
  * >= 0 (weighted_words()) takes the weighted kernel where the fast table
- * can be built, the exact kernel otherwise */
+ * can be built, the exact kernel otherwise; pcount (PIP words and unit
+ * weights, Analysis::unit_w) the PIP count kernel where its counters fit */
 bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
                size_t smem_block, bool weighted, Plan &plan,
-               bool angles = false, int wwords = -1);
+               bool angles = false, int wwords = -1, bool pcount = false);
 /* make_plan through a cache of recent plans */
 std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
                                      size_t smem_sm, size_t smem_block,
                                      bool weighted, bool angles = false,
-                                     int wwords = -1);
+                                     int wwords = -1, bool pcount = false);
 
 /* ---- work decomposition ----
  * Every task is cut along the chunk boundaries into pieces between one

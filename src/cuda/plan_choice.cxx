@@ -116,7 +116,7 @@ static size_t round16(size_t x) { return (x + 15) & ~(size_t)15; }
  * nearly every pair would take the exact path. */
 static bool make_weighted_plan(const wt_bins *bins, const Analysis &an,
                                size_t smem_sm, size_t smem_block, int nw,
-                               Plan &plan)
+                               bool pcount, Plan &plan)
 {
   const int n_slots = an.n_slots;
   double best = -1.0;
@@ -125,6 +125,43 @@ static bool make_weighted_plan(const wt_bins *bins, const Analysis &an,
     FastTable ft;
     if (!build_fast_table(bins, an, cfg, ft) || ft.multi > 0.5) continue;
     const size_t nt = ft.thr.size();
+    /* the PIP count kernel (wt_pipcount_kernel): one column of n_slots x K
+     * counters, the table, the factors and a j tile of floats and words,
+     * where three blocks fit a multiprocessor. More columns (lane & (R -
+     * 1)) would spread lanes that hit one counter, but they cost blocks a
+     * multiprocessor more than they save: 10^5 auto, 20 bins, H100, kernel
+     * 2.16x plain with 1 column, 2.23x with 2, 2.59x with 4, 3.88x with 8
+     * (bench/kernel/kernel-notes.md, "PIP count kernel") */
+    if (pcount && nw > 0) {
+      const size_t K = 32 * (size_t)nw + 1;
+      const size_t cb = round16((size_t)n_slots * K * 4);
+      const size_t tb = nt * 8;
+      const size_t bb = round16(K * 8);
+      /* the first word rides in the float4's w */
+      const size_t jb = (size_t)WBJ * (16 + 4 * ((size_t)nw - 1));
+      const size_t smem = cb + tb + bb + jb + 16;
+      const double score = 1.0 / (1.0 + 1000.0 * ft.multi) - 0.01 * cfg;
+      if (smem <= smem_block && smem_sm / (smem + 1024) >= 3u &&
+          score > best) {
+        best = score;
+        plan.wfast = true;
+        plan.wcount = true;
+        plan.wpriv = false;
+        plan.cfg = cfg;
+        plan.rcols = 1;
+        plan.smem = smem;
+        plan.hoff = 0;
+        plan.woff = (unsigned)cb;   /* unused */
+        plan.taboff = (unsigned)cb;
+        plan.byoff = plan.taboff + (unsigned)tb;
+        plan.joff = plan.byoff + (unsigned)bb;
+        plan.jwoff = plan.joff + (unsigned)WBJ * 16;   /* no weights */
+        plan.jboff = plan.jwoff;
+        plan.itemoff = (unsigned)(smem - 16);
+        plan.ft = ft;
+      }
+      continue;
+    }
     for (int priv = nw > 0 ? 1 : 0; priv >= 0; priv--)
     for (int R = 8; R >= 1; R /= 2) {
       const size_t hb = round16((size_t)n_slots * R * 4);
@@ -141,6 +178,7 @@ static bool make_weighted_plan(const wt_bins *bins, const Analysis &an,
       if (score > best) {
         best = score;
         plan.wfast = true;
+        plan.wcount = false;
         plan.wpriv = priv != 0;
         plan.cfg = cfg;
         plan.rcols = R;
@@ -173,11 +211,12 @@ static bool make_weighted_plan(const wt_bins *bins, const Analysis &an,
  * memory among those used */
 bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
                size_t smem_block, bool weighted, Plan &plan, bool angles,
-               int wwords)
+               int wwords, bool pcount)
 {
   const int n_slots = an.n_slots;
   plan.fast = false;
   plan.wfast = false;
+  plan.wcount = false;
   plan.wpriv = false;
   plan.wwords = -1;
   plan.weighted = weighted;
@@ -226,7 +265,11 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
   plan.wpriv = false;
   plan.wwords = wwords;
   if (an.sane && weighted && !angles && wwords >= 0 &&
-      make_weighted_plan(bins, an, smem_sm, smem_block, wwords, plan))
+      ((pcount && wwords > 0 &&
+        make_weighted_plan(bins, an, smem_sm, smem_block, wwords, true,
+                           plan)) ||
+       make_weighted_plan(bins, an, smem_sm, smem_block, wwords, false,
+                          plan)))
     return true;
   /* exact kernel: R columns of 32-bit counters (and of double weight
    * sums, and of double angle sums), as many as fit */
@@ -261,7 +304,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
  * the edges, the analysis and the shared memory of the devices. */
 struct PlanEntry {
   std::vector<double> upper;
-  bool sane, weighted, angles;
+  bool sane, weighted, angles, pcount;
   int wwords;
   double r2max, eta;
   size_t smem_sm, smem_block;
@@ -283,12 +326,12 @@ static std::vector<PlanEntry> &plan_cache()
 std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
                                      size_t smem_sm, size_t smem_block,
                                      bool weighted, bool angles,
-                                     int wwords)
+                                     int wwords, bool pcount)
 {
   const size_t n = (size_t)an.n_slots;
   auto same = [&](const PlanEntry &e) {
     return e.sane == an.sane && e.weighted == weighted &&
-           e.angles == angles && e.wwords == wwords &&
+           e.angles == angles && e.wwords == wwords && e.pcount == pcount &&
            e.r2max == an.r2max && e.eta == an.eta &&
            e.smem_sm == smem_sm && e.smem_block == smem_block &&
            e.upper.size() == n &&
@@ -300,9 +343,11 @@ std::shared_ptr<const Plan> get_plan(const wt_bins *bins, const Analysis &an,
       if (same(e)) return e.plan;
   }
   std::shared_ptr<Plan> p = std::make_shared<Plan>();
-  make_plan(bins, an, smem_sm, smem_block, weighted, *p, angles, wwords);
+  make_plan(bins, an, smem_sm, smem_block, weighted, *p, angles, wwords,
+            pcount);
   PlanEntry e{std::vector<double>(bins->upper, bins->upper + n), an.sane,
-              weighted, angles, wwords, an.r2max, an.eta, smem_sm, smem_block, p};
+              weighted, angles, pcount, wwords, an.r2max, an.eta, smem_sm,
+              smem_block, p};
   std::lock_guard<std::mutex> g(plan_mutex());
   std::vector<PlanEntry> &c = plan_cache();
   if (c.size() >= 8) c.erase(c.begin());

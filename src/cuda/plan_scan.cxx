@@ -14,11 +14,12 @@
 
 namespace wt_cuda {
 
-/* largest |X|^2 and | |X|^2 - 1 | over points [i0, i1); bad when some
+/* largest |X|^2 and | |X|^2 - 1 | over points [i0, i1), and whether
+ * their weights are all 1; bad when some
  * |X|^2 is not finite (a non-finite coordinate, or one so large that the
  * sum overflows: such inputs go to the exact kernel either way) */
 struct ScanPart {
-  bool bad = false;
+  bool bad = false, unit_w = true;
   double r2max = 0.0, eta = 0.0;
 };
 
@@ -37,6 +38,11 @@ static void scan_range(const wt_points &p, int64_t i0, int64_t i1, ScanPart &r)
   r.bad = bad;
   r.r2max = r2max;
   r.eta = eta;
+  /* whether every weight is exactly 1 (none: so) */
+  bool unit = true;
+  if (p.w)
+    for (int64_t i = i0; i < i1 && unit; i++) unit = p.w[i] == 1.0;
+  r.unit_w = unit;
 }
 
 /* the scan, on a few threads for large catalogs (maxima: the result does
@@ -67,6 +73,7 @@ void scan_points(const wt_points &p, Analysis &an, int max_threads)
   for (std::thread &t : th) t.join();
   for (const ScanPart &r : part) {
     if (r.bad) an.sane = false;
+    if (!r.unit_w) an.unit_w = false;
     if (r.r2max > an.r2max) an.r2max = r.r2max;
     if (r.eta > an.eta) an.eta = r.eta;
   }
@@ -131,6 +138,7 @@ Analysis analyse(const wt_job *job, int max_threads, bool force_exact)
   an.sane = true;
   an.r2max = 0.0;
   an.eta = 0.0;
+  an.unit_w = true;
   for (int s = 0; s + 1 < an.n_slots; s++)
     if (!(bins->upper[s] <= bins->upper[s + 1])) an.sane = false;
   if (!(bins->upper[0] >= 0.0)) an.sane = false;
@@ -146,6 +154,7 @@ Analysis analyse(const wt_job *job, int max_threads, bool force_exact)
     an.sane = an.sane && !exact_only;
     an.r2max = 0.0;
     an.eta = 0.0;
+    an.unit_w = false;
   }
   return an;
 }

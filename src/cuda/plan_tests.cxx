@@ -18,10 +18,14 @@ extern "C" int wt_cuda_plan_table(const wt_bins *bins, wt_cuda_plan_info *info,
     an.sane = info->sane != 0;
     an.r2max = info->r2max;
     an.eta = info->eta;
+    an.unit_w = info->unit_w != 0;
     Plan plan;
     make_plan(bins, an, (size_t)info->smem_sm, (size_t)info->smem_block,
-              info->weighted != 0, plan);
+              info->weighted != 0, plan, false, info->wwords,
+              info->unit_w != 0 && info->wwords > 0);
     info->fast = plan.fast;
+    info->wfast = plan.wfast;
+    info->wcount = plan.wfast && plan.wcount;
     info->cfg = plan.fast ? plan.cfg : -1;
     info->fix_shared = plan.fast && plan.fix_shared;
     info->rcols = plan.fast ? 0 : plan.rcols;

@@ -324,7 +324,8 @@ class Worker {
     const Plan &plan = *sh_.plan;
     const bool pip = sh_.job->pip != nullptr;   /* weighted, exact */
     kfn_ = plan.fast ? fast_kernel_ptr(plan.cfg)
-           : plan.wfast ? weighted_kernel_ptr(plan.wwords, plan.wpriv)
+           : plan.wfast ? weighted_kernel_ptr(plan.wwords, plan.wpriv,
+                                              plan.wcount)
            : pip ? (plan.angles
                         ? (const void *)wt_exact_kernel<true, true, true>
                         : (const void *)wt_exact_kernel<true, false, true>)

@@ -11,12 +11,15 @@ SEXP wt_r_grid_builds(void) { return ScalarReal(wt_grid_builds()); }
 /* ---- the CUDA engine's host planning (cuda/plan.cxx), for tests: built
  * in every build, so that it is checked without nvcc or a GPU ---- */
 
-/* the plan of `edges` (degrees) for analysis c(sane, r2max, eta, weighted)
- * and a device with shared memory device = c(per SM, per block) */
+/* the plan of `edges` (degrees) for analysis c(sane, r2max, eta, weighted[,
+ * wwords, unit_w]) (wwords: the weighted kernel's words, -1 for none, the
+ * default; unit_w: every weight 1) and a device with shared memory device =
+ * c(per SM, per block) */
 SEXP wt_r_cuda_plan_table(SEXP edges, SEXP analysis, SEXP device)
 {
   const int n_edges = (int)XLENGTH(edges);
-  if (n_edges < 2 || TYPEOF(analysis) != REALSXP || XLENGTH(analysis) != 4 ||
+  if (n_edges < 2 || TYPEOF(analysis) != REALSXP ||
+      (XLENGTH(analysis) != 4 && XLENGTH(analysis) != 6) ||
       TYPEOF(device) != REALSXP || XLENGTH(device) != 2)
     error("wtheta internal: cuda_plan_table arguments");
   wt_bins bins;
@@ -28,6 +31,8 @@ SEXP wt_r_cuda_plan_table(SEXP edges, SEXP analysis, SEXP device)
   info.r2max = an[1];
   info.eta = an[2];
   info.weighted = an[3] != 0.0;
+  info.wwords = XLENGTH(analysis) == 6 ? (int)an[4] : -1;
+  info.unit_w = XLENGTH(analysis) == 6 && an[5] != 0.0;
   info.smem_sm = dev[0];
   info.smem_block = dev[1];
   if (wt_cuda_plan_table(&bins, &info, NULL, NULL, 0) != WT_OK)
@@ -39,7 +44,7 @@ SEXP wt_r_cuda_plan_table(SEXP edges, SEXP analysis, SEXP device)
     error("wtheta internal: cuda_plan_table out of memory");
   static const char *names[] = {"fast", "cfg", "fix_shared", "rcols", "smem",
                                 "c", "onec", "margin", "multi", "upper",
-                                "thr", "lo", "hi", ""};
+                                "thr", "lo", "hi", "wfast", "wcount", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, ScalarLogical(info.fast));
   SET_VECTOR_ELT(out, 1, ScalarInteger(info.cfg));
@@ -60,6 +65,8 @@ SEXP wt_r_cuda_plan_table(SEXP edges, SEXP analysis, SEXP device)
     INTEGER(lo)[k] = cmap[2 * k];
     INTEGER(hi)[k] = cmap[2 * k + 1];
   }
+  SET_VECTOR_ELT(out, 13, ScalarLogical(info.wfast));
+  SET_VECTOR_ELT(out, 14, ScalarLogical(info.wcount));
   UNPROTECT(1);
   return out;
 }

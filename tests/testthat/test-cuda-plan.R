@@ -4,9 +4,10 @@
 # written here independently of the C++.
 
 plan_table <- function(edges, sane = TRUE, r2max = 1, eta = 0,
-                       weighted = FALSE, smem = c(233472, 232448)) {
+                       weighted = FALSE, smem = c(233472, 232448),
+                       wwords = -1, unit_w = FALSE) {
   .Call(wtheta:::C_cuda_plan_table, as.double(edges),
-        c(sane, r2max, eta, weighted), as.double(smem))
+        c(sane, r2max, eta, weighted, wwords, unit_w), as.double(smem))
 }
 
 # tasks: k x 5 (a0, a1, b0, b1, out), 0-based and half-open
@@ -154,6 +155,49 @@ test_that("plans fit the device's shared memory and fall back to exact", {
   # weights, and inputs the proof does not cover, take the exact kernel
   expect_false(plan_table(bins, weighted = TRUE)$fast)
   expect_false(plan_table(bins, sane = FALSE)$fast)
+})
+
+test_that("PIP counts without individual weights take the count kernel", {
+  bins <- theta_bins(2.5, 250, n = 20, log = TRUE, units = "arcmin")
+  n_slots <- 22
+  h100 <- c(233472, 232448)
+  round16 <- function(x) ceiling(x / 16) * 16
+  # the count kernel's shared memory: R columns of n_slots x K 32-bit
+  # counters (K = 32 words + 1 popcounts), the {threshold, slot} table, the
+  # factors, a tile of 128 j points (float4 with the first word, then the
+  # other words) and the item
+  count_smem <- function(R, K, nw, n_cells) {
+    round16(n_slots * K * R * 4) + n_cells * 8 + round16(K * 8) +
+      128 * (16 + 4 * (nw - 1)) + 16
+  }
+  for (nw in c(2, 4)) {
+    K <- 32 * nw + 1
+    p <- plan_table(bins, weighted = TRUE, wwords = nw, unit_w = TRUE,
+                    smem = h100)
+    expect_true(p$wfast)
+    expect_true(p$wcount)
+    expect_false(p$fast)
+    # one column of counters, three blocks a multiprocessor at least
+    expect_identical(p$rcols, 1L)
+    cells <- (p$smem - round16(n_slots * K * p$rcols * 4) - round16(K * 8) -
+                128 * (16 + 4 * (nw - 1)) - 16) / 8
+    expect_identical(p$smem, count_smem(p$rcols, K, nw, cells))
+    expect_true(cells %in% (16 * 2^(7:10)))
+    expect_gte(h100[1] %/% (p$smem + 1024), 3)
+    # individual weights, or no words: the weighted kernel with its runs
+    w <- plan_table(bins, weighted = TRUE, wwords = nw, unit_w = FALSE,
+                    smem = h100)
+    expect_true(w$wfast)
+    expect_false(w$wcount)
+  }
+  expect_false(plan_table(bins, weighted = TRUE, wwords = 0, unit_w = TRUE,
+                          smem = h100)$wcount)
+  # counters that do not fit three blocks a multiprocessor (here 400 bins:
+  # 402 x 65 x 4 bytes a column): the weighted kernel
+  fine <- theta_bins(0.1, 10, n = 400)
+  f <- plan_table(fine, weighted = TRUE, wwords = 2, unit_w = TRUE,
+                  smem = h100)
+  expect_false(f$wcount)
 })
 
 # pairs covered by the items, against those of the tasks: cover[i, j]
