@@ -4,7 +4,6 @@
  * (and by patch), and the one-sided inverse probability weights. R keeps
  * only the small matrix algebra with pip_joint(). Every sum runs
  * sequentially in object order, so results are deterministic. */
-#include <math.h>
 #include <string.h>
 #include <limits.h>
 #include "boundary.h"
@@ -27,18 +26,12 @@ static const uint32_t *words_of(SEXP bits, R_xlen_t *n, int *k)
   return (const uint32_t *)INTEGER(bits);
 }
 
-/* c[i] = the popcount of row i of the n x k words b (column major, so
- * word by word); returns the largest */
-static int popcounts(const uint32_t *b, R_xlen_t n, int k, int *c)
+/* the popcount of row i of the n x k words b (column major) */
+static inline int row_pop(const uint32_t *b, R_xlen_t n, int k, R_xlen_t i)
 {
-  for (R_xlen_t i = 0; i < n; i++) c[i] = pop32(b[i]);
-  for (int w = 1; w < k; w++) {
-    const uint32_t *bw = b + (size_t)w * (size_t)n;
-    for (R_xlen_t i = 0; i < n; i++) c[i] += pop32(bw[i]);
-  }
-  int top = 0;
-  for (R_xlen_t i = 0; i < n; i++) if (c[i] > top) top = c[i];
-  return top;
+  int c = pop32(b[i]);
+  for (int w = 1; w < k; w++) c += pop32(b[(size_t)w * (size_t)n + i]);
+  return c;
 }
 
 /* n doubles of w (a weight vector), or NULL for NULL (unit weights) */
@@ -73,8 +66,9 @@ SEXP wt_r_bitwise_bad(SEXP v, SEXP is64)
   } else {
     for (R_xlen_t i = 0; i < n; i++) {
       const double d = x[i];
-      /* NaN fails every comparison: !(...) catches it */
-      if (!(d >= 0.0 && d <= 4294967295.0 && d == floor(d))) {
+      /* NaN fails every comparison: !(...) catches it; in range, the
+       * conversion truncates, so a whole number comes back unchanged */
+      if (!(d >= 0.0 && d <= 4294967295.0 && (double)(uint32_t)d == d)) {
         bad = i + 1;
         break;
       }
@@ -156,15 +150,8 @@ SEXP wt_r_pip_bins(SEXP bits, SEXP w, SEXP patch, SEXP n_patches,
     else if (TYPEOF(patch) == REALSXP) pd = REAL(patch);
     else error("wtheta internal: PIP patch numbers");
   }
-  int *c = (int *)R_alloc(n > 0 ? (size_t)n : 1, sizeof *c);
-  const int top = n > 0 ? popcounts(b, n, k, c) : 0;
   const char *names[] = {"max", "w", "w2", "patch_w", "patch_w2", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
-  SET_VECTOR_ELT(out, 0, ScalarInteger(top));
-  if (top >= K) {
-    UNPROTECT(1);
-    return out;
-  }
   SEXP s1 = allocVector(REALSXP, K);
   SET_VECTOR_ELT(out, 1, s1);
   SEXP s2 = allocVector(REALSXP, K);
@@ -182,21 +169,30 @@ SEXP wt_r_pip_bins(SEXP bits, SEXP w, SEXP patch, SEXP n_patches,
     memset(pw1, 0, (size_t)P * (size_t)K * sizeof *pw1);
     memset(pw2, 0, (size_t)P * (size_t)K * sizeof *pw2);
   }
+  /* one pass: an object beyond the bins is only noted (top), and the
+   * sums are then dropped */
+  int top = 0;
   for (R_xlen_t i = 0; i < n; i++) {
+    const int c = row_pop(b, n, k, i);
+    if (c > top) top = c;
+    if (c >= K) continue;
     const double x = wv ? wv[i] : 1.0, x2 = x * x;
-    w1[c[i]] += x;
-    w2[c[i]] += x2;
+    w1[c] += x;
+    w2[c] += x2;
     if (pw1) {
       const double pv = pint ? (pint[i] == NA_INTEGER ? -1.0 : (double)pint[i])
                            : pd[i];
       if (!(pv >= 1.0 && pv <= (double)P))
         error("wtheta internal: PIP patch number %g of object %lld", pv,
               (long long)i + 1);
-      const size_t at = (size_t)(pv - 1.0) + (size_t)P * (size_t)c[i];
+      const size_t at = (size_t)(pv - 1.0) + (size_t)P * (size_t)c;
       pw1[at] += x;
       pw2[at] += x2;
     }
   }
+  SET_VECTOR_ELT(out, 0, ScalarInteger(top));
+  if (top >= K)
+    for (int e = 1; e < 5; e++) SET_VECTOR_ELT(out, e, R_NilValue);
   UNPROTECT(1);
   return out;
 }
@@ -216,9 +212,10 @@ SEXP wt_r_pip_fold(SEXP bits, SEXP w, SEXP by_count)
   const double *f = REAL(by_count);
   SEXP out = PROTECT(allocVector(REALSXP, n));
   double *o = REAL(out);
-  int *c = (int *)R_alloc(n > 0 ? (size_t)n : 1, sizeof *c);
-  if (n > 0) popcounts(b, n, k, c);
-  for (R_xlen_t i = 0; i < n; i++) o[i] = wv ? wv[i] * f[c[i]] : f[c[i]];
+  for (R_xlen_t i = 0; i < n; i++) {
+    const double fi = f[row_pop(b, n, k, i)];
+    o[i] = wv ? wv[i] * fi : fi;
+  }
   UNPROTECT(1);
   return out;
 }
