@@ -83,7 +83,7 @@ wt_catalog *wtr_catalog_of(SEXP ptr, const char *what)
  * or a k x 2 double matrix of [start, end) (zero based) of the points of
  * each patch, as group_patches() gives them; bits: NULL or an n x k
  * integer matrix of bitwise words (PIP), each the 32 bits of a word
- * (bitwise_words() in R/pair_counts.R), k at most WT_PIP_MAX_WORDS */
+ * (bitwise_words() in R/pip.R), k at most WT_PIP_MAX_WORDS */
 SEXP wt_r_catalog_new(SEXP xyz, SEXP w, SEXP ranges, SEXP bits)
 {
   wt_points p;
