@@ -10,9 +10,9 @@ pip_call <- function(name, ...) .Call(get(paste0("C_", name), pip_ns), ...)
 # popcounts in plain R
 pip_words_of <- function(x, k) {
   cols <- lapply(seq_len(k), function(j) x[[paste0("b", j)]])
+  bits <- as.matrix(x[, paste0("b", seq_len(k))])
   list(words = pip_ns$bitwise_words(cols, paste("column", seq_len(k))),
-       pop = as.integer(rowSums(pip_bits01(as.matrix(x[, paste0("b",
-                                                                seq_len(k))])))))
+       pop = as.integer(rowSums(pip_bits01(bits))))
 }
 
 # sums of v by popcount (bins 0..K-1) and, with patches, by patch x popcount
@@ -108,7 +108,9 @@ test_that("bad bitwise columns and too many bits name the row and the count", {
   y <- x
   y$b2[17] <- 2^32
   expect_error(pair_counts(y, bins = c(0, 1), bitwise = c("b1", "b2")),
-               "column \"b2\" of `x` must hold whole numbers from 0 to 2\\^32 - 1 \\(32-bit words\\); row 17 is 4294967296")
+               paste0("column \"b2\" of `x` must hold whole numbers from 0 ",
+                      "to 2\\^32 - 1 \\(32-bit words\\); row 17 is ",
+                      "4294967296"))
   y$b2[17] <- NA
   expect_error(pair_counts(y, bins = c(0, 1), bitwise = c("b1", "b2")),
                "row 17 is NA")
