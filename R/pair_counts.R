@@ -514,10 +514,20 @@ count_totals <- function(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs,
   wb2 <- if (is_auto) wa else wb
   pb2 <- if (is_auto) pa else pb
   if (!is.null(wa)) {
-    out$sum_w1 <- sum(wa)
-    out$sum_w1_sq <- sum(wa^2)
-    out$sum_w2 <- sum(wb2)
-    out$sum_w2_sq <- sum(wb2^2)
+    # each catalog's sums (and by patch) in one C pass, the values of
+    # sum() and rowsum() (weights of one are common: PIP counts are
+    # weighted)
+    sums <- function(w, p) {
+      .Call(C_weight_sums, as.double(w), if (!is.null(p)) {
+        if (is.integer(p)) p else as.integer(p)
+      }, as.integer(n_patches))
+    }
+    s1 <- sums(wa, pa)
+    s2 <- if (is_auto) s1 else sums(wb2, pb2)
+    out$sum_w1 <- s1$sum
+    out$sum_w1_sq <- s1$sum_sq
+    out$sum_w2 <- s2$sum
+    out$sum_w2_sq <- s2$sum_sq
     out$weighted_pairs <- weight_norm(out$sum_w1, out$sum_w1_sq, out$sum_w2,
                                       is_auto, self_pairs)
   }
@@ -525,10 +535,10 @@ count_totals <- function(out, wa, wb, pa, pb, n_patches, is_auto, self_pairs,
     out$patch_n1 <- n1 %||% tabulate(pa, n_patches)
     out$patch_n2 <- n2 %||% tabulate(pb2, n_patches)
     if (!is.null(wa)) {
-      out$patch_w1 <- tapply_sum(wa, pa, n_patches)
-      out$patch_w1_sq <- tapply_sum(wa^2, pa, n_patches)
-      out$patch_w2 <- tapply_sum(wb2, pb2, n_patches)
-      out$patch_w2_sq <- tapply_sum(wb2^2, pb2, n_patches)
+      out$patch_w1 <- s1$patch
+      out$patch_w1_sq <- s1$patch_sq
+      out$patch_w2 <- s2$patch
+      out$patch_w2_sq <- s2$patch_sq
     }
   }
   out
@@ -542,13 +552,6 @@ pair_norm <- function(n1, n2, is_auto, self_pairs) {
 # the weighted count of all pairs, from sums of weights and of squares
 weight_norm <- function(s1, s1_sq, s2, is_auto, self_pairs) {
   if (!is_auto) s1 * s2 else if (self_pairs) s1^2 else (s1^2 - s1_sq) / 2
-}
-
-tapply_sum <- function(v, g, n) {
-  out <- numeric(n)
-  s <- rowsum(v, g, reorder = TRUE)
-  out[as.integer(rownames(s))] <- s[, 1L]
-  out
 }
 
 # pruning by the last edge and bulk counting (see ?wtheta-package): option

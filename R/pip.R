@@ -237,6 +237,8 @@ call_bitwise <- function(spec, users, prepared) {
 # holding each word's 32 bits): doubles or integers, whole numbers from 0
 # to 2^32 - 1, one word each; bit64::integer64, two words each (low, high
 # 32 bits: the popcount of an AND is the same). `where` names each column.
+# Each column is checked in C (C_bitwise_bad: its first bad row) and
+# converted in one C pass (C_bitwise_words): no per-object R work.
 bitwise_words <- function(vals, where) {
   is64 <- vapply(vals, inherits, TRUE, "integer64")
   cols <- lapply(seq_along(vals), function(k) {
@@ -246,12 +248,12 @@ bitwise_words <- function(vals, where) {
         stop(where[k], " is a bit64::integer64 column, and bit64 is not ",
              "installed.", call. = FALSE)
       }
-      na <- which(bit64::is.na.integer64(v))
-      if (length(na)) {
-        stop(where[k], " holds NA at row ", na[1L], "; bitwise weights ",
+      na <- .Call(C_bitwise_bad, v, TRUE)
+      if (na > 0) {
+        stop(where[k], " holds NA at row ", na, "; bitwise weights ",
              "must be 64-bit words.", call. = FALSE)
       }
-      return(unclass(v)[seq_along(v)])
+      return(v)
     }
     if (!is.numeric(v) || is.factor(v)) {
       stop(where[k], " must hold whole numbers from 0 to 2^32 - 1 (32-bit ",
@@ -259,19 +261,16 @@ bitwise_words <- function(vals, where) {
            call. = FALSE)
     }
     v <- as.double(v)
-    bad <- which(is.na(v) | v != round(v) | v < 0 | v > 2^32 - 1)
-    if (length(bad)) {
+    bad <- .Call(C_bitwise_bad, v, FALSE)
+    if (bad > 0) {
       stop(where[k], " must hold whole numbers from 0 to 2^32 - 1 (32-bit ",
-           "words); row ", bad[1L], " is ", format(v[bad[1L]], digits = 17),
+           "words); row ", bad, " is ", format(v[bad], digits = 17),
            ".", call. = FALSE)
     }
     v
   })
   .Call(C_bitwise_words, cols, as.logical(is64))
 }
-
-# popcount of each row of a words matrix
-bit_counts <- function(bits) .Call(C_bit_counts, bits)
 
 # the pair factor by popcount c = 0..max_c: nrealizations / (noffset + c),
 # default_value where the denominator is 0
@@ -302,16 +301,18 @@ pip_resolve <- function(pip, wa, wb, ba, bb, is_auto) {
   }
   n_bits <- 32 * max(nw(ba), nw(bb))
   nreal <- pip$nrealizations %||% (n_bits + 1)
-  iip <- function(b) {
-    pip_by_count(32 * ncol(b), nreal, pip$noffset,
-                 pip$default_value)[bit_counts(b) + 1L]
+  # the weights times each object's own inverse probability, in one C
+  # pass (popcounts and the product)
+  iip <- function(b, w) {
+    .Call(C_pip_fold, b, if (!is.null(w)) as.double(w),
+          pip_by_count(32 * ncol(b), nreal, pip$noffset, pip$default_value))
   }
   if (!is_auto && xor(is.null(ba), is.null(bb))) {
     if (!is.null(ba)) {
-      wa <- wa * iip(ba)
+      wa <- iip(ba, wa)
       fold_a <- TRUE
     } else {
-      wb <- wb * iip(bb)
+      wb <- iip(bb, wb)
       fold_b <- TRUE
     }
     ba <- bb <- NULL
@@ -397,43 +398,44 @@ pip_joint_of <- function(nreal, noffset, default_value) {
   out
 }
 
+# The objects of one catalog of a count with bitwise words on both sides,
+# binned by popcount c (the index c + 1 of pip_joint(), K = nrow(joint)
+# bins) in one C pass (C_pip_bins, src/r/pip.c): list(max: the largest
+# popcount; w, w2: the sums of the weights w (NULL: units) and of their
+# squares by popcount; with patch numbers p (1..P), patch_w, patch_w2: the
+# same by patch and popcount, P x K matrices). An object with more bits
+# than nrealizations - noffset is an error.
+pip_bins <- function(w, b, p, P, K, nreal, noffset) {
+  s <- .Call(C_pip_bins, b, if (!is.null(w)) as.double(w), p,
+             as.integer(P), as.integer(K))
+  if (s$max >= K) {
+    stop("an object has ", s$max, " bits set, more than ",
+         "`nrealizations` - `noffset` (", nreal, " - ", noffset, "); set ",
+         "`nrealizations` to the number of realisations.", call. = FALSE)
+  }
+  s
+}
+
 # The normalisation of a count with bitwise words on both sides, as
 # pycorr's default ("total", eq. 22 of arXiv:1912.08803, with nalways = 0):
 # the objects binned by popcount c (their individual weights summed, W1[c],
-# W2[c]); an object of popcount c has c + noffset occurrences, the index of
-# pip_joint(); the normalisation is sum over c1, c2 of W1[c1] W2[c2]
-# joint[c1, c2], less, for an auto count, the self pairs sum_i w_i^2
-# joint[c_i, c_i], halved (these counts are of unordered pairs); with
-# self_pairs, the self pairs' own weights w_i^2 N / (noffset + c_i) are
+# W2[c]: s1$w, s2$w of pip_bins(); s2 NULL for an auto count); an object of
+# popcount c has c + noffset occurrences, the index of pip_joint(); the
+# normalisation is sum over c1, c2 of W1[c1] W2[c2] joint[c1, c2], less,
+# for an auto count, the self pairs sum_i w_i^2 joint[c_i, c_i] (from the
+# squares binned by popcount, s1$w2), halved (these counts are of
+# unordered pairs); with self_pairs, the self pairs' own weights
+# w_i^2 N / (noffset + c_i) (`own`: pip_by_count() of every popcount) are
 # added back instead. Angular upweights are not part of it (nor in pycorr).
-pip_norm <- function(wa, ba, wb, bb, is_auto, self_pairs, nreal, noffset,
-                     default_value,
-                     joint = pip_joint(nreal, noffset, default_value)) {
-  idx <- function(b) {
-    k <- bit_counts(b) + 1L
-    if (any(k > nrow(joint))) {
-      stop("an object has ", max(k) - 1L, " bits set, more than ",
-           "`nrealizations` - `noffset` (", nreal, " - ", noffset, "); set ",
-           "`nrealizations` to the number of realisations.", call. = FALSE)
-    }
-    k
-  }
-  binned <- function(w, b) {
-    v <- numeric(nrow(joint))
-    s <- rowsum(w, idx(b))
-    v[as.integer(rownames(s))] <- s[, 1L]
-    v
-  }
-  w1 <- binned(wa, ba)
+pip_norm <- function(s1, s2, is_auto, self_pairs, joint, own) {
+  w1 <- s1$w
   if (is_auto) {
-    k <- idx(ba)
     cross <- sum(w1 * (joint %*% w1))
-    self <- sum(wa^2 * joint[cbind(k, k)])
+    self <- sum(s1$w2 * diag(joint))
     if (!self_pairs) return((cross - self) / 2)
-    own <- pip_by_count(nrow(joint) - 1L, nreal, noffset, default_value)[k]
-    cross - self + sum(wa^2 * own)
+    cross - self + sum(s1$w2 * own)
   } else {
-    sum(w1 * (joint %*% binned(wb, bb)))
+    sum(w1 * (joint %*% s2$w))
   }
 }
 
@@ -451,14 +453,18 @@ pip_result <- function(pc, pip, wa, wb, ba, bb, is_auto, self_pairs,
   if (is.null(pip)) return(pc)
   pc$pip <- pip$record
   if (pip$words > 0L && !is.null(ba)) {
-    joint <- pip_joint(pip$nreal, pip$record$noffset,
-                       pip$record$default_value)
-    pc$weighted_pairs <- pip_norm(wa, ba, wb, bb, is_auto, self_pairs,
-                                  pip$nreal, pip$record$noffset,
-                                  pip$record$default_value, joint)
+    noffset <- pip$record$noffset
+    joint <- pip_joint(pip$nreal, noffset, pip$record$default_value)
+    K <- nrow(joint)
+    # each catalog's objects binned once, for both normalisations
+    s1 <- pip_bins(wa, ba, pa, n_patches, K, pip$nreal, noffset)
+    s2 <- if (!is_auto) pip_bins(wb, bb, pb, n_patches, K, pip$nreal,
+                                 noffset)
+    pc$weighted_pairs <- pip_norm(s1, s2, is_auto, self_pairs, joint,
+                                  pip_by_count(K - 1L, pip$nreal, noffset,
+                                               pip$record$default_value))
     if (!is.null(pa)) {
-      pc$patch_pip_norm <- pip_patch_norm(wa, ba, pa, wb, bb, pb, is_auto,
-                                          n_patches, joint)
+      pc$patch_pip_norm <- pip_patch_norm(s1, s2, is_auto, joint)
     }
   }
   if (isTRUE(pc$pairs_skipped > 0)) pc$weighted_above <- NA_real_
@@ -472,24 +478,16 @@ pip_result <- function(pc, pip, wa, wb, ba, bb, is_auto, self_pairs,
 # of y is sum(N[A, B]); auto (N symmetric): sum(N[A, A]) / 2 for
 # unordered pairs. So a jackknife replicate leaving patch r out has
 # sum(N[-r, -r]) (halved for auto) where plain weights have
-# (t1^2 - sum w^2) / 2 or t1 t2.
-pip_patch_norm <- function(wa, ba, pa, wb, bb, pb, is_auto, P, joint) {
-  K <- nrow(joint)
-  binned <- function(w, b, p) {
-    k <- bit_counts(b) + 1L
-    m <- matrix(0, P, K)
-    s <- rowsum(w, (p - 1L) + P * (k - 1L))
-    m[as.integer(rownames(s)) + 1L] <- s[, 1L]
-    m
-  }
-  W1 <- binned(wa, ba, pa)
+# (t1^2 - sum w^2) / 2 or t1 t2. s1, s2: pip_bins() of each catalog with
+# its patch numbers (s2 NULL for auto): the weights (and their squares)
+# binned by patch and popcount.
+pip_patch_norm <- function(s1, s2, is_auto, joint) {
+  W1 <- s1$patch_w
   if (is_auto) {
     N <- W1 %*% joint %*% t(W1)
-    k <- bit_counts(ba) + 1L
-    self <- tapply_sum(wa^2 * joint[cbind(k, k)], pa, P)
-    diag(N) <- diag(N) - self
+    diag(N) <- diag(N) - drop(s1$patch_w2 %*% diag(joint))
     N
   } else {
-    W1 %*% joint %*% t(binned(wb, bb, pb))
+    W1 %*% joint %*% t(s2$patch_w)
   }
 }

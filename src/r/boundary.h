@@ -84,17 +84,20 @@ SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                                SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_count_start(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                       SEXP, SEXP, SEXP);
-/* r/catalog.c: bitwise words (PIP) */
-SEXP wt_r_bitwise_words(SEXP, SEXP);
-SEXP wt_r_bit_counts(SEXP);
 SEXP wt_r_count_wait(SEXP, SEXP, SEXP);
 SEXP wt_r_count_cancel(SEXP);
 SEXP wt_r_plan_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* r/pip.c: bitwise words and the normalisation's per-object work (PIP) */
+SEXP wt_r_bitwise_bad(SEXP, SEXP);
+SEXP wt_r_bitwise_words(SEXP, SEXP);
+SEXP wt_r_pip_bins(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_pip_fold(SEXP, SEXP, SEXP);
 /* r/patches.c */
 SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
 SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_jackknife_counts(SEXP, SEXP, SEXP);
+SEXP wt_r_weight_sums(SEXP, SEXP, SEXP);
 SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* r/backend.c */
 SEXP wt_r_constants(void);

@@ -83,7 +83,7 @@ wt_catalog *wtr_catalog_of(SEXP ptr, const char *what)
  * or a k x 2 double matrix of [start, end) (zero based) of the points of
  * each patch, as group_patches() gives them; bits: NULL or an n x k
  * integer matrix of bitwise words (PIP), each the 32 bits of a word
- * (bitwise_words() in R/pair_counts.R), k at most WT_PIP_MAX_WORDS */
+ * (bitwise_words() in R/pip.R), k at most WT_PIP_MAX_WORDS */
 SEXP wt_r_catalog_new(SEXP xyz, SEXP w, SEXP ranges, SEXP bits)
 {
   wt_points p;
@@ -207,79 +207,6 @@ SEXP wt_r_fingerprint(SEXP xyz, SEXP threads)
   const int T = wtr_team_of(threads, n, WT_LIGHT_GRAIN);
   SEXP out = PROTECT(allocVector(REALSXP, 5));
   wt_catalog_fingerprint(x, x + n, x + 2 * n, n, T, REAL(out));
-  UNPROTECT(1);
-  return out;
-}
-
-/* Bitwise weight columns (PIP) as 32-bit words: cols, a list of double
- * vectors of one length n, each either whole numbers in [0, 2^32) (checked
- * in R: check_bitwise()) or, where is64[k] is TRUE, the 64-bit patterns
- * of a bit64::integer64 column, which become two words (low, high): the
- * popcount of an AND is the same. An n x k integer matrix whose integers
- * hold the words' 32 bits. */
-SEXP wt_r_bitwise_words(SEXP cols, SEXP is64)
-{
-  if (TYPEOF(cols) != VECSXP || TYPEOF(is64) != LGLSXP ||
-      XLENGTH(is64) != XLENGTH(cols) || XLENGTH(cols) < 1)
-    error("wtheta internal: bitwise columns");
-  const R_xlen_t m = XLENGTH(cols);
-  const R_xlen_t n = XLENGTH(VECTOR_ELT(cols, 0));
-  int k = 0;
-  for (R_xlen_t c = 0; c < m; c++) {
-    SEXP v = VECTOR_ELT(cols, c);
-    if (TYPEOF(v) != REALSXP || XLENGTH(v) != n)
-      error("wtheta internal: bitwise column %d", (int)c + 1);
-    k += LOGICAL(is64)[c] ? 2 : 1;
-  }
-  if (k > WT_PIP_MAX_WORDS)
-    error("wtheta: `bitwise` gives %d 32-bit words per object; at most %d "
-          "(%d realisations) are supported", k, WT_PIP_MAX_WORDS,
-          32 * WT_PIP_MAX_WORDS);
-  SEXP out = PROTECT(allocMatrix(INTSXP, (int)n, k));
-  uint32_t *o = (uint32_t *)INTEGER(out);
-  int at = 0;
-  for (R_xlen_t c = 0; c < m; c++) {
-    const double *v = REAL(VECTOR_ELT(cols, c));
-    if (LOGICAL(is64)[c]) {
-      for (R_xlen_t i = 0; i < n; i++) {
-        uint64_t u;
-        memcpy(&u, &v[i], sizeof u);
-        o[(size_t)at * n + i] = (uint32_t)(u & 0xffffffffu);
-        o[(size_t)(at + 1) * n + i] = (uint32_t)(u >> 32);
-      }
-      at += 2;
-    } else {
-      for (R_xlen_t i = 0; i < n; i++)
-        o[(size_t)at * n + i] = (uint32_t)v[i];
-      at++;
-    }
-  }
-  UNPROTECT(1);
-  return out;
-}
-
-/* the popcount of each row of an n x k integer matrix of words (summed
- * over its words): an integer vector */
-SEXP wt_r_bit_counts(SEXP bits)
-{
-  if (TYPEOF(bits) != INTSXP || !isMatrix(bits))
-    error("wtheta internal: bitwise words");
-  const R_xlen_t n = nrows(bits);
-  const int k = ncols(bits);
-  const uint32_t *b = (const uint32_t *)INTEGER(bits);
-  SEXP out = PROTECT(allocVector(INTSXP, n));
-  int *o = INTEGER(out);
-  for (R_xlen_t i = 0; i < n; i++) {
-    int c = 0;
-    for (int w = 0; w < k; w++) {
-      uint32_t v = b[(size_t)w * n + i];
-      while (v) {
-        v &= v - 1;
-        c++;
-      }
-    }
-    o[i] = c;
-  }
   UNPROTECT(1);
   return out;
 }

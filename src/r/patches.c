@@ -1,6 +1,6 @@
 /* Sky patches and resampling: k-means and nearest centres (R/patches.R),
  * catalogs grouped by patch (R/pair_counts.R), and jackknife replicate
- * counts (R/wtheta.R). */
+ * counts (R/wtheta.R); a count's weight totals by patch (R/pair_counts.R). */
 #include <limits.h>
 #include "boundary.h"
 
@@ -149,5 +149,52 @@ SEXP wt_r_kmeans(SEXP xyz, SEXP draws, SEXP iter, SEXP threads)
   SET_VECTOR_ELT(out, 1, lab);
   SET_VECTOR_ELT(out, 2, ScalarInteger(rounds));
   UNPROTECT(3);
+  return out;
+}
+
+/* A count's weight totals (count_totals() in R/pair_counts.R) in one pass
+ * without copies: w, n doubles; patch, NULL or n patch numbers 1..n_patches
+ * (integers). list(sum, sum_sq: as R's sum(w) and sum(w^2), long double
+ * accumulators in order; patch, patch_sq: NULL, or the same by patch as
+ * rowsum() (doubles, in order)), so each value is the one R gave. */
+SEXP wt_r_weight_sums(SEXP w, SEXP patch, SEXP n_patches)
+{
+  if (TYPEOF(w) != REALSXP) error("wtheta internal: weights");
+  const R_xlen_t n = XLENGTH(w);
+  const double *x = REAL(w);
+  const int *p = NULL;
+  const int P = asInteger(n_patches);
+  if (!isNull(patch)) {
+    if (TYPEOF(patch) != INTSXP || XLENGTH(patch) != n ||
+        P == NA_INTEGER || P < 1)
+      error("wtheta internal: patch numbers");
+    p = INTEGER(patch);
+  }
+  const char *names[] = {"sum", "sum_sq", "patch", "patch_sq", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  double *ps = NULL, *ps2 = NULL;
+  if (p) {
+    SET_VECTOR_ELT(out, 2, allocVector(REALSXP, P));
+    SET_VECTOR_ELT(out, 3, allocVector(REALSXP, P));
+    ps = REAL(VECTOR_ELT(out, 2));
+    ps2 = REAL(VECTOR_ELT(out, 3));
+    for (int k = 0; k < P; k++) ps[k] = ps2[k] = 0.0;
+  }
+  long double s = 0.0, s2 = 0.0;   /* as R's sum() */
+  for (R_xlen_t i = 0; i < n; i++) {
+    const double v = x[i], v2 = v * v;
+    s += v;
+    s2 += v2;
+    if (p) {
+      if (p[i] < 1 || p[i] > P)
+        error("wtheta internal: patch number %d of object %lld", p[i],
+              (long long)i + 1);
+      ps[p[i] - 1] += v;
+      ps2[p[i] - 1] += v2;
+    }
+  }
+  SET_VECTOR_ELT(out, 0, ScalarReal((double)s));
+  SET_VECTOR_ELT(out, 1, ScalarReal((double)s2));
+  UNPROTECT(1);
   return out;
 }
