@@ -51,7 +51,14 @@
  * of the ANDed words, read from registers for up to two words); other
  * CPUs, the ragged ends and mean_theta go through kernels_pip.c, one pair
  * at a time with a hardware popcount where the CPU has one. No float,
- * narrow or bulk counting for them.
+ * narrow or bulk counting for them; but a task of one slot (slo == shi,
+ * from the grid walk's WT_WALK_FIXED: a node pair that bulk counting
+ * would have added to that bin) goes, without an angular table or angle
+ * sums, to a kernel that computes no d2 and no slot: the task's pairs add
+ * to that slot's count by number and their factors (w_j by_count[popcount]
+ * summed per row, times w_i) to its weight sum (do_fixed() in driver.c;
+ * wt_ctx.fixed_fn: kernels_fixed.h on AVX-512, with VPOPCNTDQ where the
+ * CPU has it, kernels_pip.c elsewhere).
  * Jobs that sum the pairs' angles (wt_job.thsum, mean_theta) run in plain
  * C only (ctx_init() picks no vector kernel): an asin per pair costs far
  * more than the lookup the vector kernels speed up.
