@@ -39,7 +39,10 @@
 #'   in C with the POPCNT instruction where the CPU has it (they cost more
 #'   than plain counts: no float prefilter, no bulk counting), on the GPU
 #'   in its exact double-precision kernel with `__popc`; the grid prunes
-#'   by the last edge but counts no cell pairs in bulk, and
+#'   by the last edge but counts no cell pairs in bulk (a pair weight does
+#'   not factorise over a cell pair; on the CPU, without `angular`, the
+#'   node pairs that bulk counting would add to one bin are visited for
+#'   their popcounts only, with no angle or bin lookup per pair), and
 #'   `weighted_above` is then `NA` (the pairs beyond the last edge are not
 #'   visited). `mean_theta`
 #'   averages the angles weighted by the whole pair weight. Catalogs

@@ -41,6 +41,9 @@
 #'     kernel (grid tasks whose pairs span a few bins, see \code{bench/kernel/kernel-notes.md})
 #'     adds one false pair per call, so that a test can show that a workload
 #'     reaches that kernel. The counts are then wrong.
+#'   \item \code{fixed}: the same canary for the CPU engine's kernel of PIP
+#'     tasks whose pairs the grid proved inside one bin: one false pair per
+#'     such task.
 #' }
 #'
 #' A name may end in \code{@d} (e.g. \code{launch@1}): on the GPU the fault

@@ -33,7 +33,9 @@
 #' last edge are not visited: their pairs are added to those beyond the
 #' last edge (`n_above`) by number. Node pairs whose least and greatest
 #' possible separation fall in one bin can likewise be added to that bin
-#' without visiting their pairs (bulk counting). Both rest on the triangle
+#' without visiting their pairs (bulk counting; PIP counts visit them for
+#' their pair weights, on the CPU without a bin lookup per pair, see
+#' [pair_counts()]). Both rest on the triangle
 #' inequality between the double-precision unit vectors, with margins far
 #' above rounding, so counts stay exactly those of brute force. A
 #' catalog's cells and trees depend on its points alone, so [wtheta()]

@@ -84,7 +84,10 @@ typedef struct {
  * the table's angles; cos theta = 1 - d2 / 2, so linear in cos theta).
  * Counts (slots) stay the plain pair counts; thsum sums theta times the
  * full pair weight. The grid prunes by the last edge but counts nothing
- * in bulk (the pair weight does not factorise over a cell pair). */
+ * in bulk (the pair weight does not factorise over a cell pair); on the
+ * CPU without an angular table, its node pairs proved inside one bin
+ * become tasks of that one slot (wt_task.slo == shi), whose pairs the
+ * engine visits for their weights only (core/grid_policy.c). */
 #define WT_PIP_MAX_WORDS 32
 typedef struct {
   int n_words;
@@ -105,7 +108,9 @@ typedef struct {
   /* the slots [slo, shi] that the grid walk proved the task's pairs fall
    * in (with margins); shi == 0: unknown, any slot (tasks made anywhere
    * else, zero-initialised). A hint for the CPU engine's narrow kernel,
-   * which still checks every pair against slo and shi. */
+   * which still checks every pair against slo and shi; but the CPU
+   * engine's PIP jobs count a task of one slot (slo == shi > 0) into that
+   * slot without a d2 per pair (cpu/driver.c, do_fixed()). */
   int16_t slo, shi;
 } wt_task;
 
@@ -139,6 +144,8 @@ enum {
   WT_FAULT_THREAD = 8,     /* a worker thread fails */
   WT_FAULT_NARROW = 16,    /* the CPU's narrow kernel adds one false pair
                               per call: shows that a workload reaches it */
+  WT_FAULT_FIXED = 32,     /* the CPU's kernel of PIP tasks of one slot
+                              adds one false pair per task: the same */
   /* the CUDA faults strike every device of a job, or, when the bits from
    * WT_FAULT_DEVICE_SHIFT up hold d + 1 (WTHETA_TEST_FAULT=launch@d),
    * device d only: one failing device of several (wt_fault_on_device) */

@@ -82,12 +82,23 @@ typedef struct {
   double *bulk_n, *bulk_w;
 } wt_grid;
 
+/* what the walk does with a node pair proved inside one bin (a node pair
+ * beyond the last edge is always counted in bulk) */
+enum {
+  WT_WALK_PRUNE = 0,       /* a task like any other */
+  WT_WALK_BULK = 1,        /* counted in bulk (n_a n_b pairs, W_a W_b) */
+  WT_WALK_FIXED = 2        /* split as for bulk counting, then a task whose
+                              slot range is that one slot (slo == shi):
+                              for pair weights that do not factorise over
+                              a cell pair (PIP), which the CPU engine
+                              counts without a slot per pair */
+};
 /* grid_walk.c: the node pairs of job's tasks between stage a and stage b
- * (b == a for an auto job) for a last edge of theta_max_deg, counting in
- * bulk the node pairs inside one bin when bulk (beyond the last edge
- * always), and splitting node pairs that may be pruned down to min_split
- * pairs; WT_ERR_ARG when a task's range is not a range of its catalog
- * (then count without a grid) or the stages' cells differ */
+ * (b == a for an auto job) for a last edge of theta_max_deg, treating the
+ * node pairs inside one bin as bulk (a WT_WALK_* mode) says, and
+ * splitting node pairs that may be pruned down to min_split pairs;
+ * WT_ERR_ARG when a task's range is not a range of its catalog (then
+ * count without a grid) or the stages' cells differ */
 int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
                  const wt_grid_stage *b, double theta_max_deg, int bulk,
                  double min_split, wt_grid *gr);

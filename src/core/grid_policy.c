@@ -60,17 +60,24 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
  * tasks: it pays on the CPU at survey sizes, and on the GPU, whose host
  * plans every task, only from WT_GRID_BULK_MIN_PAIRS_GPU pairs
  * (bench/kernel/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
- * need every pair in a bin visited: no bulk counting then; nor with PIP
- * pair weights (wt_pip), which do not factorise over a cell pair (a
- * per-pair kernel for the cell pairs proved inside one bin would visit
- * every pair all the same, for the popcount, and save only the slot
- * lookup, so such jobs prune by the last edge only). */
+ * need every pair in a bin visited: no bulk counting then (WT_WALK_PRUNE).
+ * Nor with PIP pair weights (wt_pip), which do not factorise over a cell
+ * pair; but on the CPU, without an angular table (a weight that varies
+ * inside a bin), the walk splits as for bulk counting and hands each node
+ * pair proved inside one bin to the engine as a task of that slot
+ * (WT_WALK_FIXED), whose pairs the engine visits for their popcounts only:
+ * no d2, no slot lookup (cpu/driver.c, do_fixed()). The GPU engine keeps
+ * pruning by the last edge only for PIP. Returns a WT_WALK_* mode. */
 static int grid_bulk(const wt_job *job, double pairs)
 {
-  return !job->thsum && !job->pip && (job->grid == WT_GRID_ALWAYS ||
+  const int bulk = !job->thsum && (job->grid == WT_GRID_ALWAYS ||
     (job->grid == WT_GRID_AUTO &&
      (job->backend == WT_BACKEND_CPU ||
       pairs >= WT_GRID_BULK_MIN_PAIRS_GPU)));
+  if (!bulk) return WT_WALK_PRUNE;
+  if (!job->pip) return WT_WALK_BULK;
+  return job->backend == WT_BACKEND_CPU && job->pip->n_ang == 0
+    ? WT_WALK_FIXED : WT_WALK_PRUNE;
 }
 
 /* how far the walk splits node pairs that may be pruned */

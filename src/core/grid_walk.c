@@ -9,7 +9,10 @@
  * the last edge) and bulk counting inside a bin. Otherwise the walk splits
  * the larger node while the pairs are many and a split may pay, and hands
  * the rest to the engine as tasks. Counts stay exactly those of brute
- * force. */
+ * force. In WT_WALK_FIXED mode (PIP on the CPU) a node pair inside one bin
+ * is split as for bulk counting but handed to the engine as a task of
+ * that one slot (slo == shi), whose pairs it visits for their weights
+ * only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +29,8 @@ typedef wt_grid_tree range_tree;
 typedef struct {                     /* what the walk writes */
   const double *upper;               /* c2 bounds of the slots */
   int n_slots, bulk;
+  int fixed;                         /* WT_WALK_FIXED: node pairs inside
+                                        one bin become tasks of one slot */
   double min_split;                  /* pairs below which a node pair is a
                                         task, unless bulk counting beckons */
   wt_task *t;
@@ -65,16 +70,27 @@ static int reserve(walk *wk, int64_t need)
   return WT_OK;
 }
 
+/* a task of one known slot */
+static int one_slot(const wt_task *t)
+{
+  return t->shi > 0 && t->slo == t->shi;
+}
+
 /* Extends task l by t when t has l's rows and histogram and its columns
  * start where l's end (the next cell of a band, whose points follow in
  * the sorted catalog), neither being a diagonal task (a0 == b0): b stays
  * after a. The slot range becomes the union (unknown if either is).
- * Returns 1 when merged. Sparse catalogs, whose cells hold a few points,
- * would otherwise make a task of a few pairs per cell pair. */
-static int merge_task(wt_task *l, const wt_task *t)
+ * fixed (WT_WALK_FIXED): a task of one slot merges only with one of the
+ * same slot, so stays one. Returns 1 when merged. Sparse catalogs, whose
+ * cells hold a few points, would otherwise make a task of a few pairs per
+ * cell pair. */
+static int merge_task(wt_task *l, const wt_task *t, int fixed)
 {
   if (l->out != t->out || l->a0 != t->a0 || l->a1 != t->a1 ||
       l->b1 != t->b0 || l->a0 == l->b0 || t->a0 == t->b0)
+    return 0;
+  if (fixed && (one_slot(l) || one_slot(t)) &&
+      (l->slo != t->slo || l->shi != t->shi))
     return 0;
   l->b1 = t->b1;
   int known = l->shi > 0 && t->shi > 0;
@@ -91,7 +107,7 @@ static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
   int known = slo >= 0 && shi > 0 && shi <= INT16_MAX;
   t.slo = (int16_t)(known ? slo : 0);
   t.shi = (int16_t)(known ? shi : 0);
-  if (wk->n_tasks > 0 && merge_task(&wk->t[wk->n_tasks - 1], &t))
+  if (wk->n_tasks > 0 && merge_task(&wk->t[wk->n_tasks - 1], &t, wk->fixed))
     return WT_OK;
   if (wk->n_tasks == wk->cap_tasks) {
     int status = reserve(wk, wk->n_tasks + 1);
@@ -167,6 +183,12 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
   slot_range(wk, lo * lo, hi * hi, &slo, &shi);
   const int above = wk->n_slots - 1, slot = slo;
   if (slo == shi && (wk->bulk || slot == above)) {
+    /* WT_WALK_FIXED: a task of that slot; below the first edge (slot 0)
+     * too, as a task of unknown slots (the weight sums keep slot 0) */
+    if (wk->fixed && slot != above)
+      return diag ? push(wk, a->start, a->end, a->start, a->end, out, slo, shi)
+                  : push(wk, a->start, a->end, b->start, b->end, out, slo,
+                         shi);
     double w = diag ? (a->w * a->w - a->w2) / 2.0 : a->w * b->w;
     return add_bulk(wk, out, slot, pairs, w);
   }
@@ -363,6 +385,7 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
       w->upper = wk->upper;
       w->n_slots = n_slots;
       w->bulk = wk->bulk;
+      w->fixed = wk->fixed;
       w->min_split = wk->min_split;
       w->bulk_n = sums + (size_t)c * 2 * (size_t)n_slots;
       w->bulk_w = w->bulk_n + n_slots;
@@ -532,7 +555,7 @@ static void order_tasks(walk *w)
   qsort(w->t, (size_t)w->n_tasks, sizeof *w->t, task_cmp);
   int64_t m = 1;
   for (int64_t k = 1; k < w->n_tasks; k++)
-    if (!merge_task(&w->t[m - 1], &w->t[k])) w->t[m++] = w->t[k];
+    if (!merge_task(&w->t[m - 1], &w->t[k], w->fixed)) w->t[m++] = w->t[k];
   w->n_tasks = m;
 }
 
@@ -694,6 +717,7 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
       w->upper = wk->upper;
       w->n_slots = wk->n_slots;
       w->bulk = wk->bulk;
+      w->fixed = wk->fixed;
       w->min_split = wk->min_split;
       int st = scratch ? group_unit(&G, w, u[3 * k], u[3 * k + 1],
                                     u[3 * k + 2], scratch,
@@ -782,7 +806,8 @@ int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
   walk wk;
   memset(&wk, 0, sizeof wk);
   wk.n_slots = n_slots;
-  wk.bulk = bulk;
+  wk.bulk = bulk != WT_WALK_PRUNE;
+  wk.fixed = bulk == WT_WALK_FIXED;
   wk.min_split = min_split;
   const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
   gr->bulk_n = calloc(n_all, sizeof *gr->bulk_n);

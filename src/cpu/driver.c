@@ -205,6 +205,38 @@ static int narrow_span(const wt_ctx *c, const wt_task *task, int weighted)
   return shi - slo + 1;
 }
 
+/* A work item of a PIP task of one slot (slo == shi > 0: the grid walk
+ * proved every pair inside that bin, WT_WALK_FIXED), with c->fixed_fn:
+ * its pairs (as do_item() takes them) add to the item's count of that
+ * slot, their weights, as the fixed kernel sums them per column tile, to
+ * its weight sum. No d2, no slot lookup, no counters: the pairs are the
+ * same as the other kernels count, so are the counts; the weight sums
+ * differ from theirs by the order of summation only. */
+static void do_fixed(const wt_job *job, const wt_ctx *c, const wt_task *task,
+                     int64_t i0, int64_t i1, wt_thread *t)
+{
+  const wt_points *a = &job->a;
+  const wt_points *b = job->is_auto ? &job->a : &job->b;
+  const int64_t b1 = task->b1;
+  double w = 0.0;
+  uint64_t n = 0;
+  if (task_is_diagonal(job, task)) {
+    for (int64_t i = i0; i < i1; i++) {
+      for (int64_t j0 = i + 1; j0 < b1; j0 += WT_TILE)
+        w += c->fixed_fn(c, a, i, i + 1, b, j0,
+                         b1 - j0 < WT_TILE ? b1 : j0 + WT_TILE);
+      n += (uint64_t)(b1 - i - 1);
+    }
+  } else {
+    for (int64_t j0 = task->b0; j0 < b1; j0 += WT_TILE)
+      w += c->fixed_fn(c, a, i0, i1, b, j0,
+                       b1 - j0 < WT_TILE ? b1 : j0 + WT_TILE);
+    n = (uint64_t)(i1 - i0) * (uint64_t)(b1 - task->b0);
+  }
+  t->acc[task->slo] += n + (uint64_t)c->fixed_fault;
+  t->wacc[task->slo] += w;
+}
+
 /* One work item: for a diagonal task of an auto job the pairs i < j with i
  * in [i0, i1), otherwise the whole rectangle of those rows against the
  * task's columns. All row groups of the item take each column tile in turn,
@@ -212,6 +244,11 @@ static int narrow_span(const wt_ctx *c, const wt_task *task, int weighted)
 static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
                     int64_t i0, int64_t i1, wt_thread *t)
 {
+  if (c->fixed_fn && task->shi > 0 && task->slo == task->shi &&
+      task->shi < c->n_slots) {
+    do_fixed(job, c, task, i0, i1, t);
+    return;
+  }
   const wt_points *a = &job->a;
   const wt_points *b = job->is_auto ? &job->a : &job->b;
   int64_t j_start = task->b0;
@@ -297,6 +334,23 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
     if (isa != WT_ISA_PLAIN && __builtin_cpu_supports("popcnt"))
       c->pip_fn = wt_cpu_pip_popcnt;
 #endif
+    /* tasks of one slot (do_fixed()): without an angular table or angle
+     * sums, whose values vary inside a bin; on AVX-512 with VPOPCNTDQ
+     * where the CPU has it, unless WTHETA_CPU_VPOPCNT is "0" (tests) */
+    if (job->pip->n_ang == 0 && !job->thsum) {
+      c->fixed_fn = wt_cpu_pip_fixed_plain;
+#ifdef WT_X86
+      if (isa != WT_ISA_PLAIN && __builtin_cpu_supports("popcnt"))
+        c->fixed_fn = wt_cpu_pip_fixed_popcnt;
+      if (isa == WT_ISA_AVX512) {
+        const char *v = getenv("WTHETA_CPU_VPOPCNT");
+        c->fixed_fn = __builtin_cpu_supports("avx512vpopcntdq") &&
+          !(v && strcmp(v, "0") == 0) ? wt_cpu_avx512_fixed_vpopcnt
+                                       : wt_cpu_avx512_fixed;
+      }
+#endif
+      c->fixed_fault = (job->fault & WT_FAULT_FIXED) != 0;
+    }
   }
 #ifdef WT_X86
   /* sums of angles: plain C only (see engine.h); PIP: AVX-512 only */

@@ -51,7 +51,14 @@
  * of the ANDed words, read from registers for up to two words); other
  * CPUs, the ragged ends and mean_theta go through kernels_pip.c, one pair
  * at a time with a hardware popcount where the CPU has one. No float,
- * narrow or bulk counting for them.
+ * narrow or bulk counting for them; but a task of one slot (slo == shi,
+ * from the grid walk's WT_WALK_FIXED: a node pair that bulk counting
+ * would have added to that bin) goes, without an angular table or angle
+ * sums, to a kernel that computes no d2 and no slot: the task's pairs add
+ * to that slot's count by number and their factors (w_j by_count[popcount]
+ * summed per row, times w_i) to its weight sum (do_fixed() in driver.c;
+ * wt_ctx.fixed_fn: kernels_fixed.h on AVX-512, with VPOPCNTDQ where the
+ * CPU has it, kernels_pip.c elsewhere).
  * Jobs that sum the pairs' angles (wt_job.thsum, mean_theta) run in plain
  * C only (ctx_init() picks no vector kernel): an asin per pair costs far
  * more than the lookup the vector kernels speed up.
@@ -129,6 +136,10 @@ typedef int64_t (*wt_vec_fn)(const wt_ctx *c, uint32_t *h, double *wh,
                              int64_t i0, int nr, const wt_points *b,
                              int64_t j0, int64_t nj);
 
+typedef double (*wt_fixed_fn)(const wt_ctx *c, const wt_points *a,
+                              int64_t i0, int64_t i1, const wt_points *b,
+                              int64_t j0, int64_t j1);
+
 struct wt_ctx {
   const wt_bins *bins;
   int n_slots;
@@ -176,6 +187,13 @@ struct wt_ctx {
   void (*pip_fn)(const wt_ctx *c, uint32_t *h, double *wh, double *th,
                  const wt_points *a, int64_t i0, int nr,
                  const wt_points *b, int64_t j0, int64_t j1);
+  /* PIP tasks of one slot (slo == shi, from the grid walk's
+   * WT_WALK_FIXED), without an angular table or angle sums: the pairs of
+   * rows [i0, i1) and columns [j0, j1) all lie in that slot, and this
+   * returns their weight sum, sum_i w_i sum_j w_j by_count[popcount(b_i &
+   * b_j)]; NULL: such tasks take the other kernels */
+  wt_fixed_fn fixed_fn;
+  int fixed_fault;              /* WT_FAULT_FIXED: one false pair per task */
 };
 
 /* per-thread state */
@@ -255,7 +273,22 @@ void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
 void wt_cpu_pip_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
                       const wt_points *a, int64_t i0, int nr,
                       const wt_points *b, int64_t j0, int64_t j1);
+/* kernels_pip.c: the fixed_fn of wt_ctx in plain C (and with POPCNT) */
+double wt_cpu_pip_fixed_plain(const wt_ctx *c, const wt_points *a,
+                              int64_t i0, int64_t i1, const wt_points *b,
+                              int64_t j0, int64_t j1);
 #ifdef WT_X86
+double wt_cpu_pip_fixed_popcnt(const wt_ctx *c, const wt_points *a,
+                               int64_t i0, int64_t i1, const wt_points *b,
+                               int64_t j0, int64_t j1);
+/* kernels_avx512.c: on AVX-512, with VPOPCNTDQ (_vpopcnt) or without */
+double wt_cpu_avx512_fixed(const wt_ctx *c, const wt_points *a, int64_t i0,
+                           int64_t i1, const wt_points *b, int64_t j0,
+                           int64_t j1);
+double wt_cpu_avx512_fixed_vpopcnt(const wt_ctx *c, const wt_points *a,
+                                   int64_t i0, int64_t i1,
+                                   const wt_points *b, int64_t j0,
+                                   int64_t j1);
 void wt_cpu_pip_popcnt(const wt_ctx *c, uint32_t *h, double *wh, double *th,
                        const wt_points *a, int64_t i0, int nr,
                        const wt_points *b, int64_t j0, int64_t j1);

@@ -356,6 +356,26 @@ wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
 #undef WT_PIP_NW
 #undef WT_PIP_ANG
 
+/* PIP tasks of one slot (wt_ctx.fixed_fn): kernels_fixed.h, with the
+ * nibble popcount and with VPOPCNTDQ */
+#define WT_FIXED_ROWS 4
+#define WT_FIXED_TARGET WT_AVX512
+#define WT_FIXED_POPCOUNT(v) popcount_avx512(v)
+#define WT_FIXED_NAME(x) x
+#include "kernels_fixed.h"
+#undef WT_FIXED_TARGET
+#undef WT_FIXED_POPCOUNT
+#undef WT_FIXED_NAME
+#define WT_FIXED_TARGET                                                      \
+  __attribute__((target("avx512f,avx512bw,avx512cd,avx512vl,avx512dq,"      \
+                        "avx512vpopcntdq")))
+#define WT_FIXED_POPCOUNT(v) _mm512_popcnt_epi64(v)
+#define WT_FIXED_NAME(x) x##_vpopcnt
+#include "kernels_fixed.h"
+#undef WT_FIXED_TARGET
+#undef WT_FIXED_POPCOUNT
+#undef WT_FIXED_NAME
+
 /* The float kernel's undecided lanes: pairs (i, j + l), l < 16, redone in
  * double, into out[l]. */
 WT_AVX512 __attribute__((noinline, cold)) static void

@@ -132,3 +132,71 @@ void wt_cpu_pip_popcnt(const wt_ctx *c, uint32_t *h, double *wh, double *th,
   pip_body(c, h, wh, th, a, i0, nr, b, j0, j1);
 }
 #endif
+
+/* Tasks of one slot (the grid walk's WT_WALK_FIXED, no angular table):
+ * every pair's slot is known, so only its factor is computed. Row i's
+ * sum over the columns, sum_j w_j by_count[popcount(b_i & b_j)] (by_count
+ * taken as 1 without words), times w_i, summed over the rows. */
+WT_ALWAYS_INLINE double fixed_row(const wt_pip *pip, const wt_points *a,
+                                  int64_t i, const wt_points *b, int64_t j0,
+                                  int64_t j1, int nw)
+{
+  const double *by = pip->by_count, *bw = b->w;
+  const uint32_t *bb = b->bits;
+  const int64_t na = a->n, nb = b->n;
+  uint32_t bi[WT_PIP_MAX_WORDS];
+  for (int k = 0; k < nw; k++) bi[k] = a->bits[(int64_t)k * na + i];
+  double s = 0.0;
+  for (int64_t j = j0; j < j1; j++) {
+    int cnt = 0;
+    for (int k = 0; k < nw; k++)
+      cnt += WT_POPCOUNT32(bi[k] & bb[(int64_t)k * nb + j]);
+    double f = nw > 0 ? by[cnt] : 1.0;
+    double p = bw[j] * f;
+    WT_UNFUSED(p);
+    s += p;
+  }
+  return s;
+}
+
+WT_ALWAYS_INLINE double fixed_body(const wt_ctx *c, const wt_points *a,
+                                   int64_t i0, int64_t i1,
+                                   const wt_points *b, int64_t j0,
+                                   int64_t j1)
+{
+  const wt_pip *pip = c->pip;
+  const int nw = pip->n_words;
+  double total = 0.0;
+  for (int64_t i = i0; i < i1; i++) {
+    double s;
+    switch (nw) {
+    case 0: s = fixed_row(pip, a, i, b, j0, j1, 0); break;
+    case 1: s = fixed_row(pip, a, i, b, j0, j1, 1); break;
+    case 2: s = fixed_row(pip, a, i, b, j0, j1, 2); break;
+    case 3: s = fixed_row(pip, a, i, b, j0, j1, 3); break;
+    case 4: s = fixed_row(pip, a, i, b, j0, j1, 4); break;
+    default: s = fixed_row(pip, a, i, b, j0, j1, nw); break;
+    }
+    double q = a->w[i] * s;
+    WT_UNFUSED(q);
+    total += q;
+  }
+  return total;
+}
+
+double wt_cpu_pip_fixed_plain(const wt_ctx *c, const wt_points *a,
+                              int64_t i0, int64_t i1, const wt_points *b,
+                              int64_t j0, int64_t j1)
+{
+  return fixed_body(c, a, i0, i1, b, j0, j1);
+}
+
+#ifdef WT_X86
+__attribute__((target("popcnt")))
+double wt_cpu_pip_fixed_popcnt(const wt_ctx *c, const wt_points *a,
+                               int64_t i0, int64_t i1, const wt_points *b,
+                               int64_t j0, int64_t j1)
+{
+  return fixed_body(c, a, i0, i1, b, j0, j1);
+}
+#endif

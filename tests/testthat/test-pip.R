@@ -426,3 +426,133 @@ test_that("a count spec with angular = FALSE drops the angular upweights", {
   expect_null(done[[2]]$pip$angular)
   wtheta:::release_catalogs(call$cats)
 })
+
+# Tasks of one slot (issue 37's CPU speed): with bulk counting (the grid
+# TRUE, or "auto" on the CPU) the walk splits a PIP job's node pairs as for
+# bulk counting and hands each node pair proved inside one bin to the CPU
+# engine as a task of that slot, whose pairs a kernel of their own sums
+# without a d2 or a slot lookup (src/cpu/driver.c, do_fixed()). A dense
+# field and a wide middle bin make many such tasks; WTHETA_TEST_FAULT=fixed
+# (one false pair per such task) shows that they occur.
+
+# n points in a 1 x 1 degree field, k words
+pip_dense <- function(n, k, seed) {
+  x <- pip_catalog(n, k = k, seed = seed)
+  set.seed(seed + 100)
+  x$ra <- runif(n, 10, 11)
+  x$dec <- runif(n, -0.5, 0.5)
+  x$p <- 1 + (x$ra > 10.5) + 2 * (x$dec > 0)
+  x
+}
+fixed_edges <- c(0.005, 0.03, 0.5)
+
+# code with the environment variables vars set, restored after
+with_envs <- function(vars, code) {
+  old <- Sys.getenv(names(vars), unset = NA, names = TRUE)
+  do.call(Sys.setenv, as.list(vars))
+  on.exit(for (v in names(old)) {
+    if (is.na(old[[v]])) Sys.unsetenv(v) else do.call(Sys.setenv, as.list(old[v]))
+  })
+  force(code)
+}
+
+# the CPU instruction sets, and AVX-512 without VPOPCNTDQ (the nibble
+# popcount) as a fifth: list(WTHETA_CPU_ISA, WTHETA_CPU_VPOPCNT)
+fixed_isas <- function() {
+  out <- lapply(machine_isas(), function(i) c(WTHETA_CPU_ISA = i,
+                                              WTHETA_CPU_VPOPCNT = ""))
+  if ("avx512" %in% machine_isas())
+    out <- c(out, list(c(WTHETA_CPU_ISA = "avx512", WTHETA_CPU_VPOPCNT = "0")))
+  out
+}
+
+fixed_counts <- function(x, y = NULL, words, weights = "w", grid = TRUE,
+                         env = c(WTHETA_TEST_FAULT = ""), threads = 2L,
+                         ...) {
+  with_grid(grid, with_envs(env, pair_counts(
+    x, y, bins = fixed_edges, backend = "cpu", threads = threads,
+    weights = weights, bitwise = words, ...)))
+}
+
+test_that("PIP tasks of one slot occur with bulk counting, on every ISA (canary)", {
+  x <- pip_dense(2500, 2, 41)
+  y <- pip_dense(2000, 2, 42)
+  ref <- fixed_counts(x, words = bw2, grid = FALSE)
+  ref_c <- fixed_counts(x, y, words = bw2, grid = FALSE)
+  for (env in fixed_isas()) {
+    env <- c(env, WTHETA_TEST_FAULT = "fixed")
+    # one false pair per task of one slot: many of them, in bins 1 and 2
+    bad <- fixed_counts(x, words = bw2, env = env)
+    expect_gt(sum(bad$counts) - sum(ref$counts), 100)
+    expect_identical(bad$counts[3], ref$counts[3])  # nothing is that wide
+    expect_gt(sum(fixed_counts(x, y, words = bw2, env = env)$counts) -
+                sum(ref_c$counts), 100)
+    # and with patches (the grouped walk)
+    expect_gt(sum(fixed_counts(x, words = bw2, env = env,
+                               patches = "p")$counts) - sum(ref$counts), 100)
+    # not without the grid; nor with an angular table (a weight that
+    # varies inside a bin), here one of weight 1 that leaves the sums
+    expect_identical(fixed_counts(x, words = bw2, env = env,
+                                  grid = FALSE)$counts, ref$counts)
+    flat <- fixed_counts(x, words = bw2, env = env,
+                         angular = data.frame(theta = c(0.001, 1),
+                                              weight = c(1, 1)))
+    expect_identical(flat$counts, ref$counts)
+    expect_equal(flat$weighted, ref$weighted, tolerance = 1e-12)
+  }
+})
+
+test_that("PIP tasks of one slot count exactly: auto, cross, words, weights, ISAs, threads", {
+  x <- pip_dense(2500, 3, 43)
+  y <- pip_dense(2000, 3, 44)
+  for (words in list("b1", bw2, c("b1", "b2", "b3"))) {
+    bx <- as.matrix(x[, words])
+    by <- as.matrix(y[, words])
+    refs <- list(
+      a_w = pip_brute_counts(x, edges = fixed_edges, wx = x$w, bx = bx),
+      a_1 = pip_brute_counts(x, edges = fixed_edges, bx = bx),
+      c_w = pip_brute_counts(x, y, edges = fixed_edges, wx = x$w, wy = y$w,
+                             bx = bx, by = by),
+      c_1 = pip_brute_counts(x, y, edges = fixed_edges, bx = bx, by = by))
+    for (env in fixed_isas()) for (th in c(1L, 2L)) {
+      got <- list(
+        a_w = fixed_counts(x, words = words, env = env, threads = th),
+        a_1 = fixed_counts(x, words = words, weights = NULL, env = env,
+                           threads = th),
+        c_w = fixed_counts(x, y, words = words, env = env, threads = th),
+        c_1 = fixed_counts(x, y, words = words, weights = NULL, env = env,
+                           threads = th))
+      for (k in names(refs)) expect_pip(got[[k]], refs[[k]])
+      # the same sums, bit for bit, on 1 and 2 threads
+      if (th == 2L)
+        for (k in names(refs))
+          expect_identical(got[[k]]$weighted, fixed_counts(
+            x, if (startsWith(k, "c")) y, words = words,
+            weights = if (endsWith(k, "w")) "w", env = env,
+            threads = 1L)$weighted)
+    }
+  }
+})
+
+test_that("PIP tasks of one slot with patches match brute force per patch pair", {
+  x <- pip_dense(2500, 2, 45)
+  y <- pip_dense(2000, 2, 46)
+  bx <- as.matrix(x[, bw2])
+  by <- as.matrix(y[, bw2])
+  ref_a <- pip_brute_counts(x, edges = fixed_edges, wx = x$w, bx = bx,
+                            px = x$p, P = 4)
+  ref_c <- pip_brute_counts(x, y, edges = fixed_edges, bx = bx, by = by,
+                            px = x$p, py = y$p, P = 4)
+  for (env in fixed_isas()) for (th in c(1L, 2L)) {
+    pa <- fixed_counts(x, words = bw2, env = env, threads = th,
+                       patches = "p")
+    pc <- fixed_counts(x, y, words = bw2, weights = NULL, env = env,
+                       threads = th, patches = "p")
+    for (r in list(list(pa, ref_a), list(pc, ref_c))) {
+      expect_pip(r[[1]], r[[2]])
+      expect_identical(unclass(r[[1]]$patch_counts) + 0, r[[2]]$patch_counts)
+      expect_equal(unclass(r[[1]]$patch_weighted) + 0,
+                   r[[2]]$patch_weighted, tolerance = 1e-12)
+    }
+  }
+})
