@@ -586,8 +586,13 @@ test_that("a fault on one of several GPUs stops the call cleanly", {
   skip_if(length(devs) < 2, "fewer than two GPUs")
   on.exit(Sys.unsetenv("WTHETA_TEST_FAULT"), add = TRUE)
   set.seed(58)
+  # devices pull launches as they go, and a launch holds at least 2^28
+  # pairs, so a device is only sure to launch (and the launch fault to
+  # strike) when each count has many launches: RR's 2 x 10^10 pairs make
+  # 4 a device on four GPUs (30,000 randoms made 2 launches in all, and
+  # on four GPUs the last device counted none)
   d <- random_sky(20000)
-  r <- random_sky(30000)
+  r <- random_sky(200000)
   bins <- theta_bins(0.01, 10, n = 20, log = TRUE)
   want <- wtheta(d, r, bins = bins, backend = "cpu", threads = test_threads(),
                  check_footprint = FALSE)
