@@ -158,7 +158,8 @@ write_multi <- function(x, file, overwrite) {
     WEIGHTED = attr(x, "weighted"), BACKEND = attr(x, "backend"),
     ERRMETH = attr(x, "error"), NPATCHES = attr(x, "n_patches"),
     NSAMPLES = length(samples), THUNIT = theta_units_of(x)),
-    stats::setNames(as.list(samples), paste0("SAMPLE", seq_along(samples)))))
+    stats::setNames(as.list(samples), paste0("SAMPLE", seq_along(samples))),
+    pip_keywords(attr(x, "pip"))))
   cols <- unclass(x)[names(x)]
   table <- lapply(cols, function(v) {
     if (is.factor(v)) as.double(as.integer(v)) else as.double(v)

@@ -21,7 +21,10 @@
 #'   `N_DATA2`, `N_RANDOM2`), `BACKEND`, `ERRMETH` (error method),
 #'   `NPATCHES`, `THUNIT` (the unit of the theta columns) and `WTVERSN`
 #'   (wtheta's version), each with a comment saying
-#'   what it is. Extension `COV` is an image holding the covariance matrix
+#'   what it is; a PIP-weighted result (`bitwise =`, `angular =`) adds
+#'   `PIPBITS` (bits of the words), `NREALIZ` (`nrealizations`), `NOFFSET`,
+#'   `DEFVALUE` (`default_value`) and `ANGUPWT` (angular upweights
+#'   applied), as do [write_pair_counts()] and a [wtheta_multi()] result. Extension `COV` is an image holding the covariance matrix
 #'   (astropy's `fits.getdata(file, "COV")[i, j]` is the covariance of bins
 #'   `i` and `j`); extension `R_OBJECT` holds the remaining R attributes
 #'   (pair counts, patches, replicates), serialized with [serialize()], so
@@ -139,13 +142,14 @@ write_wtheta <- function(x, file,
   done <- write_wtheta_as(x, file, args$format, nz, overwrite)
   if (!is.null(done)) return(invisible(done))
   cov <- attr(x, "cov")
-  keys <- result_keywords(list(
+  keys <- result_keywords(c(list(
     ESTIMATR = attr(x, "estimator"), COUNTING = attr(x, "type"),
     SELFPAIR = attr(x, "self_pairs"), WEIGHTED = attr(x, "weighted"),
     N_DATA = attr(x, "n_data"), N_RANDOM = attr(x, "n_random"),
     N_DATA2 = attr(x, "n_data2"), N_RANDOM2 = attr(x, "n_random2"),
     BACKEND = attr(x, "backend"), ERRMETH = attr(x, "error"),
-    NPATCHES = attr(x, "n_patches"), THUNIT = theta_units_of(x)))
+    NPATCHES = attr(x, "n_patches"), THUNIT = theta_units_of(x)),
+    pip_keywords(attr(x, "pip"))))
   table <- stats::setNames(lapply(names(x), function(nm) as.double(x[[nm]])),
                            names(x))
   extra <- if (is.null(cov)) NULL else list(COV = list(COV = unname(cov)))
@@ -172,10 +176,10 @@ write_pair_counts <- function(x, file, overwrite = FALSE) {
     stop("`x` must be a result of pair_counts(), not ", describe(x), ".",
          call. = FALSE)
   }
-  keys <- result_keywords(list(
+  keys <- result_keywords(c(list(
     COUNTING = x$type, SELFPAIR = x$self_pairs, N1 = x$n1, N2 = x$n2,
     N_PAIRS = x$n_pairs, N_BELOW = x$n_below, N_ABOVE = x$n_above,
-    BACKEND = x$backend, THUNIT = theta_units_of(x)))
+    BACKEND = x$backend, THUNIT = theta_units_of(x)), pip_keywords(x$pip)))
   table <- list(theta_lo = as.double(x$theta_lo),
                 theta_hi = as.double(x$theta_hi),
                 counts = as.double(x$counts))
@@ -206,6 +210,22 @@ result_keywords <- function(k) {
   k <- k[!vapply(k, function(v) is.null(v) || length(v) != 1L || is.na(v),
                  TRUE)]
   c(k, list(WTVERSN = as.character(utils::packageVersion("wtheta"))))
+}
+
+# the keywords of a result's PIP settings (its `pip` record: pip_result()
+# for pair counts, pip_record() for wtheta() and wtheta_multi()), none
+# without one: bits a word set, realisations, offset, the factor of a
+# pair with no common bit, and whether angular upweights were applied
+pip_keywords <- function(rec) {
+  if (is.null(rec)) return(list())
+  # counts as integers (FITS integer keywords), when they are whole
+  whole <- function(v) {
+    if (length(v) == 1L && !is.na(v) && v == round(v) &&
+        abs(v) <= .Machine$integer.max) as.integer(v) else v
+  }
+  list(PIPBITS = whole(rec$n_bits), NREALIZ = whole(rec$nrealizations),
+       NOFFSET = whole(rec$noffset), DEFVALUE = rec$default_value,
+       ANGUPWT = !is.null(rec$angular))
 }
 
 result_format <- function(file) {

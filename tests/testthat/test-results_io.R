@@ -98,6 +98,56 @@ test_that("astropy reads what write_wtheta() writes (when present)", {
                    as.vector(t(unname(attr(w, "cov")))))
 })
 
+test_that("PIP-weighted results say so in their keywords (astropy reads them)", {
+  d <- pip_catalog(150, k = 2, seed = 31)
+  r <- data.frame(ra = runif(300, 10, 25), dec = runif(300, -8, 8))
+  ang <- data.frame(theta = c(0.5, 3), weight = c(1.8, 1.1))
+  w <- wtheta(d, r, bins = theta_bins(0.5, 5, n = 3), threads = 1,
+              bitwise = c("b1", "b2"), noffset = 0, default_value = 2,
+              angular = ang)
+  pc <- pair_counts(d, bins = theta_bins(0.5, 5, n = 3), threads = 1,
+                    bitwise = c("b1", "b2"))
+  want <- c(PIPBITS = "64", NREALIZ = "65", NOFFSET = "0", DEFVALUE = "2")
+  # CSV: the keywords as comment lines
+  f <- paste0(withr_tempfile(), ".csv")
+  g <- paste0(withr_tempfile(), ".csv")
+  on.exit(unlink(c(f, g, wtheta:::sidecar(f, c("cov.csv", "attributes.rds")),
+                   wtheta:::sidecar(g, "attributes.rds"))), add = TRUE)
+  write_wtheta(w, f)
+  head <- grep("^# [A-Z0-9]+: ", readLines(f), value = TRUE)
+  kv <- stats::setNames(sub("^# [A-Z0-9]+: ", "", head),
+                        sub("^# ([A-Z0-9]+): .*", "\\1", head))
+  expect_identical(kv[names(want)], want)
+  expect_identical(kv[["ANGUPWT"]], "TRUE")
+  expect_identical(read_wtheta(f), w)
+  write_pair_counts(pc, g)
+  head <- grep("^# [A-Z0-9]+: ", readLines(g), value = TRUE)
+  expect_true(all(c("# PIPBITS: 64", "# NREALIZ: 65", "# NOFFSET: 1",
+                    "# DEFVALUE: 0", "# ANGUPWT: FALSE") %in% head))
+  # a result without PIP has none of them
+  plain <- wtheta(d, r, bins = theta_bins(0.5, 5, n = 3), threads = 1)
+  h <- paste0(withr_tempfile(), ".csv")
+  on.exit(unlink(c(h, wtheta:::sidecar(h, "attributes.rds"))), add = TRUE)
+  write_wtheta(plain, h)
+  expect_false(any(grepl("^# (PIPBITS|NREALIZ|NOFFSET|DEFVALUE|ANGUPWT):",
+                         readLines(h))))
+  # FITS, read by astropy
+  skip_if_no_fits()
+  py <- "/usr/bin/python3"
+  if (!file.exists(py) ||
+      system2(py, c("-c", shQuote("import astropy")), stdout = FALSE,
+              stderr = FALSE) != 0) skip("no python3-astropy")
+  ff <- paste0(withr_tempfile(), ".fits")
+  on.exit(unlink(ff), add = TRUE)
+  write_wtheta(w, ff)
+  out <- system2(py, c("-c", shQuote(paste0(
+    "from astropy.io import fits; h = fits.getheader('", ff, "', 'WTHETA'); ",
+    "print(h['PIPBITS'], h['NREALIZ'], h['NOFFSET'], h['DEFVALUE'], ",
+    "h['ANGUPWT'], h.comments['NREALIZ'])"))), stdout = TRUE)
+  expect_identical(out, "64 65 0 2.0 True PIP: realisations (nrealizations)")
+  expect_identical(read_wtheta(ff), w)
+})
+
 test_that("a FITS write that cannot be made is a clear error and leaves no file", {
   skip_if_no_fits()
   set.seed(2)
