@@ -65,7 +65,7 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
   how$pip <- pip
   n_counts <- if (is.null(counts)) 1L else length(counts)
   check_call_memory(cc$cats, w, length(edges) - 1L, n_counts, pat, resample,
-                    patches, n_patches, error, n_boot)
+                    patches, n_patches, error, n_boot, bits)
   threads <- threads_or_default(threads)
   if (resample) {
     pat <- call_patches(patches, users, cc$cats, cc$prepared, n_patches,
@@ -133,10 +133,12 @@ count_catalogs <- function(how, ca, cb, edges, self_pairs, threads, progress,
 # refuses a call whose memory cannot fit (see R/memory.R): its points,
 # weighted or not, and, when `pat` (patches read already: pair_counts())
 # or `resample` (patches resampled: wtheta(), wtheta_multi()) says so,
-# the patch arrays of its counts and their replicates
+# the patch arrays of its counts and their replicates; `bits`: the PIP
+# words of each catalog (call_bitwise(), NULL: none)
 check_call_memory <- function(cats, w, n_bins, n_counts, pat = NULL,
                               resample = FALSE, patches = NULL,
-                              n_patches = 0, error = "none", n_boot = 0) {
+                              n_patches = 0, error = "none", n_boot = 0,
+                              bits = NULL) {
   n_p <- if (!is.null(pat)) {
     if (pat$kind == "labels") length(pat$labels) else nrow(pat$patches)
   } else if (!resample) 0 else if (is.null(patches)) n_patches else
@@ -147,7 +149,9 @@ check_call_memory <- function(cats, w, n_bins, n_counts, pat = NULL,
                !is.null(pat) || resample, n_bins = n_bins, n_patches = n_p,
                n_replicates = if (!resample) 0 else if (error == "bootstrap")
                  n_boot else n_p,
-               n_counts = n_counts)
+               n_counts = n_counts,
+               word_points = sum(vapply(bits, function(b)
+                 if (is.null(b)) 0 else as.double(length(b)), 0)))
 }
 
 # footprint_check() of each pair of names c(data, random) in `pairs`,

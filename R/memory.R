@@ -12,10 +12,13 @@
 #    for weight sums; and n_replicates replicate counts per bin;
 #  - the CPU engine's buffers: per-thread histogram copies (8 copies of
 #    n_bins + 2 32-bit counters, and doubles when weighted) and the item
-#    records of a chunk (16 MiB).
+#    records of a chunk (16 MiB);
+#  - PIP: n_words 32-bit words of the n_points (all catalogs together, as
+#    n_points), sorted by the grid and by patch (two copies of 4 bytes a
+#    word; the words converted from R are made before the check).
 memory_needed <- function(n_points, weighted, patched, n_bins = 0,
                           n_patches = 0, n_replicates = 0, n_counts = 1,
-                          threads = 1) {
+                          threads = 1, word_points = 0) {
   per <- 16 + 24 + 24 + 8 * weighted + 8 * weighted + 4 * patched +
     (24 + 8 * weighted) * patched
   slots <- n_bins + 2
@@ -26,7 +29,7 @@ memory_needed <- function(n_points, weighted, patched, n_bins = 0,
   buffers <- if (n_bins > 0) {
     threads * 8 * slots * (4 + 8 * weighted) + 2^24
   } else 0
-  n_points * per + arrays + buffers
+  n_points * per + arrays + buffers + 8 * word_points
 }
 
 # stops before counting when the estimate exceeds the memory available

@@ -31,3 +31,17 @@ test_that("the memory estimate counts patch arrays, replicates and buffers", {
                "counting 1,000 points needs about 48.1 GB of memory, but only 8.0 GB are available",
                fixed = TRUE)
 })
+
+test_that("the memory estimate counts PIP words", {
+  # two copies (sorted by the grid and by patch) of 4 bytes a word
+  expect_equal(wtheta:::memory_needed(1e6, TRUE, FALSE, word_points = 2e6) -
+                 wtheta:::memory_needed(1e6, TRUE, FALSE), 8 * 2e6)
+  # a call's words: every catalog's, as converted (call_bitwise())
+  cats <- list(x = data.frame(ra = numeric(1e5), dec = numeric(1e5)),
+               y = data.frame(ra = numeric(2e5), dec = numeric(2e5)))
+  bits <- list(x = matrix(0L, 1e5, 2), y = matrix(0L, 2e5, 2))
+  w <- list(x = rep(1, 1e5), y = rep(1, 2e5))
+  plain <- wtheta:::check_call_memory(cats, w, 10, 1)
+  pip <- wtheta:::check_call_memory(cats, w, 10, 1, bits = bits)
+  expect_equal(pip - plain, 8 * 2 * 3e5)
+})
