@@ -171,6 +171,25 @@ __device__ __forceinline__ void wf_tile_nk(unsigned char *smem,
   wf_tile<NW, PRIV, MASK, K>(smem, a, f, st, gi0, tj, cnt, col);
 }
 
+/* the block's copy of the table ({threshold, lowest slot} a cell) and, with
+ * words (NW > 0), of the PIP factors by popcount (32 NW + 1: the job's,
+ * then zeros) in shared memory */
+template <int NW>
+__device__ __forceinline__ void wf_stage_tables(unsigned char *smem,
+                                                const WFastArgs &f,
+                                                const PipArgs &pa)
+{
+  float2 *tab = reinterpret_cast<float2 *>(smem + f.taboff);
+  for (int t = threadIdx.x; t < f.n_cells; t += WBLOCK)
+    tab[t] = __ldg(f.tab + t);
+  if (NW > 0) {
+    double *by = reinterpret_cast<double *>(smem + f.byoff);
+    const int nb = 32 * pa.n_words + 1;
+    for (int t = threadIdx.x; t < 32 * NW + 1; t += WBLOCK)
+      by[t] = t < nb ? __ldg(pa.by + t) : 0.0;
+  }
+}
+
 /* NW: PIP words held per point (0: individual weights only; the job's
  * words, up to NW, the rest zero); the PIP factor is by[popcount] (a job
  * with angular weights takes the exact kernel) */
@@ -189,14 +208,7 @@ __global__ void __launch_bounds__(WBLOCK) wt_weighted_kernel(
     for (int t = tid; t < a.n_slots * R; t += WBLOCK) h[t] = 0u;
     for (int t = tid; t < a.n_slots * (PRIV ? WBLOCK : R); t += WBLOCK)
       wh[t] = 0.0;
-    float2 *tab = reinterpret_cast<float2 *>(smem + f.taboff);
-    for (int t = tid; t < f.n_cells; t += WBLOCK) tab[t] = __ldg(f.tab + t);
-    if (NW > 0) {
-      double *by = reinterpret_cast<double *>(smem + f.byoff);
-      const int nb = 32 * pa.n_words + 1;
-      for (int t = tid; t < 32 * NW + 1; t += WBLOCK)
-        by[t] = t < nb ? __ldg(pa.by + t) : 0.0;
-    }
+    wf_stage_tables<NW>(smem, f, pa);
   }
   unsigned long long *gh = a.ghist;
   double *gw = a.gw;
@@ -405,15 +417,8 @@ __global__ void __launch_bounds__(WBLOCK) wt_pipcount_kernel(
   const int tid = threadIdx.x;
   int *s_item = reinterpret_cast<int *>(smem + a.itemoff);
   unsigned *hc = reinterpret_cast<unsigned *>(smem);
-  {
-    for (int t = tid; t < a.n_slots * K; t += WBLOCK) hc[t] = 0u;
-    float2 *tab = reinterpret_cast<float2 *>(smem + f.taboff);
-    for (int t = tid; t < f.n_cells; t += WBLOCK) tab[t] = __ldg(f.tab + t);
-    double *by = reinterpret_cast<double *>(smem + f.byoff);
-    const int nb = 32 * pa.n_words + 1;
-    for (int t = tid; t < K; t += WBLOCK)
-      by[t] = t < nb ? __ldg(pa.by + t) : 0.0;
-  }
+  for (int t = tid; t < a.n_slots * K; t += WBLOCK) hc[t] = 0u;
+  wf_stage_tables<NW>(smem, f, pa);
   unsigned long long *gh = a.ghist;
   double *gw = a.gw;
   auto turn = [&](int from, int to) {
