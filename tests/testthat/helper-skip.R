@@ -44,3 +44,13 @@ unwritable_dir <- function(env = parent.frame()) {
   if (dir.exists("/sys/kernel")) return("/sys/kernel")
   skip("no directory this process cannot write")
 }
+
+# the Python that fixture checks run (/usr/bin/python3), skipping the test
+# unless it imports astropy
+astropy_python <- function() {
+  py <- "/usr/bin/python3"
+  if (!file.exists(py) ||
+      system2(py, c("-c", shQuote("import astropy")), stdout = FALSE,
+              stderr = FALSE) != 0) skip("no python3-astropy")
+  py
+}

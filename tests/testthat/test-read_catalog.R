@@ -78,10 +78,7 @@ test_that("one named column besides the positions found by name", {
 
 test_that("a FITS position column in hours is refused with what to do instead", {
   skip_if_no_fits()
-  py <- "/usr/bin/python3"
-  if (!file.exists(py) ||
-      system2(py, c("-c", shQuote("import astropy")), stdout = FALSE,
-              stderr = FALSE) != 0) skip("no python3-astropy")
+  py <- astropy_python()
   f <- paste0(withr_tempfile(), ".fits")
   on.exit(unlink(f), add = TRUE)
   out <- system2(py, c("-c", shQuote(paste0(

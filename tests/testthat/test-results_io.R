@@ -68,10 +68,7 @@ test_that("write_wtheta() and read_wtheta() round-trip exactly, CSV and FITS", {
 
 test_that("astropy reads what write_wtheta() writes (when present)", {
   skip_if_no_fits()
-  py <- "/usr/bin/python3"
-  if (!file.exists(py) ||
-      system2(py, c("-c", shQuote("import astropy")), stdout = FALSE,
-              stderr = FALSE) != 0) skip("no python3-astropy")
+  py <- astropy_python()
   set.seed(5)
   w <- untrusted_cov_ok(
     wtheta(random_catalog(200), random_catalog(300),
@@ -133,10 +130,7 @@ test_that("PIP-weighted results say so in their keywords (astropy reads them)", 
                          readLines(h))))
   # FITS, read by astropy
   skip_if_no_fits()
-  py <- "/usr/bin/python3"
-  if (!file.exists(py) ||
-      system2(py, c("-c", shQuote("import astropy")), stdout = FALSE,
-              stderr = FALSE) != 0) skip("no python3-astropy")
+  py <- astropy_python()
   ff <- paste0(withr_tempfile(), ".fits")
   on.exit(unlink(ff), add = TRUE)
   write_wtheta(w, ff)
@@ -456,10 +450,7 @@ test_that("a cross-correlation's FITS header has N_DATA2 and N_RANDOM2, read bac
   expect_identical(c(attr(r, "n_data"), attr(r, "n_data2"),
                      attr(r, "n_random"), attr(r, "n_random2")),
                    c(300L, 200L, 400L, 500L))
-  py <- "/usr/bin/python3"
-  if (!file.exists(py) ||
-      system2(py, c("-c", shQuote("import astropy")), stdout = FALSE,
-              stderr = FALSE) != 0) skip("no python3-astropy")
+  py <- astropy_python()
   out <- system2(py, c("-c", shQuote(paste0(
     "from astropy.io import fits; h = fits.getheader('", f, "', 'WTHETA'); ",
     "print(h['N_DATA2'], h['N_RANDOM2'], h.comments['N_DATA2'])"))),
