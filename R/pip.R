@@ -38,7 +38,10 @@
 #'   of their own where the CPU has AVX-512, otherwise one pair at a time
 #'   in C with the POPCNT instruction where the CPU has it (they cost more
 #'   than plain counts: no float prefilter, no bulk counting), on the GPU
-#'   in its exact double-precision kernel with `__popc`; the grid prunes
+#'   with `__popc` in its weighted kernel (each pair's bin decided in float
+#'   under a proven margin, pairs near an edge redone in double; without
+#'   individual weights, pairs counted by bin and popcount, the weight
+#'   sums made from those counts); the grid prunes
 #'   by the last edge but counts no cell pairs in bulk (a pair weight does
 #'   not factorise over a cell pair; on the CPU, without `angular`, the
 #'   node pairs that bulk counting would add to one bin are visited for
