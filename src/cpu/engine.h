@@ -93,6 +93,7 @@
 #define WT_BLOCK 48               /* rows per work unit; a multiple of WT_ROWS */
 #define WT_TILE 2048              /* columns per tile; a multiple of 16 */
 #define WT_COPIES 8               /* histogram copies, at most */
+#define WT_PIP_COPIES 8           /* ... in the PIP count form */
 #define WT_COPY_BYTES (1 << 18)   /* fewer copies when they outgrow this */
 #define WT_LAG 2                  /* column groups from computing to counting */
 #define WT_RING (2 * WT_LAG)
@@ -194,6 +195,16 @@ struct wt_ctx {
    * b_j)]; NULL: such tasks take the other kernels */
   wt_fixed_fn fixed_fn;
   int fixed_fault;              /* WT_FAULT_FIXED: one false pair per task */
+  /* PIP jobs in count form (pip_count, see pip_count_form() in driver.c:
+   * every individual weight 1, words, no angular table, no angle sums):
+   * a pair's counter is slot * pip_k + c, c the popcount of its ANDed
+   * words (pip_k = 32 * n_words + 1 counters a slot, 1 otherwise), and
+   * the kernels compute no pair weight; flush() turns each slot's
+   * counters into its count and its weight sum sum_c n[c] by_count[c] */
+  int pip_count;
+  int pip_k;
+  int pip_count_fault;          /* WT_FAULT_PIPCOUNT: one false pair per
+                                   count_tile() call in count form */
 };
 
 /* per-thread state */

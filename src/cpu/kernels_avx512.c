@@ -249,20 +249,42 @@ WT_AVX512 WT_INLINE __m512d ang_avx512(const wt_pip *q, __m512d d2)
   return _mm512_mask_mov_pd(one, in, _mm512_add_pd(y0, u));
 }
 
+/* The count form's indices of the pairs (i, j + l) for the lanes l set in
+ * lanes whose d2 lies above the double table: lane_off[l] + slot * K +
+ * cnt[l] into out[l] (patch_pairs() with the popcounts). */
+__attribute__((noinline, cold))
+static void patch_pairs_count(const wt_ctx *c, const wt_points *a, int64_t i,
+                              const wt_points *b, int64_t j, unsigned lanes,
+                              const int32_t *lane_off, const int64_t *cnt,
+                              int K, uint32_t *out)
+{
+  for (int l = 0; lanes; l++, lanes >>= 1)
+    if (lanes & 1)
+      out[l] = (uint32_t)(lane_off[l] + (int64_t)K *
+                          slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i],
+                                                   b->x[j + l], b->y[j + l],
+                                                   b->z[j + l])) + cnt[l]);
+}
+
 /* AVX-512 for PIP jobs, 8 columns per vector, as vec_avx512_body()
  * weighted, each pair's weight (w_i w_j) times its factor: by_count[c] of
  * the popcount c of the AND of the words (two 32-bit words to a 64-bit
- * lane), times the angular weight when ang. nr, packed, nw (words; 0:
- * none) and ang are constants at each call site. */
+ * lane), times the angular weight when ang. In count form (count: unit
+ * weights, words, no angular table, see wt_ctx.pip_count) no weight at
+ * all: the pair's index is slot * (32 nw + 1) + c, counted as an
+ * unweighted kernel counts. nr, packed, nw (words; 0: none), ang and count
+ * are constants at each call site. */
 WT_AVX512 WT_INLINE int64_t
 vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
              int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj,
-             int packed, int nw, int ang)
+             int packed, int nw, int ang, int count)
 {
-  const int weighted = 1;
+  const int weighted = !count;
+  const int K = 32 * nw + 1;
+  const __m512i Kv = _mm512_set1_epi64(K);
   const wt_pip *q = c->pip;
   const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
-  const double *bw = b->w + j0;
+  const double *bw = count ? NULL : b->w + j0;
   const wt_lut512 L = lut512(c);
   const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
   const int nl = (nw + 1) / 2;               /* 64-bit lanes of words */
@@ -271,7 +293,7 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
   __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
   __m512i bi[WT_ROWS][WT_PIP_MAX_WORDS / 2];
   const int64_t na = a->n, nbp = b->n;
-  rows_avx512(a, i0, nr, 1, xi, yi, zi, wi);
+  rows_avx512(a, i0, nr, weighted, xi, yi, zi, wi);
 #pragma GCC unroll 8
   for (int r = 0; r < nr; r++) {
     for (int l = 0; l < nl; l++) {
@@ -291,7 +313,7 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
     __m512d xj = _mm512_loadu_pd(bx + j);
     __m512d yj = _mm512_loadu_pd(by + j);
     __m512d zj = _mm512_loadu_pd(bz + j);
-    __m512d wj = _mm512_loadu_pd(bw + j);
+    __m512d wj = count ? _mm512_setzero_pd() : _mm512_loadu_pd(bw + j);
     __m512i bj[WT_PIP_MAX_WORDS / 2];
     for (int l = 0; l < nl; l++) {
       __m512i lo = _mm512_cvtepu32_epi64(_mm256_loadu_si256(
@@ -307,6 +329,30 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
       __mmask8 above;
       __m512d d2 = d2_avx512(xi[r], yi[r], zi[r], xj, yj, zj);
       __m512i s = slots_avx512(&L, d2, packed, &above);
+      if (count) {
+        __m512i cnt = _mm512_setzero_si512();
+        for (int l = 0; l < nl; l++)
+          cnt = _mm512_add_epi64(cnt, popcount_avx512(
+                                        _mm512_and_si512(bi[r][l], bj[l])));
+        /* slot * K + cnt, K = 32 nw + 1: a shift and adds for 1, 2 or 4
+         * words */
+        __m512i sk = (nw == 1 || nw == 2 || nw == 4)
+          ? _mm512_add_epi64(_mm512_slli_epi64(s, nw == 1 ? 5
+                                                  : nw == 2 ? 6 : 7), s)
+          : _mm512_mullo_epi64(s, Kv);
+        _mm256_store_si256(
+          (__m256i *)(out + 8 * r),
+          _mm256_add_epi32(_mm512_cvtepi64_epi32(_mm512_add_epi64(sk, cnt)),
+                           lane_off));
+        if (above) {
+          int64_t cl[8];
+          _mm512_storeu_si512(cl, cnt);
+          patch_pairs_count(c, a, i0 + r, b, j0 + j, above, c->copy_off, cl,
+                            K, out + 8 * r);
+        }
+        count_ring(h, old + 8 * r, 8);
+        continue;
+      }
       _mm256_store_si256((__m256i *)(out + 8 * r),
                          _mm256_add_epi32(_mm512_cvtepi64_epi32(s), lane_off));
       __m512d f = _mm512_set1_pd(1.0);
@@ -332,15 +378,22 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
 }
 
 /* the PIP variants: rows (6 or 1), packed table or not, 0, 1, 2 or 4
- * words (others: the generic count), angular table or not */
+ * words (others: the generic count), angular table or not; the count
+ * form (1, 2, 4 words or the generic count; never an angular table) */
 #define WT_PIP_NW(NR, P, ANG)                                                \
-  (nw == 0   ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 0, ANG)       \
-   : nw == 1 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 1, ANG)       \
-   : nw == 2 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 2, ANG)       \
-   : nw == 4 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 4, ANG)       \
-             : vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, nw, ANG))
+  (nw == 0   ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 0, ANG, 0)    \
+   : nw == 1 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 1, ANG, 0)    \
+   : nw == 2 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 2, ANG, 0)    \
+   : nw == 4 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 4, ANG, 0)    \
+             : vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, nw, ANG, 0))
+#define WT_PIP_COUNT(NR, P)                                                  \
+  (nw == 1   ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 1, 0, 1)    \
+   : nw == 2 ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 2, 0, 1)    \
+   : nw == 4 ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 4, 0, 1)    \
+             : vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, nw, 0, 1))
 #define WT_PIP_ANG(NR, P)                                                    \
-  (ang ? WT_PIP_NW(NR, P, 1) : WT_PIP_NW(NR, P, 0))
+  (c->pip_count ? WT_PIP_COUNT(NR, P)                                        \
+   : ang        ? WT_PIP_NW(NR, P, 1) : WT_PIP_NW(NR, P, 0))
 
 WT_AVX512 int64_t
 wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
@@ -354,6 +407,7 @@ wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
   return c->packed ? WT_PIP_ANG(1, 1) : WT_PIP_ANG(1, 0);
 }
 #undef WT_PIP_NW
+#undef WT_PIP_COUNT
 #undef WT_PIP_ANG
 
 /* PIP tasks of one slot (wt_ctx.fixed_fn): kernels_fixed.h, with the
