@@ -363,17 +363,6 @@ static int pip_count_form(const wt_job *job)
     (job->is_auto || unit_weights(&job->b));
 }
 
-/* histogram copies of the count form, at most (WTHETA_CPU_PIP_COPIES, a
- * power of two up to WT_COPIES, for measurements) */
-static int pip_copies(void)
-{
-  const char *v = getenv("WTHETA_CPU_PIP_COPIES");
-  if (v && (!strcmp(v, "1") || !strcmp(v, "2") || !strcmp(v, "4") ||
-            !strcmp(v, "8")))
-    return atoi(v);
-  return WT_PIP_COPIES;
-}
-
 /* Picks the kernels of instruction set isa (one this CPU can run) and
  * builds the private tables they need, into *mem (one block for the caller
  * to free). pairs: the job's pairs, over all tasks. */
@@ -392,7 +381,7 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   }
   /* the counters of a copy: n_slots, or n_slots x pip_k in count form */
   const size_t per_copy = (size_t)c->n_slots * c->pip_k;
-  c->copies = c->pip_count ? pip_copies() : WT_COPIES;
+  c->copies = c->pip_count ? WT_PIP_COPIES : WT_COPIES;
   while (c->copies > 1 &&
          (size_t)c->copies * per_copy * sizeof(uint32_t) > WT_COPY_BYTES)
     c->copies /= 2;
@@ -424,9 +413,11 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
         c->fixed_fn = wt_cpu_pip_fixed_popcnt;
       if (isa == WT_ISA_AVX512) {
         const char *v = getenv("WTHETA_CPU_VPOPCNT");
-        c->fixed_fn = __builtin_cpu_supports("avx512vpopcntdq") &&
-          !(v && strcmp(v, "0") == 0) ? wt_cpu_avx512_fixed_vpopcnt
-                                       : wt_cpu_avx512_fixed;
+        const int vp = __builtin_cpu_supports("avx512vpopcntdq") &&
+          !(v && strcmp(v, "0") == 0);
+        c->fixed_fn = vp ? wt_cpu_avx512_fixed_vpopcnt : wt_cpu_avx512_fixed;
+        /* and the count form's kernel (wt_cpu_avx512_pip) */
+        c->pip_vpopcnt = vp && c->pip_count;
       }
 #endif
       c->fixed_fault = (job->fault & WT_FAULT_FIXED) != 0;

@@ -187,6 +187,16 @@ WT_AVX512 WT_INLINE __m512i popcount_avx512(__m512i v)
   return _mm512_sad_epu8(cnt, _mm512_setzero_si512());
 }
 
+/* VPOPCNTQ of the 8 lanes, by inline assembly: usable in a function
+ * compiled without the avx512vpopcntdq target (the kernels' bodies are
+ * shared), called only where the CPU has it (wt_ctx.pip_vpopcnt) */
+WT_AVX512 WT_INLINE __m512i popcount_vpopcnt(__m512i v)
+{
+  __m512i r;
+  __asm__("vpopcntq %1, %0" : "=v"(r) : "v"(v));
+  return r;
+}
+
 /* by_count[] of up to 2 words (65 values, c->pip_lut) in registers, read by
  * permutes instead of a gather per vector: the same values, so the same
  * sums; the gathers (this one and the slot table's) bounded the kernel */
@@ -277,7 +287,7 @@ static void patch_pairs_count(const wt_ctx *c, const wt_points *a, int64_t i,
 WT_AVX512 WT_INLINE int64_t
 vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
              int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj,
-             int packed, int nw, int ang, int count)
+             int packed, int nw, int ang, int count, int vp)
 {
   const int weighted = !count;
   const int K = 32 * nw + 1;
@@ -331,9 +341,11 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
       __m512i s = slots_avx512(&L, d2, packed, &above);
       if (count) {
         __m512i cnt = _mm512_setzero_si512();
-        for (int l = 0; l < nl; l++)
-          cnt = _mm512_add_epi64(cnt, popcount_avx512(
-                                        _mm512_and_si512(bi[r][l], bj[l])));
+        for (int l = 0; l < nl; l++) {
+          const __m512i v = _mm512_and_si512(bi[r][l], bj[l]);
+          cnt = _mm512_add_epi64(cnt, vp ? popcount_vpopcnt(v)
+                                         : popcount_avx512(v));
+        }
         /* slot * K + cnt, K = 32 nw + 1: a shift and adds for 1, 2 or 4
          * words */
         __m512i sk = (nw == 1 || nw == 2 || nw == 4)
@@ -381,16 +393,18 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
  * words (others: the generic count), angular table or not; the count
  * form (1, 2, 4 words or the generic count; never an angular table) */
 #define WT_PIP_NW(NR, P, ANG)                                                \
-  (nw == 0   ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 0, ANG, 0)    \
-   : nw == 1 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 1, ANG, 0)    \
-   : nw == 2 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 2, ANG, 0)    \
-   : nw == 4 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 4, ANG, 0)    \
-             : vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, nw, ANG, 0))
+  (nw == 0   ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 0, ANG, 0, 0) \
+   : nw == 1 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 1, ANG, 0, 0) \
+   : nw == 2 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 2, ANG, 0, 0) \
+   : nw == 4 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 4, ANG, 0, 0) \
+             : vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, nw, ANG, 0, 0))
+#define WT_PIP_COUNT_VP(NR, P, VP)                                           \
+  (nw == 1   ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 1, 0, 1, VP) \
+   : nw == 2 ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 2, 0, 1, VP) \
+   : nw == 4 ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 4, 0, 1, VP) \
+             : vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, nw, 0, 1, VP))
 #define WT_PIP_COUNT(NR, P)                                                  \
-  (nw == 1   ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 1, 0, 1)    \
-   : nw == 2 ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 2, 0, 1)    \
-   : nw == 4 ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 4, 0, 1)    \
-             : vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, nw, 0, 1))
+  (c->pip_vpopcnt ? WT_PIP_COUNT_VP(NR, P, 1) : WT_PIP_COUNT_VP(NR, P, 0))
 #define WT_PIP_ANG(NR, P)                                                    \
   (c->pip_count ? WT_PIP_COUNT(NR, P)                                        \
    : ang        ? WT_PIP_NW(NR, P, 1) : WT_PIP_NW(NR, P, 0))
@@ -408,6 +422,7 @@ wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
 }
 #undef WT_PIP_NW
 #undef WT_PIP_COUNT
+#undef WT_PIP_COUNT_VP
 #undef WT_PIP_ANG
 
 /* PIP tasks of one slot (wt_ctx.fixed_fn): kernels_fixed.h, with the
