@@ -474,9 +474,10 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   c->narrow = narrow;
   c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
   if (job->pip) {
-    /* the double kernel with pair factors; no float or narrow kernel */
+    /* the double kernel with pair factors; no narrow kernel, and the
+     * float kernel in count form only */
     c->vec = wt_cpu_avx512_pip;
-    c->vec32 = NULL;
+    c->vec32 = c->pip_count && c->vec32 ? wt_cpu_f32_pip : NULL;
     c->narrow = 0;
   }
 #else

@@ -331,6 +331,10 @@ int64_t wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
 int64_t wt_cpu_avx512(const wt_ctx *c, uint32_t *h, double *wh,
                       const float *tile, const wt_points *a, int64_t i0,
                       int nr, const wt_points *b, int64_t j0, int64_t nj);
+/* the PIP count form (wt_ctx.pip_count) with the float prefilter */
+int64_t wt_cpu_f32_pip(const wt_ctx *c, uint32_t *h, double *wh,
+                       const float *tile, const wt_points *a, int64_t i0,
+                       int nr, const wt_points *b, int64_t j0, int64_t nj);
 int64_t wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh,
                    const float *tile, const wt_points *a, int64_t i0, int nr,
                    const wt_points *b, int64_t j0, int64_t nj);

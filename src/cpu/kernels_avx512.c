@@ -566,6 +566,163 @@ wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
     : vec_f32_body(c, h, NULL, tile, a, i0, 1, b, j0, nj, 0);
 }
 
+/* The popcounts of 16 32-bit lanes: VPOPCNTD by inline assembly (vp, see
+ * popcount_vpopcnt()) or AVX512BW's nibble table, the bytes of each lane
+ * summed by two multiply-adds */
+WT_AVX512 WT_INLINE __m512i popcount32_avx512(__m512i v, int vp)
+{
+  if (vp) {
+    __m512i r;
+    __asm__("vpopcntd %1, %0" : "=v"(r) : "v"(v));
+    return r;
+  }
+  const __m512i lut = _mm512_set4_epi32(0x04030302, 0x03020201, 0x03020201,
+                                        0x02010100);
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  __m512i lo = _mm512_and_si512(v, low);
+  __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+  __m512i cnt = _mm512_add_epi8(_mm512_shuffle_epi8(lut, lo),
+                                _mm512_shuffle_epi8(lut, hi));
+  return _mm512_madd_epi16(_mm512_maddubs_epi16(cnt, _mm512_set1_epi8(1)),
+                           _mm512_set1_epi16(1));
+}
+
+/* The float kernel's undecided lanes in count form: as redo_f32, but the
+ * exact slots themselves (no copy offset) into slot[l] */
+WT_AVX512 __attribute__((noinline, cold)) static void
+redo_f32_slots(const wt_ctx *c, const wt_points *a, int64_t i,
+               const wt_points *b, int64_t j, __mmask16 lanes, uint32_t *slot)
+{
+  static const int32_t zero[16] = {0};
+  const wt_lut512 L = lut512(c);
+  const __m512d xi = _mm512_set1_pd(a->x[i]);
+  const __m512d yi = _mm512_set1_pd(a->y[i]);
+  const __m512d zi = _mm512_set1_pd(a->z[i]);
+  for (int k = 0; k < 16; k += 8) {
+    __mmask8 above, mine = (__mmask8)(lanes >> k);
+    __m512d d2 = d2_avx512(xi, yi, zi, _mm512_loadu_pd(b->x + j + k),
+                           _mm512_loadu_pd(b->y + j + k),
+                           _mm512_loadu_pd(b->z + j + k));
+    __m512i s = c->packed ? slots_avx512(&L, d2, 1, &above)
+                          : slots_avx512(&L, d2, 0, &above);
+    _mm256_mask_storeu_epi32(slot + k, mine, _mm512_cvtepi64_epi32(s));
+    if (above & mine)
+      patch_pairs(c, a, i, b, j + k, above & mine, zero, slot + k);
+  }
+}
+
+/* The PIP count form (wt_ctx.pip_count) with the float prefilter: the
+ * slots of vec_f32_body() (undecided lanes redone in double), each pair
+ * counted at slot * (32 nw + 1) + the popcount of its ANDed words (one
+ * 32-bit word of each point to a lane); 16 columns per vector, lane l
+ * into copy l % 8. nr, nw and vp are constants at each call site. */
+WT_AVX512 WT_INLINE int64_t
+vec_f32_count_body(const wt_ctx *c, uint32_t *h, const float *tile,
+                   const wt_points *a, int64_t i0, int nr,
+                   const wt_points *b, int64_t j0, int64_t nj, int nw, int vp)
+{
+  const int weighted = 0;            /* for WT_RING_DECL, _DRAIN */
+  double *wh = NULL;
+  const __m512i Kv = _mm512_set1_epi32(32 * nw + 1);
+  const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  const uint32_t *ftab = c->f32;
+  const int64_t na = a->n, nbp = b->n;
+  __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+  __m512i bi[WT_ROWS][WT_PIP_MAX_WORDS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
+    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
+    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
+    for (int k = 0; k < nw; k++)
+      bi[r][k] = _mm512_set1_epi32((int)a->bits[(int64_t)k * na + i0 + r]);
+  }
+  const __m128i shift = _mm_cvtsi32_si128(c->f32_shift);
+  const __m128i wshift = _mm_cvtsi32_si128(c->f32_shift + 1);
+  const __m128i mshift = _mm_cvtsi32_si128(c->f32_m);
+  const __m512i base = _mm512_set1_epi32(c->f32_base);
+  const __m512i top = _mm512_set1_epi32((WT_F32_BINADES << c->f32_m) - 1);
+  const __m512i low_mask = _mm512_set1_epi32((1 << c->f32_shift) - 1);
+  const __m512i windows_lo = _mm512_loadu_si512(c->f32_window);
+  const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
+  const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
+  const int64_t nv = nj & ~(int64_t)15;
+  WT_RING_DECL(ring, wring, 16);
+  for (int64_t j = 0; j < nv; j += 16) {
+    uint32_t *out = ring[(j >> 4) % WT_RING];
+    const uint32_t *old = ring[((j >> 4) + WT_LAG) % WT_RING];
+    __m512 xj = _mm512_loadu_ps(tx + j);
+    __m512 yj = _mm512_loadu_ps(ty + j);
+    __m512 zj = _mm512_loadu_ps(tz + j);
+    __m512i bj[WT_PIP_MAX_WORDS];
+    for (int k = 0; k < nw; k++)
+      bj[k] = _mm512_loadu_si512(b->bits + (int64_t)k * nbp + j0 + j);
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __m512 dx = _mm512_sub_ps(xi[r], xj);
+      __m512 dy = _mm512_sub_ps(yi[r], yj);
+      __m512 dz = _mm512_sub_ps(zi[r], zj);
+      __m512 px = _mm512_mul_ps(dx, dx);
+      __m512 py = _mm512_mul_ps(dy, dy);
+      __m512 pz = _mm512_mul_ps(dz, dz);
+      WT_UNFUSED_V(px);
+      WT_UNFUSED_V(py);
+      WT_UNFUSED_V(pz);
+      __m512i bits =
+        _mm512_castps_si512(_mm512_add_ps(_mm512_add_ps(px, py), pz));
+      __m512i key = _mm512_sub_epi32(_mm512_srl_epi32(bits, shift), base);
+      __mmask16 in = _mm512_cmple_epu32_mask(key, top);
+      __m512i e = _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in,
+                                              key, ftab, 4);
+      __m512i y = _mm512_add_epi32(_mm512_and_si512(bits, low_mask), e);
+      __m512i window = _mm512_permutex2var_epi32(
+        windows_lo, _mm512_srl_epi32(key, mshift), windows_hi);
+      __mmask16 ok = _mm512_mask_test_epi32_mask(in, y, window);
+      __m512i sl = _mm512_srl_epi32(y, wshift);
+      if (!_kortestc_mask16_u8(ok, ok)) {
+        uint32_t tmp[16] __attribute__((aligned(64)));
+        _mm512_store_si512(tmp, sl);
+        redo_f32_slots(c, a, i0 + r, b, j0 + j, (__mmask16)~ok, tmp);
+        sl = _mm512_load_si512(tmp);
+      }
+      __m512i cnt = _mm512_setzero_si512();
+      for (int k = 0; k < nw; k++)
+        cnt = _mm512_add_epi32(cnt, popcount32_avx512(
+                                      _mm512_and_si512(bi[r][k], bj[k]), vp));
+      __m512i sk = (nw == 1 || nw == 2 || nw == 4)
+        ? _mm512_add_epi32(_mm512_slli_epi32(sl, nw == 1 ? 5
+                                                : nw == 2 ? 6 : 7), sl)
+        : _mm512_mullo_epi32(sl, Kv);
+      _mm512_store_si512(out + 16 * r,
+                         _mm512_add_epi32(_mm512_add_epi32(sk, cnt),
+                                          lane_off));
+      count_ring(h, old + 16 * r, 16);
+    }
+  }
+  WT_RING_DRAIN(ring, wring, 16, nv >> 4);
+  return nv;
+}
+
+#define WT_F32C_NW(NR, VP)                                                   \
+  (nw == 1   ? vec_f32_count_body(c, h, tile, a, i0, NR, b, j0, nj, 1, VP)  \
+   : nw == 2 ? vec_f32_count_body(c, h, tile, a, i0, NR, b, j0, nj, 2, VP)  \
+   : nw == 4 ? vec_f32_count_body(c, h, tile, a, i0, NR, b, j0, nj, 4, VP)  \
+             : vec_f32_count_body(c, h, tile, a, i0, NR, b, j0, nj, nw, VP))
+
+/* the PIP count form with the float prefilter (the vec32 of such jobs) */
+WT_AVX512 int64_t
+wt_cpu_f32_pip(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
+               const wt_points *a, int64_t i0, int nr, const wt_points *b,
+               int64_t j0, int64_t nj)
+{
+  (void)wh;
+  const int nw = c->pip->n_words;
+  if (c->pip_vpopcnt)
+    return nr == WT_ROWS ? WT_F32C_NW(WT_ROWS, 1) : WT_F32C_NW(1, 1);
+  return nr == WT_ROWS ? WT_F32C_NW(WT_ROWS, 0) : WT_F32C_NW(1, 0);
+}
+#undef WT_F32C_NW
+
 /* The narrow kernel's undecided lanes (l set in lanes): pairs (i, j + l)
  * counted in double into copy 0 of h, and the lanes' bits of the edge masks
  * ge[k] added to minus[k], which the caller takes off its edge totals. */

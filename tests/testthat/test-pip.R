@@ -681,3 +681,34 @@ test_that("the PIP count form with patches and tasks of one slot, deterministic"
     }
   }
 })
+
+test_that("the PIP count form of large jobs (AVX-512's float kernel) matches brute force and the weighted kernel", {
+  # above 4194304 pairs the CPU builds its float table, and AVX-512 counts
+  # the count form with the float prefilter (wt_cpu_f32_pip); the weighted
+  # PIP kernel (an angular table of weight 1 takes it) gives the same
+  # counts and, to 1e-12, the same sums
+  x <- pip_catalog(3100, k = 4, seed = 57)
+  y <- pip_catalog(2900, k = 4, seed = 58)
+  x$ra <- x$ra / 3
+  y$ra <- y$ra / 3
+  e <- c(0.01, 0.05, 0.2, 0.5, 1, 2, 4, 20)
+  ang <- data.frame(theta = c(0.001, 20), weight = c(1, 1))
+  ref <- pip_brute_counts(x, edges = e, bx = as.matrix(x[, bw2]))
+  for (env in fixed_isas()) {
+    expect_pip(count_form(x, words = bw2, bins = e, env = env), ref)
+    for (nw in c(1, 3, 4)) for (g in list(FALSE, TRUE)) {
+      words <- paste0("b", seq_len(nw))
+      for (yy in list(NULL, y)) for (th in c(1L, 2L)) {
+        got <- count_form(x, yy, words = words, bins = e, grid = g,
+                          threads = th, env = env, noffset = 0,
+                          default_value = 3)
+        w <- count_form(x, yy, words = words, bins = e, grid = g,
+                        threads = th, env = env, noffset = 0,
+                        default_value = 3, angular = ang)
+        expect_identical(got$counts, w$counts)
+        expect_equal(got$weighted, w$weighted, tolerance = 1e-12)
+        expect_gt(sum(got$counts), 4194304 / 20)
+      }
+    }
+  }
+})
