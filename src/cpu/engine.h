@@ -50,8 +50,9 @@
  * double kernel's slots, each pair's weight times its factor by popcount
  * of the ANDed words, read from registers for up to two words); other
  * CPUs, the ragged ends and mean_theta go through kernels_pip.c, one pair
- * at a time with a hardware popcount where the CPU has one. No float,
- * narrow or bulk counting for them; but a task of one slot (slo == shi,
+ * at a time with a hardware popcount where the CPU has one. No narrow
+ * or bulk counting for them, and no float kernel but in the count form
+ * (below); but a task of one slot (slo == shi,
  * from the grid walk's WT_WALK_FIXED: a node pair that bulk counting
  * would have added to that bin) goes, without an angular table or angle
  * sums, to a kernel that computes no d2 and no slot: the task's pairs add
@@ -64,8 +65,10 @@
  * driver.c), with words, no angular table and no angle sums, the usual
  * DD count, take the count form (wt_ctx.pip_count): a pair's weight is
  * then by_count[c] alone, c the popcount of its ANDed words, so the
- * kernels (wt_cpu_avx512_pip, with VPOPCNTQ where the CPU has it, and
- * kernels_pip.c) compute no weight: each pair increments the 32-bit
+ * kernels (on AVX-512 wt_cpu_f32_pip, the float prefilter kernel where
+ * the job builds the float table, and wt_cpu_avx512_pip, with VPOPCNTD/Q
+ * where the CPU has it; kernels_pip.c elsewhere and for ragged ends)
+ * compute no weight: each pair increments the 32-bit
  * counter slot * K + c (K = 32 n_words + 1 counters a slot, WT_PIP_COPIES
  * copies of n_slots x K, then the sink) through the same ring as an
  * unweighted kernel, and every flush of the counters (flush_count())
