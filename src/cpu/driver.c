@@ -354,12 +354,17 @@ static int unit_weights(const wt_points *p)
  * angular table, no angle sums, and every individual weight 1 (the
  * usual DD count: R passes unit weights when none are given), so that a
  * pair's weight is by_count[popcount] alone and the kernels count pairs
- * by slot and popcount; one scan of the weights per job. */
+ * by slot and popcount; one scan of the weights per job. Not when a
+ * histogram copy would pass WT_PIP_COUNT_MAX counters (many words and
+ * many bins): each work item flushes them all. */
 static int pip_count_form(const wt_job *job)
 {
   const wt_pip *p = job->pip;
   return p && p->n_words > 0 && p->n_ang == 0 && !job->thsum &&
-    job->wsum && unit_weights(&job->a) &&
+    job->wsum &&
+    (double)(job->bins->n_bins + 2) * (32.0 * p->n_words + 1) <=
+      WT_PIP_COUNT_MAX &&
+    unit_weights(&job->a) &&
     (job->is_auto || unit_weights(&job->b));
 }
 

@@ -111,6 +111,8 @@
 #define WT_COPIES 8               /* histogram copies, at most */
 #define WT_PIP_COPIES 4           /* ... in the PIP count form (measured:
                                      4 and 8 alike, 2 and 1 slower) */
+#define WT_PIP_COUNT_MAX 65536    /* counters a copy of the count form, at
+                                     most (slots x (32 words + 1)) */
 #define WT_COPY_BYTES (1 << 18)   /* fewer copies when they outgrow this */
 #define WT_LAG 2                  /* column groups from computing to counting */
 #define WT_RING (2 * WT_LAG)

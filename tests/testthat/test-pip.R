@@ -712,3 +712,22 @@ test_that("the PIP count form of large jobs (AVX-512's float kernel) matches bru
     }
   }
 })
+
+test_that("32 words: the count form up to 65536 counters a histogram copy", {
+  # 32 words: 1025 counters a slot; 7 bins (9 slots) take the count form,
+  # 70 bins (72 slots, 73800 counters) the weighted kernels; both exact
+  x <- pip_catalog(110, k = 32, seed = 59)
+  words <- paste0("b", 1:32)
+  bx <- as.matrix(x[, words])
+  e70 <- seq(0.1, 12, length.out = 71)
+  ref7 <- pip_brute_counts(x, edges = pip_edges, bx = bx)
+  ref70 <- pip_brute_counts(x, edges = e70, bx = bx)
+  for (env in fixed_isas()) {
+    expect_pip(count_form(x, words = words, env = env), ref7)
+    expect_pip(count_form(x, words = words, bins = e70, env = env), ref70)
+    bad <- c(env, WTHETA_TEST_FAULT = "pipcount")
+    expect_gt(count_form(x, words = words, env = bad)$counts[1],
+              ref7$counts[1])
+    expect_pip(count_form(x, words = words, bins = e70, env = bad), ref70)
+  }
+})
