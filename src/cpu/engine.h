@@ -63,7 +63,8 @@
  * PIP jobs whose individual weights are all 1 (none given: R passes
  * units; checked by one scan of the weights per job, pip_count_form() in
  * driver.c), with words, no angular table and no angle sums, the usual
- * DD count, take the count form (wt_ctx.pip_count): a pair's weight is
+ * DD count, take the count form (wt_ctx.pip_count; while slots x K stays
+ * within WT_PIP_COUNT_MAX): a pair's weight is
  * then by_count[c] alone, c the popcount of its ANDed words, so the
  * kernels (on AVX-512 wt_cpu_f32_pip, the float prefilter kernel where
  * the job builds the float table, and wt_cpu_avx512_pip, with VPOPCNTD/Q
