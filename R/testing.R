@@ -44,6 +44,11 @@
 #'   \item \code{fixed}: the same canary for the CPU engine's kernel of PIP
 #'     tasks whose pairs the grid proved inside one bin: one false pair per
 #'     such task.
+#'   \item \code{pipcount}: the same canary for the CPU engine's count form
+#'     of PIP counts (every individual weight 1, bitwise weights, no
+#'     angular upweights, no \code{mean_theta}), which counts pairs by bin
+#'     and popcount: one false pair in the first bin, of popcount 0, per
+#'     call of its kernels.
 #' }
 #'
 #' A name may end in \code{@d} (e.g. \code{launch@1}): on the GPU the fault

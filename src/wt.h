@@ -146,6 +146,9 @@ enum {
                               per call: shows that a workload reaches it */
   WT_FAULT_FIXED = 32,     /* the CPU's kernel of PIP tasks of one slot
                               adds one false pair per task: the same */
+  WT_FAULT_PIPCOUNT = 64,  /* the CPU's count form of PIP jobs (unit
+                              weights) adds one false pair per call of its
+                              kernels: the same */
   /* the CUDA faults strike every device of a job, or, when the bits from
    * WT_FAULT_DEVICE_SHIFT up hold d + 1 (WTHETA_TEST_FAULT=launch@d),
    * device d only: one failing device of several (wt_fault_on_device) */

@@ -3,8 +3,45 @@
  * See engine.h for the design. */
 #include "engine.h"
 
+/* The count form's counters (wt_ctx.pip_count: copies of n_slots x K,
+ * K = pip_k, the counter of slot s and popcount q at s * K + q) into the
+ * work item's counts and weight sums: per slot, n[q] summed over the
+ * copies (exact), then acc[s] += sum_q n[q] and wacc[s] += sum_q n[q]
+ * by_count[q], q ascending: a fixed order, so the sums are the same on
+ * every run and thread count. */
+static void flush_count(const wt_ctx *c, wt_thread *t)
+{
+  const int K = c->pip_k;
+  const size_t per_copy = (size_t)c->n_slots * K;
+  const double *by = c->pip->by_count;
+  for (int s = 0; s < c->n_slots; s++) {
+    uint64_t n_s = 0;
+    double v = 0.0;
+    for (int q = 0; q < K; q++) {
+      uint64_t n = 0;
+      for (int k = 0; k < c->copies; k++) {
+        uint32_t *p = t->h + (size_t)k * per_copy + (size_t)s * K + q;
+        n += *p;
+        *p = 0;
+      }
+      if (n == 0) continue;
+      n_s += n;
+      double w = (double)n * by[q];
+      WT_UNFUSED(w);
+      v += w;
+    }
+    t->acc[s] += n_s;
+    t->wacc[s] += v;
+  }
+  t->pending = 0;
+}
+
 static void flush(const wt_ctx *c, wt_thread *t)
 {
+  if (c->pip_count) {
+    flush_count(c, t);
+    return;
+  }
   for (int k = 0; k < c->copies; k++) {
     uint32_t *h = t->h + (size_t)k * c->n_slots;
     for (int s = 0; s < c->n_slots; s++) {
@@ -123,6 +160,8 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
   uint64_t n = (uint64_t)nr * (uint64_t)(j1 - j0);
   if (t->pending + n >= WT_FLUSH) flush(c, t);
   t->pending += n;
+  /* the count form's canary (tests): a false pair in slot 1, popcount 0 */
+  if (c->pip_count_fault) t->h[c->pip_k]++;
   if (t->wh || t->th) {
     if (t->wpending + n > WT_WFLUSH) flush_w(c, t);
     t->wpending += n;
@@ -302,6 +341,33 @@ static int narrow_chosen(int *narrow, char *msg, size_t len)
   return WT_ERR_ISA;
 }
 
+/* every weight of p is 1 (or p has none) */
+static int unit_weights(const wt_points *p)
+{
+  if (p->w == NULL) return 1;
+  for (int64_t i = 0; i < p->n; i++)
+    if (p->w[i] != 1.0) return 0;
+  return 1;
+}
+
+/* Whether a PIP job takes the count form (wt_ctx.pip_count): words, no
+ * angular table, no angle sums, and every individual weight 1 (the
+ * usual DD count: R passes unit weights when none are given), so that a
+ * pair's weight is by_count[popcount] alone and the kernels count pairs
+ * by slot and popcount; one scan of the weights per job. Not when a
+ * histogram copy would pass WT_PIP_COUNT_MAX counters (many words and
+ * many bins): each work item flushes them all. */
+static int pip_count_form(const wt_job *job)
+{
+  const wt_pip *p = job->pip;
+  return p && p->n_words > 0 && p->n_ang == 0 && !job->thsum &&
+    job->wsum &&
+    (double)(job->bins->n_bins + 2) * (32.0 * p->n_words + 1) <=
+      WT_PIP_COUNT_MAX &&
+    unit_weights(&job->a) &&
+    (job->is_auto || unit_weights(&job->b));
+}
+
 /* Picks the kernels of instruction set isa (one this CPU can run) and
  * builds the private tables they need, into *mem (one block for the caller
  * to free). pairs: the job's pairs, over all tasks. */
@@ -312,13 +378,21 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   memset(c, 0, sizeof *c);
   c->bins = bins;
   c->n_slots = bins->n_bins + 2;
-  c->copies = WT_COPIES;
+  c->pip_k = 1;
+  c->pip_count = pip_count_form(job);
+  if (c->pip_count) {
+    c->pip_k = 32 * job->pip->n_words + 1;
+    c->pip_count_fault = (job->fault & WT_FAULT_PIPCOUNT) != 0;
+  }
+  /* the counters of a copy: n_slots, or n_slots x pip_k in count form */
+  const size_t per_copy = (size_t)c->n_slots * c->pip_k;
+  c->copies = c->pip_count ? WT_PIP_COPIES : WT_COPIES;
   while (c->copies > 1 &&
-         (size_t)c->copies * c->n_slots * sizeof(uint32_t) > WT_COPY_BYTES)
+         (size_t)c->copies * per_copy * sizeof(uint32_t) > WT_COPY_BYTES)
     c->copies /= 2;
   for (int k = 0; k < 2 * WT_COPIES; k++)
-    c->copy_off[k] = (k % WT_COPIES % c->copies) * c->n_slots;
-  c->sink = (uint32_t)(c->copies * c->n_slots);
+    c->copy_off[k] = (int32_t)((size_t)(k % WT_COPIES % c->copies) * per_copy);
+  c->sink = (uint32_t)(c->copies * per_copy);
   *mem = NULL;
   if (job->pip) {
     /* PIP: kernels_pip.c for what no vector kernel takes, with POPCNT
@@ -344,9 +418,11 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
         c->fixed_fn = wt_cpu_pip_fixed_popcnt;
       if (isa == WT_ISA_AVX512) {
         const char *v = getenv("WTHETA_CPU_VPOPCNT");
-        c->fixed_fn = __builtin_cpu_supports("avx512vpopcntdq") &&
-          !(v && strcmp(v, "0") == 0) ? wt_cpu_avx512_fixed_vpopcnt
-                                       : wt_cpu_avx512_fixed;
+        const int vp = __builtin_cpu_supports("avx512vpopcntdq") &&
+          !(v && strcmp(v, "0") == 0);
+        c->fixed_fn = vp ? wt_cpu_avx512_fixed_vpopcnt : wt_cpu_avx512_fixed;
+        /* and the count form's kernel (wt_cpu_avx512_pip) */
+        c->pip_vpopcnt = vp && c->pip_count;
       }
 #endif
       c->fixed_fault = (job->fault & WT_FAULT_FIXED) != 0;
@@ -403,9 +479,10 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   c->narrow = narrow;
   c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
   if (job->pip) {
-    /* the double kernel with pair factors; no float or narrow kernel */
+    /* the double kernel with pair factors; no narrow kernel, and the
+     * float kernel in count form only */
     c->vec = wt_cpu_avx512_pip;
-    c->vec32 = NULL;
+    c->vec32 = c->pip_count && c->vec32 ? wt_cpu_f32_pip : NULL;
     c->narrow = 0;
   }
 #else
@@ -473,7 +550,7 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
   const int nt = r->nt = job->n_threads < 1 ? 1 : job->n_threads;
   /* per thread: the copies and the sink, padded to a cache line */
   const size_t per = r->per =
-    ((size_t)r->ctx.copies * n_slots + 1 + 15) & ~(size_t)15;
+    ((size_t)r->ctx.copies * n_slots * r->ctx.pip_k + 1 + 15) & ~(size_t)15;
   const size_t rec_bytes = (size_t)n_slots *
     (sizeof(uint64_t) + (weighted + angles) * sizeof(double));
   size_t cap = WT_RECORD_BYTES / rec_bytes;
@@ -492,7 +569,9 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
                                        sizeof *r->pad_tiles);
   }
   if (weighted) {
-    r->wh = cpu_calloc(job, (size_t)nt * per, sizeof *r->wh);
+    /* the count form makes its weight sums from the counters */
+    if (!r->ctx.pip_count)
+      r->wh = cpu_calloc(job, (size_t)nt * per, sizeof *r->wh);
     r->rec_w = cpu_malloc(job, cap * n_slots * sizeof *r->rec_w);
     r->wchunk = cpu_malloc(job, (size_t)n_out * n_slots * sizeof *r->wchunk);
   }
@@ -507,7 +586,8 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
   }
   if (!r->h || !r->items || !r->rec_n || (r->ctx.vec32 && !r->tiles) ||
       (r->ctx.vec && !r->pads) || (r->ctx.vec32 && !r->pad_tiles) ||
-      (weighted && (!r->wh || !r->rec_w || !r->wchunk)) ||
+      (weighted && ((!r->wh && !r->ctx.pip_count) || !r->rec_w ||
+                    !r->wchunk)) ||
       (angles && (!r->th || !r->rec_t || !r->tchunk)) ||
       ((weighted || angles) && (!r->outs || !r->seen)))
     return WT_ERR_NOMEM;
@@ -602,7 +682,7 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
     wt_thread t;
     memset(&t, 0, sizeof t);
     t.h = h + (size_t)id * per;
-    t.wh = weighted ? wh + (size_t)id * per : NULL;
+    t.wh = wh ? wh + (size_t)id * per : NULL;
     t.th = angles ? th + (size_t)id * per : NULL;
     t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
     t.pad = pads ? pads + (size_t)id * 4 * WT_PAD : NULL;

@@ -50,8 +50,9 @@
  * double kernel's slots, each pair's weight times its factor by popcount
  * of the ANDed words, read from registers for up to two words); other
  * CPUs, the ragged ends and mean_theta go through kernels_pip.c, one pair
- * at a time with a hardware popcount where the CPU has one. No float,
- * narrow or bulk counting for them; but a task of one slot (slo == shi,
+ * at a time with a hardware popcount where the CPU has one. No narrow
+ * or bulk counting for them, and no float kernel but in the count form
+ * (below); but a task of one slot (slo == shi,
  * from the grid walk's WT_WALK_FIXED: a node pair that bulk counting
  * would have added to that bin) goes, without an angular table or angle
  * sums, to a kernel that computes no d2 and no slot: the task's pairs add
@@ -59,6 +60,22 @@
  * summed per row, times w_i) to its weight sum (do_fixed() in driver.c;
  * wt_ctx.fixed_fn: kernels_fixed.h on AVX-512, with VPOPCNTDQ where the
  * CPU has it, kernels_pip.c elsewhere).
+ * PIP jobs whose individual weights are all 1 (none given: R passes
+ * units; checked by one scan of the weights per job, pip_count_form() in
+ * driver.c), with words, no angular table and no angle sums, the usual
+ * DD count, take the count form (wt_ctx.pip_count; while slots x K stays
+ * within WT_PIP_COUNT_MAX): a pair's weight is
+ * then by_count[c] alone, c the popcount of its ANDed words, so the
+ * kernels (on AVX-512 wt_cpu_f32_pip, the float prefilter kernel where
+ * the job builds the float table, and wt_cpu_avx512_pip, with VPOPCNTD/Q
+ * where the CPU has it; kernels_pip.c elsewhere and for ragged ends)
+ * compute no weight: each pair increments the 32-bit
+ * counter slot * K + c (K = 32 n_words + 1 counters a slot, WT_PIP_COPIES
+ * copies of n_slots x K, then the sink) through the same ring as an
+ * unweighted kernel, and every flush of the counters (flush_count())
+ * adds to each slot's count sum_c n[c] and to its weight sum
+ * sum_c n[c] by_count[c], c ascending: the same terms in the same order
+ * on every run and thread count. Tasks of one slot still take fixed_fn.
  * Jobs that sum the pairs' angles (wt_job.thsum, mean_theta) run in plain
  * C only (ctx_init() picks no vector kernel): an asin per pair costs far
  * more than the lookup the vector kernels speed up.
@@ -93,6 +110,10 @@
 #define WT_BLOCK 48               /* rows per work unit; a multiple of WT_ROWS */
 #define WT_TILE 2048              /* columns per tile; a multiple of 16 */
 #define WT_COPIES 8               /* histogram copies, at most */
+#define WT_PIP_COPIES 4           /* ... in the PIP count form (measured:
+                                     4 and 8 alike, 2 and 1 slower) */
+#define WT_PIP_COUNT_MAX 65536    /* counters a copy of the count form, at
+                                     most (slots x (32 words + 1)) */
 #define WT_COPY_BYTES (1 << 18)   /* fewer copies when they outgrow this */
 #define WT_LAG 2                  /* column groups from computing to counting */
 #define WT_RING (2 * WT_LAG)
@@ -194,6 +215,17 @@ struct wt_ctx {
    * b_j)]; NULL: such tasks take the other kernels */
   wt_fixed_fn fixed_fn;
   int fixed_fault;              /* WT_FAULT_FIXED: one false pair per task */
+  /* PIP jobs in count form (pip_count, see pip_count_form() in driver.c:
+   * every individual weight 1, words, no angular table, no angle sums):
+   * a pair's counter is slot * pip_k + c, c the popcount of its ANDed
+   * words (pip_k = 32 * n_words + 1 counters a slot, 1 otherwise), and
+   * the kernels compute no pair weight; flush() turns each slot's
+   * counters into its count and its weight sum sum_c n[c] by_count[c] */
+  int pip_count;
+  int pip_k;
+  int pip_vpopcnt;              /* count form on AVX-512: VPOPCNTQ */
+  int pip_count_fault;          /* WT_FAULT_PIPCOUNT: one false pair per
+                                   count_tile() call in count form */
 };
 
 /* per-thread state */
@@ -305,6 +337,10 @@ int64_t wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
 int64_t wt_cpu_avx512(const wt_ctx *c, uint32_t *h, double *wh,
                       const float *tile, const wt_points *a, int64_t i0,
                       int nr, const wt_points *b, int64_t j0, int64_t nj);
+/* the PIP count form (wt_ctx.pip_count) with the float prefilter */
+int64_t wt_cpu_f32_pip(const wt_ctx *c, uint32_t *h, double *wh,
+                       const float *tile, const wt_points *a, int64_t i0,
+                       int nr, const wt_points *b, int64_t j0, int64_t nj);
 int64_t wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh,
                    const float *tile, const wt_points *a, int64_t i0, int nr,
                    const wt_points *b, int64_t j0, int64_t nj);

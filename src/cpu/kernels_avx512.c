@@ -187,6 +187,16 @@ WT_AVX512 WT_INLINE __m512i popcount_avx512(__m512i v)
   return _mm512_sad_epu8(cnt, _mm512_setzero_si512());
 }
 
+/* VPOPCNTQ of the 8 lanes, by inline assembly: usable in a function
+ * compiled without the avx512vpopcntdq target (the kernels' bodies are
+ * shared), called only where the CPU has it (wt_ctx.pip_vpopcnt) */
+WT_AVX512 WT_INLINE __m512i popcount_vpopcnt(__m512i v)
+{
+  __m512i r;
+  __asm__("vpopcntq %1, %0" : "=v"(r) : "v"(v));
+  return r;
+}
+
 /* by_count[] of up to 2 words (65 values, c->pip_lut) in registers, read by
  * permutes instead of a gather per vector: the same values, so the same
  * sums; the gathers (this one and the slot table's) bounded the kernel */
@@ -249,20 +259,42 @@ WT_AVX512 WT_INLINE __m512d ang_avx512(const wt_pip *q, __m512d d2)
   return _mm512_mask_mov_pd(one, in, _mm512_add_pd(y0, u));
 }
 
+/* The count form's indices of the pairs (i, j + l) for the lanes l set in
+ * lanes whose d2 lies above the double table: lane_off[l] + slot * K +
+ * cnt[l] into out[l] (patch_pairs() with the popcounts). */
+__attribute__((noinline, cold))
+static void patch_pairs_count(const wt_ctx *c, const wt_points *a, int64_t i,
+                              const wt_points *b, int64_t j, unsigned lanes,
+                              const int32_t *lane_off, const int64_t *cnt,
+                              int K, uint32_t *out)
+{
+  for (int l = 0; lanes; l++, lanes >>= 1)
+    if (lanes & 1)
+      out[l] = (uint32_t)(lane_off[l] + (int64_t)K *
+                          slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i],
+                                                   b->x[j + l], b->y[j + l],
+                                                   b->z[j + l])) + cnt[l]);
+}
+
 /* AVX-512 for PIP jobs, 8 columns per vector, as vec_avx512_body()
  * weighted, each pair's weight (w_i w_j) times its factor: by_count[c] of
  * the popcount c of the AND of the words (two 32-bit words to a 64-bit
- * lane), times the angular weight when ang. nr, packed, nw (words; 0:
- * none) and ang are constants at each call site. */
+ * lane), times the angular weight when ang. In count form (count: unit
+ * weights, words, no angular table, see wt_ctx.pip_count) no weight at
+ * all: the pair's index is slot * (32 nw + 1) + c, counted as an
+ * unweighted kernel counts. nr, packed, nw (words; 0: none), ang and count
+ * are constants at each call site. */
 WT_AVX512 WT_INLINE int64_t
 vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
              int64_t i0, int nr, const wt_points *b, int64_t j0, int64_t nj,
-             int packed, int nw, int ang)
+             int packed, int nw, int ang, int count, int vp)
 {
-  const int weighted = 1;
+  const int weighted = !count;
+  const int K = 32 * nw + 1;
+  const __m512i Kv = _mm512_set1_epi64(K);
   const wt_pip *q = c->pip;
   const double *bx = b->x + j0, *by = b->y + j0, *bz = b->z + j0;
-  const double *bw = b->w + j0;
+  const double *bw = count ? NULL : b->w + j0;
   const wt_lut512 L = lut512(c);
   const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
   const int nl = (nw + 1) / 2;               /* 64-bit lanes of words */
@@ -271,7 +303,7 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
   __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
   __m512i bi[WT_ROWS][WT_PIP_MAX_WORDS / 2];
   const int64_t na = a->n, nbp = b->n;
-  rows_avx512(a, i0, nr, 1, xi, yi, zi, wi);
+  rows_avx512(a, i0, nr, weighted, xi, yi, zi, wi);
 #pragma GCC unroll 8
   for (int r = 0; r < nr; r++) {
     for (int l = 0; l < nl; l++) {
@@ -291,7 +323,7 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
     __m512d xj = _mm512_loadu_pd(bx + j);
     __m512d yj = _mm512_loadu_pd(by + j);
     __m512d zj = _mm512_loadu_pd(bz + j);
-    __m512d wj = _mm512_loadu_pd(bw + j);
+    __m512d wj = count ? _mm512_setzero_pd() : _mm512_loadu_pd(bw + j);
     __m512i bj[WT_PIP_MAX_WORDS / 2];
     for (int l = 0; l < nl; l++) {
       __m512i lo = _mm512_cvtepu32_epi64(_mm256_loadu_si256(
@@ -307,6 +339,32 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
       __mmask8 above;
       __m512d d2 = d2_avx512(xi[r], yi[r], zi[r], xj, yj, zj);
       __m512i s = slots_avx512(&L, d2, packed, &above);
+      if (count) {
+        __m512i cnt = _mm512_setzero_si512();
+        for (int l = 0; l < nl; l++) {
+          const __m512i v = _mm512_and_si512(bi[r][l], bj[l]);
+          cnt = _mm512_add_epi64(cnt, vp ? popcount_vpopcnt(v)
+                                         : popcount_avx512(v));
+        }
+        /* slot * K + cnt, K = 32 nw + 1: a shift and adds for 1, 2 or 4
+         * words */
+        __m512i sk = (nw == 1 || nw == 2 || nw == 4)
+          ? _mm512_add_epi64(_mm512_slli_epi64(s, nw == 1 ? 5
+                                                  : nw == 2 ? 6 : 7), s)
+          : _mm512_mullo_epi64(s, Kv);
+        _mm256_store_si256(
+          (__m256i *)(out + 8 * r),
+          _mm256_add_epi32(_mm512_cvtepi64_epi32(_mm512_add_epi64(sk, cnt)),
+                           lane_off));
+        if (above) {
+          int64_t cl[8];
+          _mm512_storeu_si512(cl, cnt);
+          patch_pairs_count(c, a, i0 + r, b, j0 + j, above, c->copy_off, cl,
+                            K, out + 8 * r);
+        }
+        count_ring(h, old + 8 * r, 8);
+        continue;
+      }
       _mm256_store_si256((__m256i *)(out + 8 * r),
                          _mm256_add_epi32(_mm512_cvtepi64_epi32(s), lane_off));
       __m512d f = _mm512_set1_pd(1.0);
@@ -332,15 +390,24 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
 }
 
 /* the PIP variants: rows (6 or 1), packed table or not, 0, 1, 2 or 4
- * words (others: the generic count), angular table or not */
+ * words (others: the generic count), angular table or not; the count
+ * form (1, 2, 4 words or the generic count; never an angular table) */
 #define WT_PIP_NW(NR, P, ANG)                                                \
-  (nw == 0   ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 0, ANG)       \
-   : nw == 1 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 1, ANG)       \
-   : nw == 2 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 2, ANG)       \
-   : nw == 4 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 4, ANG)       \
-             : vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, nw, ANG))
+  (nw == 0   ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 0, ANG, 0, 0) \
+   : nw == 1 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 1, ANG, 0, 0) \
+   : nw == 2 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 2, ANG, 0, 0) \
+   : nw == 4 ? vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, 4, ANG, 0, 0) \
+             : vec_pip_body(c, h, wh, a, i0, NR, b, j0, nj, P, nw, ANG, 0, 0))
+#define WT_PIP_COUNT_VP(NR, P, VP)                                           \
+  (nw == 1   ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 1, 0, 1, VP) \
+   : nw == 2 ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 2, 0, 1, VP) \
+   : nw == 4 ? vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, 4, 0, 1, VP) \
+             : vec_pip_body(c, h, NULL, a, i0, NR, b, j0, nj, P, nw, 0, 1, VP))
+#define WT_PIP_COUNT(NR, P)                                                  \
+  (c->pip_vpopcnt ? WT_PIP_COUNT_VP(NR, P, 1) : WT_PIP_COUNT_VP(NR, P, 0))
 #define WT_PIP_ANG(NR, P)                                                    \
-  (ang ? WT_PIP_NW(NR, P, 1) : WT_PIP_NW(NR, P, 0))
+  (c->pip_count ? WT_PIP_COUNT(NR, P)                                        \
+   : ang        ? WT_PIP_NW(NR, P, 1) : WT_PIP_NW(NR, P, 0))
 
 WT_AVX512 int64_t
 wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
@@ -354,6 +421,8 @@ wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
   return c->packed ? WT_PIP_ANG(1, 1) : WT_PIP_ANG(1, 0);
 }
 #undef WT_PIP_NW
+#undef WT_PIP_COUNT
+#undef WT_PIP_COUNT_VP
 #undef WT_PIP_ANG
 
 /* PIP tasks of one slot (wt_ctx.fixed_fn): kernels_fixed.h, with the
@@ -496,6 +565,163 @@ wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
     ? vec_f32_body(c, h, NULL, tile, a, i0, WT_ROWS, b, j0, nj, 0)
     : vec_f32_body(c, h, NULL, tile, a, i0, 1, b, j0, nj, 0);
 }
+
+/* The popcounts of 16 32-bit lanes: VPOPCNTD by inline assembly (vp, see
+ * popcount_vpopcnt()) or AVX512BW's nibble table, the bytes of each lane
+ * summed by two multiply-adds */
+WT_AVX512 WT_INLINE __m512i popcount32_avx512(__m512i v, int vp)
+{
+  if (vp) {
+    __m512i r;
+    __asm__("vpopcntd %1, %0" : "=v"(r) : "v"(v));
+    return r;
+  }
+  const __m512i lut = _mm512_set4_epi32(0x04030302, 0x03020201, 0x03020201,
+                                        0x02010100);
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  __m512i lo = _mm512_and_si512(v, low);
+  __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+  __m512i cnt = _mm512_add_epi8(_mm512_shuffle_epi8(lut, lo),
+                                _mm512_shuffle_epi8(lut, hi));
+  return _mm512_madd_epi16(_mm512_maddubs_epi16(cnt, _mm512_set1_epi8(1)),
+                           _mm512_set1_epi16(1));
+}
+
+/* The float kernel's undecided lanes in count form: as redo_f32, but the
+ * exact slots themselves (no copy offset) into slot[l] */
+WT_AVX512 __attribute__((noinline, cold)) static void
+redo_f32_slots(const wt_ctx *c, const wt_points *a, int64_t i,
+               const wt_points *b, int64_t j, __mmask16 lanes, uint32_t *slot)
+{
+  static const int32_t zero[16] = {0};
+  const wt_lut512 L = lut512(c);
+  const __m512d xi = _mm512_set1_pd(a->x[i]);
+  const __m512d yi = _mm512_set1_pd(a->y[i]);
+  const __m512d zi = _mm512_set1_pd(a->z[i]);
+  for (int k = 0; k < 16; k += 8) {
+    __mmask8 above, mine = (__mmask8)(lanes >> k);
+    __m512d d2 = d2_avx512(xi, yi, zi, _mm512_loadu_pd(b->x + j + k),
+                           _mm512_loadu_pd(b->y + j + k),
+                           _mm512_loadu_pd(b->z + j + k));
+    __m512i s = c->packed ? slots_avx512(&L, d2, 1, &above)
+                          : slots_avx512(&L, d2, 0, &above);
+    _mm256_mask_storeu_epi32(slot + k, mine, _mm512_cvtepi64_epi32(s));
+    if (above & mine)
+      patch_pairs(c, a, i, b, j + k, above & mine, zero, slot + k);
+  }
+}
+
+/* The PIP count form (wt_ctx.pip_count) with the float prefilter: the
+ * slots of vec_f32_body() (undecided lanes redone in double), each pair
+ * counted at slot * (32 nw + 1) + the popcount of its ANDed words (one
+ * 32-bit word of each point to a lane); 16 columns per vector, lane l
+ * into copy l % 8. nr, nw and vp are constants at each call site. */
+WT_AVX512 WT_INLINE int64_t
+vec_f32_count_body(const wt_ctx *c, uint32_t *h, const float *tile,
+                   const wt_points *a, int64_t i0, int nr,
+                   const wt_points *b, int64_t j0, int64_t nj, int nw, int vp)
+{
+  const int weighted = 0;            /* for WT_RING_DECL, _DRAIN */
+  double *wh = NULL;
+  const __m512i Kv = _mm512_set1_epi32(32 * nw + 1);
+  const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  const uint32_t *ftab = c->f32;
+  const int64_t na = a->n, nbp = b->n;
+  __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
+  __m512i bi[WT_ROWS][WT_PIP_MAX_WORDS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
+    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
+    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
+    for (int k = 0; k < nw; k++)
+      bi[r][k] = _mm512_set1_epi32((int)a->bits[(int64_t)k * na + i0 + r]);
+  }
+  const __m128i shift = _mm_cvtsi32_si128(c->f32_shift);
+  const __m128i wshift = _mm_cvtsi32_si128(c->f32_shift + 1);
+  const __m128i mshift = _mm_cvtsi32_si128(c->f32_m);
+  const __m512i base = _mm512_set1_epi32(c->f32_base);
+  const __m512i top = _mm512_set1_epi32((WT_F32_BINADES << c->f32_m) - 1);
+  const __m512i low_mask = _mm512_set1_epi32((1 << c->f32_shift) - 1);
+  const __m512i windows_lo = _mm512_loadu_si512(c->f32_window);
+  const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
+  const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
+  const int64_t nv = nj & ~(int64_t)15;
+  WT_RING_DECL(ring, wring, 16);
+  for (int64_t j = 0; j < nv; j += 16) {
+    uint32_t *out = ring[(j >> 4) % WT_RING];
+    const uint32_t *old = ring[((j >> 4) + WT_LAG) % WT_RING];
+    __m512 xj = _mm512_loadu_ps(tx + j);
+    __m512 yj = _mm512_loadu_ps(ty + j);
+    __m512 zj = _mm512_loadu_ps(tz + j);
+    __m512i bj[WT_PIP_MAX_WORDS];
+    for (int k = 0; k < nw; k++)
+      bj[k] = _mm512_loadu_si512(b->bits + (int64_t)k * nbp + j0 + j);
+#pragma GCC unroll 8
+    for (int r = 0; r < nr; r++) {
+      __m512 dx = _mm512_sub_ps(xi[r], xj);
+      __m512 dy = _mm512_sub_ps(yi[r], yj);
+      __m512 dz = _mm512_sub_ps(zi[r], zj);
+      __m512 px = _mm512_mul_ps(dx, dx);
+      __m512 py = _mm512_mul_ps(dy, dy);
+      __m512 pz = _mm512_mul_ps(dz, dz);
+      WT_UNFUSED_V(px);
+      WT_UNFUSED_V(py);
+      WT_UNFUSED_V(pz);
+      __m512i bits =
+        _mm512_castps_si512(_mm512_add_ps(_mm512_add_ps(px, py), pz));
+      __m512i key = _mm512_sub_epi32(_mm512_srl_epi32(bits, shift), base);
+      __mmask16 in = _mm512_cmple_epu32_mask(key, top);
+      __m512i e = _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in,
+                                              key, ftab, 4);
+      __m512i y = _mm512_add_epi32(_mm512_and_si512(bits, low_mask), e);
+      __m512i window = _mm512_permutex2var_epi32(
+        windows_lo, _mm512_srl_epi32(key, mshift), windows_hi);
+      __mmask16 ok = _mm512_mask_test_epi32_mask(in, y, window);
+      __m512i sl = _mm512_srl_epi32(y, wshift);
+      if (!_kortestc_mask16_u8(ok, ok)) {
+        uint32_t tmp[16] __attribute__((aligned(64)));
+        _mm512_store_si512(tmp, sl);
+        redo_f32_slots(c, a, i0 + r, b, j0 + j, (__mmask16)~ok, tmp);
+        sl = _mm512_load_si512(tmp);
+      }
+      __m512i cnt = _mm512_setzero_si512();
+      for (int k = 0; k < nw; k++)
+        cnt = _mm512_add_epi32(cnt, popcount32_avx512(
+                                      _mm512_and_si512(bi[r][k], bj[k]), vp));
+      __m512i sk = (nw == 1 || nw == 2 || nw == 4)
+        ? _mm512_add_epi32(_mm512_slli_epi32(sl, nw == 1 ? 5
+                                                : nw == 2 ? 6 : 7), sl)
+        : _mm512_mullo_epi32(sl, Kv);
+      _mm512_store_si512(out + 16 * r,
+                         _mm512_add_epi32(_mm512_add_epi32(sk, cnt),
+                                          lane_off));
+      count_ring(h, old + 16 * r, 16);
+    }
+  }
+  WT_RING_DRAIN(ring, wring, 16, nv >> 4);
+  return nv;
+}
+
+#define WT_F32C_NW(NR, VP)                                                   \
+  (nw == 1   ? vec_f32_count_body(c, h, tile, a, i0, NR, b, j0, nj, 1, VP)  \
+   : nw == 2 ? vec_f32_count_body(c, h, tile, a, i0, NR, b, j0, nj, 2, VP)  \
+   : nw == 4 ? vec_f32_count_body(c, h, tile, a, i0, NR, b, j0, nj, 4, VP)  \
+             : vec_f32_count_body(c, h, tile, a, i0, NR, b, j0, nj, nw, VP))
+
+/* the PIP count form with the float prefilter (the vec32 of such jobs) */
+WT_AVX512 int64_t
+wt_cpu_f32_pip(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
+               const wt_points *a, int64_t i0, int nr, const wt_points *b,
+               int64_t j0, int64_t nj)
+{
+  (void)wh;
+  const int nw = c->pip->n_words;
+  if (c->pip_vpopcnt)
+    return nr == WT_ROWS ? WT_F32C_NW(WT_ROWS, 1) : WT_F32C_NW(1, 1);
+  return nr == WT_ROWS ? WT_F32C_NW(WT_ROWS, 0) : WT_F32C_NW(1, 0);
+}
+#undef WT_F32C_NW
 
 /* The narrow kernel's undecided lanes (l set in lanes): pairs (i, j + l)
  * counted in double into copy 0 of h, and the lanes' bits of the edge masks

@@ -1,6 +1,8 @@
 /* The PIP kernel (issue 37): every pair in double with the plain kernel's
  * slot decision, each adding (w_i w_j) * by_count[popcount(b_i & b_j)] *
- * ang(d2) to the weight sums (wt.h, wt_pip). Two builds of one body: with
+ * ang(d2) to the weight sums (wt.h, wt_pip), or, in count form (unit
+ * weights, no angular table: wt_ctx.pip_count), one to the counter of
+ * its slot and popcount. Two builds of one body: with
  * the POPCNT instruction (target attribute, chosen at run time where the
  * CPU has it and the instruction set is not plain), and portable C for
  * every other CPU. See engine.h. */
@@ -41,6 +43,32 @@ WT_ALWAYS_INLINE double pip_ang(const wt_pip *pip, double d2)
   double u = t * (y[lo + 1] - y[lo]);
   WT_UNFUSED(u);
   return y[lo] + u;
+}
+
+/* row i against columns [j0, j1) in count form (wt_ctx.pip_count): each
+ * pair increments counter slot * (32 nw + 1) + popcount of copy `copy`
+ * of h; no weights (flush() in driver.c makes the weight sums) */
+WT_ALWAYS_INLINE void pip_row_count(const wt_ctx *c, uint32_t *h,
+                                    const wt_points *a, int64_t i,
+                                    const wt_points *b, int64_t j0,
+                                    int64_t j1, int copy, int nw)
+{
+  const wt_bins bins = *c->bins;
+  const int K = 32 * nw + 1;
+  uint32_t bi[WT_PIP_MAX_WORDS];
+  const int64_t na = a->n, nb = b->n;
+  for (int k = 0; k < nw; k++) bi[k] = a->bits[(int64_t)k * na + i];
+  const double xi = a->x[i], yi = a->y[i], zi = a->z[i];
+  uint32_t *hr = h + c->copy_off[copy];
+  const uint32_t *bb = b->bits;
+  for (int64_t j = j0; j < j1; j++) {
+    const double d2 = pair_d2(xi, yi, zi, b->x[j], b->y[j], b->z[j]);
+    const int s = slot_of(&bins, d2);
+    int cnt = 0;
+    for (int k = 0; k < nw; k++)
+      cnt += WT_POPCOUNT32(bi[k] & bb[(int64_t)k * nb + j]);
+    hr[s * K + cnt]++;
+  }
 }
 
 /* row i against columns [j0, j1) into copy `copy` of h, wh (and th);
@@ -84,13 +112,26 @@ WT_ALWAYS_INLINE void pip_row(const wt_ctx *c, uint32_t *h, double *wh,
 }
 
 /* the body: rows [i0, i0 + nr), row r into copy r; word counts 1, 2 and
- * 4 (DESI's 128 realisations) get their own loops */
+ * 4 (DESI's 128 realisations) get their own loops; in count form
+ * (c->pip_count) counters by slot and popcount only, wh unused */
 WT_ALWAYS_INLINE void pip_body(const wt_ctx *c, uint32_t *h, double *wh,
                                double *th, const wt_points *a, int64_t i0,
                                int nr, const wt_points *b, int64_t j0,
                                int64_t j1)
 {
   const int nw = c->pip->n_words, ang = c->pip->n_ang > 0;
+  if (c->pip_count) {
+    for (int r = 0; r < nr; r++) {
+      const int64_t i = i0 + r;
+      switch (nw) {
+      case 1: pip_row_count(c, h, a, i, b, j0, j1, r, 1); break;
+      case 2: pip_row_count(c, h, a, i, b, j0, j1, r, 2); break;
+      case 4: pip_row_count(c, h, a, i, b, j0, j1, r, 4); break;
+      default: pip_row_count(c, h, a, i, b, j0, j1, r, nw); break;
+      }
+    }
+    return;
+  }
   for (int r = 0; r < nr; r++) {
     const int64_t i = i0 + r;
 #define WT_PIP_ROW(NW, ANG)                                                  \

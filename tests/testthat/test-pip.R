@@ -556,3 +556,178 @@ test_that("PIP tasks of one slot with patches match brute force per patch pair",
     }
   }
 })
+
+# The count form (issue 37's CPU speed): a PIP job whose individual
+# weights are all 1 (none given, or all 1), with words, no angular table
+# and no mean_theta counts pairs by slot and popcount in the CPU kernels
+# and makes its weight sums sum_c n[c] by_count[c] when the counters are
+# flushed (src/cpu/driver.c, flush_count()). WTHETA_TEST_FAULT=pipcount
+# adds one false pair per call of its kernels: it shows which jobs take
+# it.
+
+# pair_counts() on the CPU with the environment variables env set
+count_form <- function(x, y = NULL, words, bins = pip_bins(),
+                       weights = NULL, grid = FALSE, threads = 2L,
+                       env = c(WTHETA_TEST_FAULT = ""), ...) {
+  with_grid(grid, with_envs(env, pair_counts(
+    x, y, bins = bins, backend = "cpu", threads = threads,
+    weights = weights, bitwise = words, ...)))
+}
+
+test_that("the PIP count form matches brute force: auto, cross, 1 to 4 words, noffset, grid, ISAs, threads", {
+  x <- pip_catalog(230, k = 4, seed = 51)
+  y <- pip_catalog(170, k = 4, seed = 52)
+  for (nw in 1:4) {
+    words <- paste0("b", seq_len(nw))
+    bx <- as.matrix(x[, words])
+    by <- as.matrix(y[, words])
+    for (o in c(1, 0)) {
+      refs <- list(
+        a = pip_brute_counts(x, edges = pip_edges, bx = bx, noffset = o,
+                             default_value = 2.5),
+        c = pip_brute_counts(x, y, edges = pip_edges, bx = bx, by = by,
+                             noffset = o, default_value = 2.5))
+      for (env in fixed_isas()) for (g in list(FALSE, TRUE))
+        for (th in c(1L, 2L)) {
+          got <- list(
+            a = count_form(x, words = words, grid = g, threads = th,
+                           env = env, noffset = o, default_value = 2.5),
+            c = count_form(x, y, words = words, grid = g, threads = th,
+                           env = env, noffset = o, default_value = 2.5))
+          for (k in names(refs)) expect_pip(got[[k]], refs[[k]])
+        }
+    }
+  }
+})
+
+test_that("the PIP count form runs for unit weights only (canary), on every ISA", {
+  x <- pip_catalog(240, k = 2, seed = 53)
+  y <- pip_catalog(160, k = 2, seed = 54)
+  bx <- as.matrix(x[, bw2])
+  by <- as.matrix(y[, bw2])
+  ref_a <- pip_brute_counts(x, edges = pip_edges, bx = bx)
+  ref_c <- pip_brute_counts(x, y, edges = pip_edges, bx = bx, by = by)
+  x1 <- x
+  x1$w <- 1
+  y1 <- y
+  y1$w <- 1
+  # w differs from 1 in one object of y only
+  y2 <- y1
+  y2$w[77] <- 1.5
+  ref_c2 <- pip_brute_counts(x, y, edges = pip_edges, wx = x1$w, wy = y2$w,
+                             bx = bx, by = by)
+  ang <- data.frame(theta = c(0.001, 20), weight = c(1, 1))
+  for (env in fixed_isas()) for (g in list(FALSE, TRUE)) {
+    bad <- c(env, WTHETA_TEST_FAULT = "pipcount")
+    # no weights, or weights all 1: the count form, one false pair in the
+    # first bin per call of its kernels
+    for (r in list(
+      list(count_form(x, words = bw2, grid = g, env = bad), ref_a),
+      list(count_form(x1, words = bw2, weights = "w", grid = g, env = bad),
+           ref_a),
+      list(count_form(x, y, words = bw2, grid = g, env = bad), ref_c),
+      list(count_form(x1, y1, words = bw2, weights = "w", grid = g,
+                      env = bad), ref_c))) {
+      expect_gt(r[[1]]$counts[1], r[[2]]$counts[1])
+      expect_identical(as.double(r[[1]]$counts[-1]),
+                       as.double(r[[2]]$counts[-1]))
+    }
+    # other weights (one of them on one side), an angular table (of
+    # weight 1, which leaves the sums) or mean_theta: not the count form,
+    # and the sums those weights give
+    expect_pip(count_form(x1, y2, words = bw2, weights = "w", grid = g,
+                          env = bad), ref_c2)
+    expect_pip(count_form(x, words = bw2, weights = "w", grid = g,
+                          env = bad),
+               pip_brute_counts(x, edges = pip_edges, wx = x$w, bx = bx))
+    expect_pip(count_form(x, y, words = bw2, grid = g, env = bad,
+                          angular = ang), ref_c)
+    mt <- count_form(x, words = bw2, grid = g, env = bad, mean_theta = TRUE)
+    expect_pip(mt, ref_a)
+    expect_equal(mt$theta_sum, ref_a$theta_sum, tolerance = 1e-12)
+  }
+})
+
+test_that("the PIP count form with patches and tasks of one slot, deterministic", {
+  x <- pip_dense(2500, 3, 55)
+  y <- pip_dense(2000, 3, 56)
+  for (words in list("b1", c("b1", "b2", "b3"))) {
+    bx <- as.matrix(x[, words])
+    by <- as.matrix(y[, words])
+    ref_a <- pip_brute_counts(x, edges = fixed_edges, bx = bx, noffset = 0,
+                              default_value = 4, px = x$p, P = 4)
+    ref_c <- pip_brute_counts(x, y, edges = fixed_edges, bx = bx, by = by,
+                              px = x$p, py = y$p, P = 4)
+    for (env in fixed_isas()) for (g in list(FALSE, TRUE)) {
+      got <- list()
+      for (th in c(1L, 2L)) {
+        pa <- count_form(x, words = words, bins = fixed_edges, grid = g,
+                         threads = th, env = env, patches = "p",
+                         noffset = 0, default_value = 4)
+        pc <- count_form(x, y, words = words, bins = fixed_edges, grid = g,
+                         threads = th, env = env, patches = "p")
+        for (r in list(list(pa, ref_a), list(pc, ref_c))) {
+          expect_pip(r[[1]], r[[2]])
+          expect_identical(unclass(r[[1]]$patch_counts) + 0,
+                           r[[2]]$patch_counts)
+          expect_equal(unclass(r[[1]]$patch_weighted) + 0,
+                       r[[2]]$patch_weighted, tolerance = 1e-12)
+        }
+        got[[th]] <- list(pa$weighted, pc$weighted,
+                          unclass(pa$patch_weighted))
+      }
+      # the same sums, bit for bit, on 1 and 2 threads
+      expect_identical(got[[1]], got[[2]])
+    }
+  }
+})
+
+test_that("the PIP count form of large jobs (AVX-512's float kernel) matches brute force and the weighted kernel", {
+  # above 4194304 pairs the CPU builds its float table, and AVX-512 counts
+  # the count form with the float prefilter (wt_cpu_f32_pip); the weighted
+  # PIP kernel (an angular table of weight 1 takes it) gives the same
+  # counts and, to 1e-12, the same sums
+  x <- pip_catalog(3100, k = 4, seed = 57)
+  y <- pip_catalog(2900, k = 4, seed = 58)
+  x$ra <- x$ra / 3
+  y$ra <- y$ra / 3
+  e <- c(0.01, 0.05, 0.2, 0.5, 1, 2, 4, 20)
+  ang <- data.frame(theta = c(0.001, 20), weight = c(1, 1))
+  ref <- pip_brute_counts(x, edges = e, bx = as.matrix(x[, bw2]))
+  for (env in fixed_isas()) {
+    expect_pip(count_form(x, words = bw2, bins = e, env = env), ref)
+    for (nw in c(1, 3, 4)) for (g in list(FALSE, TRUE)) {
+      words <- paste0("b", seq_len(nw))
+      for (yy in list(NULL, y)) for (th in c(1L, 2L)) {
+        got <- count_form(x, yy, words = words, bins = e, grid = g,
+                          threads = th, env = env, noffset = 0,
+                          default_value = 3)
+        w <- count_form(x, yy, words = words, bins = e, grid = g,
+                        threads = th, env = env, noffset = 0,
+                        default_value = 3, angular = ang)
+        expect_identical(got$counts, w$counts)
+        expect_equal(got$weighted, w$weighted, tolerance = 1e-12)
+        expect_gt(sum(got$counts), 4194304 / 20)
+      }
+    }
+  }
+})
+
+test_that("32 words: the count form up to 65536 counters a histogram copy", {
+  # 32 words: 1025 counters a slot; 7 bins (9 slots) take the count form,
+  # 70 bins (72 slots, 73800 counters) the weighted kernels; both exact
+  x <- pip_catalog(110, k = 32, seed = 59)
+  words <- paste0("b", 1:32)
+  bx <- as.matrix(x[, words])
+  e70 <- seq(0.1, 12, length.out = 71)
+  ref7 <- pip_brute_counts(x, edges = pip_edges, bx = bx)
+  ref70 <- pip_brute_counts(x, edges = e70, bx = bx)
+  for (env in fixed_isas()) {
+    expect_pip(count_form(x, words = words, env = env), ref7)
+    expect_pip(count_form(x, words = words, bins = e70, env = env), ref70)
+    bad <- c(env, WTHETA_TEST_FAULT = "pipcount")
+    expect_gt(count_form(x, words = words, env = bad)$counts[1],
+              ref7$counts[1])
+    expect_pip(count_form(x, words = words, bins = e70, env = bad), ref70)
+  }
+})
