@@ -70,6 +70,10 @@ typedef struct {
    * the points wherever these are sorted (the grid) or shipped */
   const uint32_t *bits;
   int n_words;
+  /* sample labels (wtheta_multi(): the samples counted as one catalog),
+   * one in [0, wt_job.n_lab) per point, or NULL; like bits, they travel
+   * with the points wherever these are sorted (the grid) or shipped */
+  const int32_t *lab;
   int64_t n;
 } wt_points;
 
@@ -186,6 +190,21 @@ typedef struct {
   const wt_task *tasks;
   int64_t n_tasks;
   int n_out;               /* histograms in slots/wsum, >= 1 */
+  /* Labels (wt_points.lab; 0: none, the job ignores lab). With n_lab > 0
+   * each task histogram becomes La x Lb histograms, La = n_lab when a.lab
+   * is given (else 1), Lb = La for an auto job, else n_lab when b.lab is
+   * given (else 1): a pair (i, j) of a task with histogram `out` counts
+   * into histogram (out La + lab_a[i]) Lb + lab_b[j] (lab 0 where a side
+   * has none), so n_out is the tasks' histograms times La Lb. The CPU
+   * engine only (wt_count refuses labels on the GPU), not with pip,
+   * thsum or self_pairs; no bulk counting inside bins (pruning only), and
+   * the dispatcher, not the grid, fills slot n_bins + 1 (beyond the last
+   * edge) of every histogram, from the label totals of each task's
+   * ranges. In an auto job the histograms of a diagonal task (a0 == b0:
+   * the pairs i < j of one range, whose order of i and j says nothing)
+   * are folded: (s, t) and (t, s), s < t, add into (s, t), and (t, s) is
+   * 0. */
+  int n_lab;
   /* called from the main thread between chunks with the pairs counted so
    * far and the total of the job; nonzero means stop (interrupt) */
   int (*poll)(void *ctx, double done, double total);

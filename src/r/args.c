@@ -37,6 +37,7 @@ void wtr_points_of(SEXP xyz, wt_points *p)
   p->w = NULL;
   p->bits = NULL;
   p->n_words = 0;
+  p->lab = NULL;
   p->n = (int64_t)n;
 }
 
