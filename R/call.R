@@ -96,18 +96,29 @@ on_exit_of <- function(envir, f) {
 
 # The counts of a call object: each of call$counts once (run_counts()),
 # with the footprint checks of call$footprints run meanwhile (or first).
-# list(done: the counts by key, in the unit of the bins, footprint: the
-# checks, or NULL)
-call_counts <- function(call, labels = NULL) {
+# `samples` (wtheta_multi()): NULL, or list(data, random), the names in
+# call$cats of the samples and of their randoms (one shared, or one per
+# sample), whose counts run_counts_labelled() counts together when
+# use_labels() says so. list(done: the counts by key, in the unit of the
+# bins, footprint: the checks, or NULL)
+call_counts <- function(call, labels = NULL, samples = NULL,
+                        self_pairs = FALSE) {
   fchecks <- NULL
   check_fp <- function() {
     if (call$check_footprint) {
       fchecks <<- footprint_checks(call$checked, call$footprints)
     }
   }
-  done <- run_counts(call$how, call$cats, call$counts, call$edges,
-                     call$threads, call$progress, labels,
-                     meanwhile = check_fp)
+  done <- if (!is.null(samples) &&
+              use_labels(call$how, call$cats, samples$data, samples$random,
+                         self_pairs)) {
+    run_counts_labelled(call$how, call$cats, call$counts, call$edges,
+                        call$threads, call$progress, samples$data,
+                        samples$random, labels, meanwhile = check_fp)
+  } else {
+    run_counts(call$how, call$cats, call$counts, call$edges,
+               call$threads, call$progress, labels, meanwhile = check_fp)
+  }
   list(done = lapply(done, pair_counts_in_units, call$units),
        footprint = fchecks)
 }
@@ -232,6 +243,98 @@ run_counts <- function(how, cats, counts, edges, threads, progress,
     out <- lapply(counts, one, defer = FALSE)
   }
   stats::setNames(out, vapply(counts, count_key, ""))
+}
+
+# run_counts() for wtheta_multi() on the CPU (use_labels()): the counts
+# D_s D_t of the samples `data_keys` (every one in `counts`) in one
+# labelled auto count of their union, and their counts against the
+# randoms `random_keys` in one labelled cross count of the union and the
+# randoms (one shared catalog, unlabelled, or the union of the samples'
+# own, labelled), each split into the separate counts' pair_counts
+# objects (labelled_part(), labelled_pair_counts()); the others (the
+# randoms' pairs) by run_counts(). The same list, in the order of
+# `counts`.
+run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
+                                data_keys, random_keys, labels = NULL,
+                                meanwhile = function() NULL) {
+  keys <- vapply(counts, count_key, "")
+  S <- length(data_keys)
+  key <- function(x, y) count_key(list(x = x, y = y, self_pairs = FALSE))
+  # what the labelled counts serve: key -> kind, labels s and t (1-based)
+  served <- list()
+  for (s in seq_len(S)) {
+    for (t in s:S) {
+      served[[key(data_keys[s], if (t != s) data_keys[t])]] <-
+        list(kind = if (s == t) "auto" else "pair", s = s, t = t,
+             x = data_keys[s], y = if (t != s) data_keys[t])
+    }
+  }
+  for (s in seq_len(S)) {
+    for (t in seq_along(random_keys)) {
+      served[[key(data_keys[s], random_keys[t])]] <-
+        list(kind = "cross", s = s, t = t, x = data_keys[s],
+             y = random_keys[t])
+    }
+  }
+  served <- served[names(served) %in% keys]
+  kinds <- vapply(served, `[[`, "", "kind")
+  meanwhile()
+  done <- list()
+  nb <- length(edges) - 1L
+  P <- catalog_n_patches(cats[[data_keys[1L]]])
+  u <- labelled_union(cats[data_keys])
+  on.exit(catalog_release(u$handle), add = TRUE)
+  split <- function(res, which, La, Lb, start) {
+    for (k in which) {
+      sv <- served[[k]]
+      t <- if (sv$kind == "cross" && Lb == 1L) 1L else sv$t
+      part <- labelled_part(res, nb, P, La, Lb, sv$s - 1L, t - 1L, sv$kind)
+      done[[k]] <<- labelled_pair_counts(part, cats[[sv$x]],
+                                         if (!is.null(sv$y)) cats[[sv$y]],
+                                         edges, how$run, threads, start)
+    }
+  }
+  auto <- names(served)[kinds != "cross"]
+  if (length(auto)) {
+    start <- proc.time()[["elapsed"]]
+    res <- count_labelled(u, NULL, edges, how$run, threads, progress,
+                          length(auto), S)
+    split(res, auto, S, S, start)
+  }
+  cross <- names(served)[kinds == "cross"]
+  if (length(cross)) {
+    r <- if (length(random_keys) == 1L) {
+      x <- cats[[random_keys]]
+      list(xyz = x$xyz, weights = x$weights, patch = x$patch, lab = NULL,
+           handle = x$handle)
+    } else {
+      labelled_union(cats[random_keys])
+    }
+    if (length(random_keys) > 1L) on.exit(catalog_release(r$handle),
+                                          add = TRUE)
+    start <- proc.time()[["elapsed"]]
+    res <- count_labelled(u, r, edges, how$run, threads, progress,
+                          length(cross), S)
+    split(res, cross, S, if (is.null(r$lab)) 1L else S, start)
+  }
+  rest <- counts[!keys %in% names(served)]
+  if (length(rest)) {
+    done <- c(done, run_counts(how, cats, rest, edges, threads, progress,
+                               labels))
+  }
+  done[keys]
+}
+
+# The C result of the labelled count of u and r (from labelled_union():
+# xyz, weights, patch, lab (1-based or NULL), handle; r NULL for the auto
+# pairs of u) with S labels: count_pairs() with labels returns it
+# unsplit (its slots and wsum, (n_bins + 2) x (n_out La Lb) matrices).
+# `share`: the counts it serves, for progress.
+count_labelled <- function(u, r, edges, run, threads, progress, share, S) {
+  count_pairs(u$xyz, r$xyz, edges, FALSE, run, threads, progress,
+              u$weights, r$weights, u$patch, r$patch, u$n_patches %||% 0L,
+              progress_share = share, ha = u$handle, hb = r$handle,
+              la = u$lab, lb = r$lab, n_lab = S)
 }
 
 # Whether run_counts() overlaps its counts: on the GPU, run here (not

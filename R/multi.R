@@ -148,7 +148,9 @@ wtheta_multi <- function(data, random, bins,
                               if (length(rk$keys) == 1L) "random" else
                                 paste0("random", seq_len(K))),
                             c(dk, rk$keys))
-  counted <- call_counts(call, labels)
+  counted <- call_counts(call, labels,
+                         samples = list(data = dk, random = rk$keys),
+                         self_pairs = self_pairs)
   done <- counted$done
   fchecks <- counted$footprint
   # 5. each correlation by the one estimation path, with one set of draws
@@ -329,4 +331,178 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
             threads = attr(first, "threads"),
             elapsed = proc.time()[["elapsed"]] - start,
             footprint_check = fchecks)
+}
+
+# Labelled counts (issue 33). On the CPU, wtheta_multi() counts every
+# D_s D_t in one auto count of the samples' union (the samples' points
+# concatenated in order, grouped by patch, each carrying its sample's
+# label) and every D_s R in one cross count of the union and the randoms
+# (the randoms labelled too when each sample has its own), instead of a
+# count each. The engine counts a pair of labels (s, t) of a task with
+# histogram `out` into histogram (out La + s) Lb + t (0-based), with the
+# pairs (s, t) and (t, s) of an auto job's diagonal tasks folded into
+# (s, t), s < t, and the slots beyond the last edge filled from the
+# labels' totals (src/wt.h). labelled_part() makes of such a result what
+# C returns for each separate count, and labelled_pair_counts() the
+# separate count's pair_counts object.
+
+# whether run_counts_labelled() counts a call's samples: the CPU, here (not
+# distributed, so no checkpoint), no PIP, no mean_theta, no self pairs,
+# two samples or more, all weighted or none, and options(wtheta.labels)
+# TRUE (the default; see ?wtheta-package, "Labelled counts")
+use_labels <- function(how, cats, data_keys, random_keys, self_pairs) {
+  opt <- getOption("wtheta.labels", TRUE)
+  if (!isTRUE(opt) && !isFALSE(opt)) {
+    stop("option `wtheta.labels` must be TRUE or FALSE, not ",
+         describe(opt), ".", call. = FALSE)
+  }
+  weighted <- vapply(cats[c(data_keys, random_keys)],
+                     function(x) !is.null(x$weights), TRUE)
+  opt && length(data_keys) > 1L && !is.null(how$run) &&
+    identical(how$run$backend, "cpu") && is.null(how$pip) &&
+    !isTRUE(how$mean_theta) && !isTRUE(self_pairs) &&
+    (all(weighted) || !any(weighted))
+}
+
+# the column (1-based) of histogram (out, s, t) (all 0-based) in the
+# slots of a labelled count with La x Lb labels
+labelled_column <- function(out, s, t, La, Lb) {
+  (out * La + s) * Lb + t + 1
+}
+
+# From `res`, the C result of a labelled count (its `slots` and `wsum`:
+# (n_bins + 2) x (n_out La Lb) matrices, n_out = P^2 with P patches, 1
+# without: P = 0), with La x Lb labels, what C returns for one separate
+# count (pending_result(), src/r/pending.c): `kind` "auto" is the count
+# D_s D_s from the union's auto count; "pair" D_s D_t (s < t) from it,
+# whose pairs of patches [p, q] are (p, q, s, t) for p < q and (q, p, t, s)
+# for p > q (the union's auto job has tasks p <= q only), and (p, p, s, t)
+# (folded) on the diagonal; "cross" the count D_s B_t from the union's
+# cross count (t = 0 when B is unlabelled). The separate count's
+# histograms are laid out as count_pairs() asks (patch_tasks(): [a, b] in
+# histogram a + b P, an auto count's a > b empty), their totals summed in
+# histogram order and the patch arrays made as wt_patch_array() makes
+# them, so the values are those of the separate count's (the weight sums
+# of each histogram up to the order of their additions). gpu_ms,
+# pairs_skipped and plan_s are the labelled count's.
+labelled_part <- function(res, n_bins, P, La, Lb, s, t, kind) {
+  kind <- match.arg(kind, c("auto", "pair", "cross"))
+  if (kind == "auto") t <- s
+  if (kind == "pair" && !(s < t)) {
+    stop("wtheta internal: a labelled pair needs s < t", call. = FALSE)
+  }
+  n_row <- n_bins + 2L
+  if (P == 0L) {
+    a <- b <- 0
+  } else {
+    a <- rep(seq_len(P) - 1, P)             # histogram h = a + b P
+    b <- rep(seq_len(P) - 1, each = P)
+  }
+  src <- switch(kind,
+    auto = ifelse(a <= b, labelled_column(a + b * P, s, s, La, Lb), NA),
+    pair = ifelse(a < b, labelled_column(a + b * P, s, t, La, Lb),
+                  ifelse(a > b, labelled_column(b + a * P, t, s, La, Lb),
+                         labelled_column(a + a * P, s, t, La, Lb))),
+    cross = labelled_column(a + b * P, s, t, La, Lb))
+  if (nrow(res$slots) != n_row ||
+      ncol(res$slots) != max(1L, P)^2 * La * Lb) {
+    stop("wtheta internal: a labelled count of ", ncol(res$slots),
+         " histograms of ", nrow(res$slots), " slots, not ",
+         max(1L, P)^2 * La * Lb, " of ", n_row, call. = FALSE)
+  }
+  weighted <- !is.null(res$wsum)
+  pick <- function(m) {
+    o <- matrix(0, n_row, length(src))
+    k <- !is.na(src)
+    o[, k] <- m[, src[k]]
+    o
+  }
+  slots <- pick(res$slots)
+  wsum <- if (weighted) pick(res$wsum)
+  # the sums over histograms in histogram order, as pending_result() adds
+  in_order <- function(m) {
+    acc <- numeric(n_row)
+    for (h in seq_len(ncol(m))) acc <- acc + m[, h]
+    acc
+  }
+  is_auto <- kind == "auto"
+  list(slots = if (P == 0L) slots, wsum = if (P == 0L) wsum,
+       gpu_ms = res$gpu_ms, pairs_skipped = res$pairs_skipped,
+       total = in_order(slots), wtotal = if (weighted) in_order(wsum),
+       patch_counts = if (P > 0L) patch_array_of(slots, P, n_bins, is_auto),
+       patch_weighted = if (P > 0L && weighted)
+         patch_array_of(wsum, P, n_bins, is_auto),
+       plan_s = res$plan_s, thtotal = NULL)
+}
+
+# the P x P x n_bins patch array of the histograms m ((n_bins + 2) x P^2,
+# [a, b] in column a + b P + 1) as wt_patch_array() (src/core/resample.c)
+# makes it: an auto count's [a, b] and [b, a] (a != b) both the sum of
+# the two histograms
+patch_array_of <- function(m, P, n_bins, is_auto) {
+  v <- m[seq_len(n_bins) + 1L, , drop = FALSE]
+  arr <- aperm(array(v, c(n_bins, P, P)), c(2L, 3L, 1L))
+  if (is_auto) {
+    off <- array(row(diag(P)) != col(diag(P)), c(P, P, n_bins))
+    arr[off] <- arr[off] + aperm(arr, c(2L, 1L, 3L))[off]
+  }
+  arr
+}
+
+# The pair_counts object of the separate count of catalogs ca and cb
+# (prepared; cb NULL for auto pairs) from its part of a labelled count
+# (labelled_part()), as count_pairs() and count_catalogs() make it from
+# a count of their own: the points, weights, patches and fingerprints
+# are those of ca and cb. Its `elapsed` (from `start`, when the labelled
+# count began), `grid_plan_s` and `pairs_skipped` are those of the
+# labelled count, which counted this and the other samples' pairs
+# together; `labelled` is TRUE.
+labelled_pair_counts <- function(part, ca, cb, edges, run, threads, start) {
+  pa <- ca$patch
+  pb <- if (!is.null(cb)) cb$patch
+  P <- catalog_n_patches(ca)
+  pc <- count_result(part, ca$xyz, cb$xyz, edges, FALSE, run, threads,
+                     FALSE, ca$weights, cb$weights, pa, pb,
+                     attr(pa, "ranges"),
+                     if (!is.null(cb)) attr(pb, "ranges") else
+                       attr(pa, "ranges"),
+                     P, FALSE, start)
+  pc <- pip_result(pc, NULL, ca$weights, cb$weights, NULL, NULL,
+                   is.null(cb), FALSE, pa, pb, P)
+  pc <- add_fingerprints(pc, catalog_fingerprint(ca$xyz, ca$handle, threads),
+                         if (!is.null(cb))
+                           catalog_fingerprint(cb$xyz, cb$handle, threads))
+  if (!is.null(pa)) pc$patches <- ca$patches
+  pc$labelled <- TRUE
+  pc
+}
+
+# the union of prepared catalogs `cats` (all weighted or none, with the
+# same patches or none) for a labelled count: their points concatenated
+# in order, then grouped by patch (stably: within a patch, the catalogs in
+# order), with weights, patch numbers (and their ranges) and `lab`, the
+# number of each point's catalog (1-based); a handle of its own, so that
+# the union's grid serves both its labelled counts
+labelled_union <- function(cats) {
+  n <- vapply(cats, function(x) nrow(x$xyz), 0L)
+  xyz <- do.call(rbind, lapply(cats, `[[`, "xyz"))
+  lab <- rep(seq_along(cats), n)
+  w <- if (!is.null(cats[[1L]]$weights)) {
+    unlist(lapply(cats, function(x) as.double(x$weights)), use.names = FALSE)
+  }
+  p <- NULL
+  P <- catalog_n_patches(cats[[1L]])
+  if (P > 0L) {
+    p <- unlist(lapply(cats, function(x) as.integer(x$patch)),
+                use.names = FALSE)
+    o <- order(p, method = "radix")
+    xyz <- xyz[o, , drop = FALSE]
+    lab <- lab[o]
+    if (!is.null(w)) w <- w[o]
+    p <- p[o]
+    end <- cumsum(tabulate(p, P))
+    attr(p, "ranges") <- cbind(start = c(0, end[-P]), end = end)
+  }
+  list(xyz = xyz, weights = w, patch = p, lab = lab, n_patches = P,
+       handle = new_catalog_handle())
 }
