@@ -297,8 +297,8 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
   auto <- names(served)[kinds != "cross"]
   if (length(auto)) {
     start <- proc.time()[["elapsed"]]
-    res <- count_labelled(u, NULL, edges, how$run, threads, progress,
-                          length(auto), S)
+    res <- count_union(u, NULL, edges, how$run, threads, progress,
+                       length(auto), S)
     split(res, auto, S, S, start)
   }
   cross <- names(served)[kinds == "cross"]
@@ -313,8 +313,8 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
     if (length(random_keys) > 1L) on.exit(catalog_release(r$handle),
                                           add = TRUE)
     start <- proc.time()[["elapsed"]]
-    res <- count_labelled(u, r, edges, how$run, threads, progress,
-                          length(cross), S)
+    res <- count_union(u, r, edges, how$run, threads, progress,
+                       length(cross), S)
     split(res, cross, S, if (is.null(r$lab)) 1L else S, start)
   }
   rest <- counts[!keys %in% names(served)]
@@ -328,13 +328,13 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
 # The C result of the labelled count of u and r (from labelled_union():
 # xyz, weights, patch, lab (1-based or NULL), handle; r NULL for the auto
 # pairs of u) with S labels: count_pairs() with labels returns it
-# unsplit (its slots and wsum, (n_bins + 2) x (n_out La Lb) matrices).
-# `share`: the counts it serves, for progress.
-count_labelled <- function(u, r, edges, run, threads, progress, share, S) {
+# unsplit (count_labelled(): its slots and wsum, (n_bins + 2) x
+# (n_out La Lb) matrices). `share`: the counts it serves, for progress.
+count_union <- function(u, r, edges, run, threads, progress, share, S) {
   count_pairs(u$xyz, r$xyz, edges, FALSE, run, threads, progress,
               u$weights, r$weights, u$patch, r$patch, u$n_patches %||% 0L,
               progress_share = share, ha = u$handle, hb = r$handle,
-              la = u$lab, lb = r$lab, n_lab = S)
+              la = u$lab, lb = r$lab, n_lab = S)$res
 }
 
 # Whether run_counts() overlaps its counts: on the GPU, run here (not

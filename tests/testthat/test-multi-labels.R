@@ -146,3 +146,119 @@ test_that("labelled_part() refuses a result of another shape", {
                                       3L, 3L, 1L, 0L, "pair"),
                "s < t", fixed = TRUE)
 })
+
+# wtheta_multi() with labelled counts (options(wtheta.labels = TRUE), the
+# default) and with a count each (FALSE): the same pair counts, w,
+# replicates and covariance
+multi_both <- function(...) {
+  run <- function(lab) {
+    old <- options(wtheta.labels = lab)
+    on.exit(options(old))
+    untrusted_cov_ok(wtheta_multi(..., threads = 1, backend = "cpu",
+                                  check_footprint = FALSE))
+  }
+  list(lab = run(TRUE), sep = run(FALSE))
+}
+
+expect_same_multi <- function(lab, sep, n_labelled) {
+  pl <- attr(lab, "pair_counts")
+  ps <- attr(sep, "pair_counts")
+  expect_identical(names(pl), names(ps))
+  # the samples' counts came from the labelled counts, the randoms' pairs
+  # from counts of their own; the other call counted each alone
+  expect_identical(sum(vapply(pl, function(pc) isTRUE(pc$labelled), TRUE)),
+                   n_labelled)
+  expect_false(any(vapply(ps, function(pc) isTRUE(pc$labelled), TRUE)))
+  for (k in names(ps)) expect_same_count(pl[[k]], ps[[k]])
+  el <- attr(lab, "entries")
+  es <- attr(sep, "entries")
+  expect_identical(names(el), names(es))
+  for (k in names(es)) {
+    cl <- attr(el[[k]], "pair_counts")
+    cs <- attr(es[[k]], "pair_counts")
+    expect_identical(names(cl), names(cs))
+    for (col in names(cs)) expect_same_count(cl[[col]], cs[[col]])
+    expect_equal(el[[k]]$w, es[[k]]$w, tolerance = 1e-12)
+    expect_equal(attr(el[[k]], "replicates"), attr(es[[k]], "replicates"),
+                 tolerance = 1e-12)
+  }
+  expect_equal(lab$w, sep$w, tolerance = 1e-12)
+  expect_equal(lab$w_err, sep$w_err, tolerance = 1e-12)
+  expect_equal(attr(lab, "replicates"), attr(sep, "replicates"),
+               tolerance = 1e-12)
+  expect_equal(attr(lab, "cov"), attr(sep, "cov"), tolerance = 1e-12)
+  expect_true(all(is.finite(lab$w)))
+}
+
+multi_setup <- function() {
+  set.seed(51)
+  sky <- function(n) random_sky(n, ra = c(0, 25), dec = c(-12, 12))
+  z <- list(a = sky(300), b = sky(250), c = sky(200))
+  z$c[1:40, ] <- z$a[1:40, ]             # shared points
+  for (k in names(z)) z[[k]]$w <- runif(nrow(z[[k]]), 0.5, 2)
+  ran <- sky(800)
+  ran$w <- runif(800, 0.5, 2)
+  list(z = z, ran = ran, rs = list(a = sky(600), b = sky(700), c = sky(500)),
+       bins = theta_bins(0.3, 15, n = 6, log = TRUE))
+}
+
+test_that("labelled counts give wtheta_multi() the separate counts' results", {
+  st <- multi_setup()
+  for (grid in list("prune", FALSE)) {
+    with_grid(grid, {
+      for (err in c("jackknife", "bootstrap", "poisson")) {
+        for (wt in list(NULL, "w")) {
+          r <- multi_both(st$z, st$ran, st$bins, error = err, weights = wt,
+                          n_patches = 6, seed = 5, n_boot = 30)
+          # D_s D_t (6) and D_s R (3) labelled, RR on its own
+          expect_same_multi(r$lab, r$sep, 9L)
+        }
+      }
+      # randoms per sample: D_s R_t (9) labelled; R_s R_t on their own
+      r <- multi_both(st$z, st$rs, st$bins, error = "jackknife",
+                      weights = "w", n_patches = 5, seed = 2)
+      expect_same_multi(r$lab, r$sep, 15L)
+    })
+  }
+})
+
+test_that("labelled counts take prepared catalogs and patch labels", {
+  st <- multi_setup()
+  for (k in names(st$z)) st$z[[k]]$lab <- sample(1:4, nrow(st$z[[k]]), TRUE)
+  st$ran$lab <- rep_len(1:4, nrow(st$ran))
+  zp <- lapply(st$z, prepare_catalog, weights = "w", patches = "lab",
+               threads = 1)
+  rp <- prepare_catalog(st$ran, weights = "w", patches = "lab", threads = 1)
+  r <- multi_both(zp, rp, st$bins, error = "jackknife")
+  expect_same_multi(r$lab, r$sep, 9L)
+  r <- multi_both(st$z, st$ran, st$bins, error = "bootstrap",
+                  patches = "lab", n_boot = 20, seed = 3)
+  expect_same_multi(r$lab, r$sep, 9L)
+})
+
+test_that("the counts it cannot label are counted one by one", {
+  st <- multi_setup()
+  plain <- function(m) {
+    !any(vapply(attr(m, "pair_counts"), function(pc) isTRUE(pc$labelled),
+                TRUE))
+  }
+  # self pairs, mean_theta, one sample
+  m <- wtheta_multi(st$z, st$ran, st$bins, self_pairs = TRUE, threads = 1,
+                    backend = "cpu", check_footprint = FALSE)
+  expect_true(plain(m))
+  m <- wtheta_multi(st$z, st$ran, st$bins, mean_theta = TRUE, threads = 1,
+                    backend = "cpu", check_footprint = FALSE)
+  expect_true(plain(m))
+  m <- wtheta_multi(st$z["a"], st$ran, st$bins, threads = 1,
+                    backend = "cpu", check_footprint = FALSE)
+  expect_true(plain(m))
+  m <- wtheta_multi(st$z, st$ran, st$bins, threads = 1, backend = "cpu",
+                    check_footprint = FALSE)
+  expect_false(plain(m))
+  old <- options(wtheta.labels = "yes")
+  on.exit(options(old))
+  expect_error(wtheta_multi(st$z, st$ran, st$bins, threads = 1,
+                            backend = "cpu", check_footprint = FALSE),
+               "option `wtheta.labels` must be TRUE or FALSE, not",
+               fixed = TRUE)
+})
