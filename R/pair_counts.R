@@ -307,7 +307,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     pa <- g$labels
     wa <- g$weights
     ba <- g$bits
-    la <- g$lab
+    la <- g[["lab"]]                 # [[: g$lab would match g$labels
     ra <- attr(pa, "ranges")
     rb <- ra
     if (!is_auto) {
@@ -316,7 +316,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
       pb <- g$labels
       wb <- g$weights
       bb <- g$bits
-      lb <- g$lab
+      lb <- g[["lab"]]
       rb <- attr(pb, "ranges")
     }
     tasks <- patch_tasks(ra, rb, is_auto)
