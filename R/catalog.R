@@ -132,26 +132,30 @@ unit_vectors_of <- function(cats, threads) {
 new_catalog_handle <- function() new.env(parent = emptyenv())
 
 # the C catalog of handle for unit vectors xyz, weights w (NULL: none),
-# bitwise words bits (PIP: an n x k integer matrix, or NULL) and
-# patch ranges (a k x 2 matrix of [start, end) from group_patches(), or
-# NULL: one range), made on first use (and again when the handle was read
-# back from a saved session, which keeps no C memory); later uses must
-# give the same points, weights and ranges
+# bitwise words bits (PIP: an n x k integer matrix, or NULL), patch
+# ranges (a k x 2 matrix of [start, end) from group_patches(), or NULL:
+# one range) and sample labels lab (labelled counts, count_labelled(): n
+# integers, 0-based, or NULL), made on first use (and again when the
+# handle was read back from a saved session, which keeps no C memory);
+# later uses must give the same points, weights, ranges, words and labels
 catalog_handle <- function(handle, xyz, w = NULL, ranges = NULL,
-                           bits = NULL) {
+                           bits = NULL, lab = NULL) {
   if (!is.null(w)) w <- as.double(w)
   if (!is.null(ranges)) ranges <- matrix(as.double(ranges), ncol = 2L)
+  if (!is.null(lab)) lab <- as.integer(lab)
   if (is.null(handle$ptr) || !.Call(C_catalog_alive, handle$ptr)) {
     handle$xyz <- xyz
     handle$w <- w
     handle$ranges <- ranges
     handle$bits <- bits
-    handle$ptr <- .Call(C_catalog_new, xyz, w, ranges, bits)
+    handle$lab <- lab
+    handle$ptr <- .Call(C_catalog_new, xyz, w, ranges, bits, lab)
   } else if (!identical(handle$xyz, xyz) || !identical(handle$w, w) ||
              !identical(handle$ranges, ranges) ||
-             !identical(handle$bits, bits)) {
-    stop("wtheta internal: a catalog handle used for other points, weights ",
-         "or patches", call. = FALSE)
+             !identical(handle$bits, bits) ||
+             !identical(handle$lab, lab)) {
+    stop("wtheta internal: a catalog handle used for other points, weights, ",
+         "patches or labels", call. = FALSE)
   }
   handle$ptr
 }

@@ -279,12 +279,13 @@ gpu_idle <- function(elapsed, gpu_ms, devices) {
 # catalogs with handles, the count starts in a thread of its own and this
 # returns at once, so that R and the host work of the next count overlap
 # its kernels (run_counts() asks for it on the GPU only); without handles
-# it is counted now.
+# it is counted now. la, lb, n_lab > 0: a labelled count (R/labelled.R).
 count_pairs <- function(a, b, edges, self_pairs, run, threads,
                         progress = FALSE, wa = NULL, wb = NULL, pa = NULL,
                         pb = NULL, n_patches = 0L, progress_share = 1,
                         ha = NULL, hb = NULL, mean_theta = FALSE,
-                        defer = FALSE, ba = NULL, bb = NULL, pip = NULL) {
+                        defer = FALSE, ba = NULL, bb = NULL, pip = NULL,
+                        la = NULL, lb = NULL, n_lab = 0L) {
   start <- proc.time()[["elapsed"]]
   # a progressor (progressr) gets a sink for this count; see R/progress.R
   progress <- progress_sink(progress, progress_share)
@@ -296,25 +297,26 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   if (!is.null(pa)) {
     # points grouped by patch (unless they come so, from group_patches());
     # one task per pair of patches
-    grouped <- function(xyz, p, w, bits) {
-      if (!is.null(attr(p, "ranges"))) {
-        return(list(xyz = xyz, labels = p, weights = w, bits = bits))
-      }
-      group_patches(xyz, p, n_patches, w, bits)
+    grouped <- function(xyz, p, w, bits, lab) {
+      if (!is.null(attr(p, "ranges")))
+        return(list(xyz = xyz, labels = p, weights = w, bits = bits, lab = lab))
+      group_patches(xyz, p, n_patches, w, bits, lab)
     }
-    g <- grouped(a, pa, wa, ba)
+    g <- grouped(a, pa, wa, ba, la)
     a <- g$xyz
     pa <- g$labels
     wa <- g$weights
     ba <- g$bits
+    la <- g[["lab"]]                 # [[: g$lab would match g$labels
     ra <- attr(pa, "ranges")
     rb <- ra
     if (!is_auto) {
-      g <- grouped(b, pb, wb, bb)
+      g <- grouped(b, pb, wb, bb, lb)
       b <- g$xyz
       pb <- g$labels
       wb <- g$weights
       bb <- g$bits
+      lb <- g[["lab"]]
       rb <- attr(pb, "ranges")
     }
     tasks <- patch_tasks(ra, rb, is_auto)
@@ -331,13 +333,18 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     hb <- new_catalog_handle()
     on.exit(catalog_release(hb), add = TRUE)
   }
-  ca <- catalog_handle(ha, a, if (weighted) wa, ra, ba)
-  cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb, bb)
+  L <- label_sizes(la, lb, n_lab, is_auto)
+  ca <- catalog_handle(ha, a, if (weighted) wa, ra, ba, L$la0)
+  cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb, bb, L$lb0)
   fingerprints <- function() list(catalog_fingerprint(a, ha, threads),
                                   if (!is_auto)
                                     catalog_fingerprint(b, hb, threads))
-  n_p <- if (is.null(pa)) 0L else as.integer(n_patches)
-  finish <- function(res, fp) {
+  # labelled: the raw histograms come back (for count_labelled())
+  n_p <- if (is.null(pa) || L$n_lab > 0L) 0L else as.integer(n_patches)
+  finish <- if (L$n_lab > 0L) function(res, fp) {
+    count_labelled(res, L, a, b, edges, run, wa, wb, pa, pb, ra, rb, la, lb,
+                   n_out, n_patches, fp)
+  } else function(res, fp) {
     pc <- count_result(res, a, b, edges, self_pairs, run, threads, progress,
                        wa, wb, pa, pb, ra, rb, n_patches, mean_theta, start)
     pc <- pip_result(pc, pip, wa, wb, ba, bb, is_auto, self_pairs, pa, pb,
@@ -347,8 +354,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   if (defer_here) {
     pending <- .Call(C_count_start, ca, cb, edges, self_pairs,
                      wt_constant("backend", run$backend), threads,
-                     run$devices, tasks, as.integer(n_out), grid_mode(),
-                     isTRUE(mean_theta), pip$c)
+                     run$devices, tasks, as.integer(n_out * L$n),
+                     grid_mode(), isTRUE(mean_theta), pip$c, L$n_lab)
     # the fingerprints while the count runs in its thread
     fp <- tryCatch(fingerprints(), error = function(e) {
       .Call(C_count_cancel, pending)
@@ -361,8 +368,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   fp <- fingerprints()
   res <- .Call(C_pair_counts_catalogs, ca, cb, edges, self_pairs,
                wt_constant("backend", run$backend), threads, run$devices,
-               tasks, as.integer(n_out), progress, grid_mode(), n_p,
-               isTRUE(mean_theta), pip$c)
+               tasks, as.integer(n_out * L$n), progress, grid_mode(), n_p,
+               isTRUE(mean_theta), pip$c, L$n_lab)
   out <- finish(res, fp)
   if (defer) deferred(function() out) else out
 }

@@ -127,14 +127,17 @@ patch_tasks <- function(ra, rb, is_auto) {
 # a catalog's unit vectors, patch numbers (1..n) and weights (or NULL),
 # grouped by patch in C (a stable counting sort); the labels carry the
 # [start, end) ranges of the patches as attribute "ranges", which
-# count_pairs() trusts (subsetting drops it)
-group_patches <- function(xyz, p, n, w = NULL, bits = NULL) {
+# count_pairs() trusts (subsetting drops it); bits (PIP words) and lab
+# (sample labels of a labelled count), when given, follow the points
+group_patches <- function(xyz, p, n, w = NULL, bits = NULL, lab = NULL) {
   g <- with_ranges(.Call(C_group_patches, xyz, as.integer(p), as.integer(n),
                          if (!is.null(w)) as.double(w)))
-  # bitwise words (PIP) in the same order: the grouping is stable
-  # (wt_group_by_label), as order() by label is
-  if (!is.null(bits)) {
-    g$bits <- bits[order(as.integer(p), method = "radix"), , drop = FALSE]
+  # bitwise words (PIP) and sample labels in the same order: the grouping
+  # is stable (wt_group_by_label), as order() by label is
+  if (!is.null(bits) || !is.null(lab)) {
+    o <- order(as.integer(p), method = "radix")
+    if (!is.null(bits)) g$bits <- bits[o, , drop = FALSE]
+    if (!is.null(lab)) g$lab <- lab[o]
   }
   g
 }

@@ -53,7 +53,7 @@ for (n in ns) {
       runs <- lapply(seq_len(reps), function(r) {
         a <- timed(ns_$check_catalog(X, "x"))
         b <- timed(ns_$unit_vectors(a$value, th))
-        c <- timed(.Call(ns_$C_catalog_new, b$value, NULL, NULL))
+        c <- timed(.Call(ns_$C_catalog_new, b$value, NULL, NULL, NULL, NULL))
         p <- .Call(ns_$C_plan_catalogs, c$value, NULL, edges,
                    ns_$wt_constant("backend", "cuda"), th, ns_$grid_mode())
         .Call(ns_$C_catalog_release, c$value)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "wt.h"
 #include "grid.h"
+#include "labels.h"
 
 static int run_engine(wt_job *job)
 {
@@ -30,7 +31,10 @@ static int job_tasks(wt_job *job, wt_task *whole, double *pairs)
     whole->slo = whole->shi = 0;
     job->tasks = whole;
     job->n_tasks = 1;
-    job->n_out = 1;
+    /* with labels, that task's La x Lb histograms */
+    int la, lb;
+    wt_labels_sizes(job, &la, &lb);
+    job->n_out = la * lb;
   }
   if (job->n_out < 1 || job->n_tasks < 0 || !wt_tasks_valid(job))
     return WT_ERR_ARG;
@@ -96,9 +100,12 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
 }
 
 /* checks the job, counts (through the grid of ca and cb when it pays),
- * applies self pairs */
+ * applies self pairs; with labels, folds and fills their histograms
+ * (labels.c) */
 static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
 {
+  job->message[0] = '\0';
+  if (wt_labels_check(job) != WT_OK) return WT_ERR_ARG;
   if (!job->bins || !job->slots || job->a.n < 1 ||
       (!job->is_auto && job->b.n < 1) || job->n_out < 0)
     return WT_ERR_ARG;
@@ -150,6 +157,9 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
   } else {
     status = count_pruned(job, pairs, ca, cb);
   }
+  /* labels: the diagonal fold and the last slot, from the job's own tasks
+   * and points (whether gridded or not; no pair at all included) */
+  if (status == WT_OK && job->n_lab > 0) status = wt_labels_finish(job);
   if (status == WT_OK && job->is_auto && job->self_pairs) {
     /* ordered pairs: each unordered pair twice, plus a self pair at d2 = 0
      * for every point of every diagonal task */

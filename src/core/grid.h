@@ -55,6 +55,8 @@ struct wt_grid_stage {
   double *mem;                       /* the sorted copies of the points */
   uint32_t *bits_mem;                /* and of their bitwise words (PIP),
                                         or NULL */
+  int32_t *lab_mem;                  /* and of their sample labels, or
+                                        NULL */
   wt_points sorted;                  /* the points, sorted by cell inside
                                         each range; the others in place */
   wt_grid_tree *trees;               /* one per range of the catalog, in
@@ -125,7 +127,8 @@ typedef struct {
 int wt_grid_plan_make(wt_job *job, double pairs, wt_catalog *ca,
                       wt_catalog *cb, wt_grid_plan *gp, double *build_s,
                       double *walk_s);
-/* adds the pairs counted in bulk into job's histograms */
+/* adds the pairs counted in bulk into job's histograms (with labels,
+ * into pairs_skipped only: core/labels.c fills their slot) */
 void wt_grid_plan_add_bulk(const wt_grid_plan *gp, wt_job *job);
 /* frees the walk and lets go of the catalogs' stages */
 void wt_grid_plan_free(wt_grid_plan *gp);

@@ -232,10 +232,11 @@ static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
   return WT_OK;
 }
 
-/* sorts points [r0, r1) of p into q* by key and builds one tree per cell */
+/* sorts points [r0, r1) of p into q* by key and builds one tree per cell
+ * (qb: bitwise words, ql: labels, or NULL) */
 static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
                       double *qy, double *qz, double *qw, uint32_t *qb,
-                      int64_t r0,
+                      int32_t *ql, int64_t r0,
                       int64_t r1, range_tree *t, int n_threads)
 {
   const int64_t n = r1 - r0;
@@ -273,6 +274,8 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
       /* bitwise words (PIP) travel with their point */
       for (int k = 0; qb && k < p->n_words; k++)
         qb[(int64_t)k * p->n + r0 + i] = p->bits[(int64_t)k * p->n + s];
+      /* and so do sample labels */
+      if (ql) ql[r0 + i] = p->lab[s];
     }
     /* the cells: runs of one cell id in the sorted keys */
     int64_t n_cells = 0;
@@ -364,6 +367,7 @@ void wt_grid_stage_free(wt_grid_stage *s)
   free(s->trees);
   free(s->mem);
   free(s->bits_mem);
+  free(s->lab_mem);
   shape_free(&s->shape);
   free(s);
 }
@@ -387,6 +391,10 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
       s->bits_mem = malloc((size_t)n * (size_t)p->n_words * sizeof(uint32_t));
       if (!s->bits_mem) status = WT_ERR_NOMEM;
     }
+    if (p->lab) {
+      s->lab_mem = malloc((size_t)n * sizeof(int32_t));
+      if (!s->lab_mem) status = WT_ERR_NOMEM;
+    }
     if (!s->trees || !s->mem) status = WT_ERR_NOMEM;
   }
   if (status == WT_OK) {
@@ -406,6 +414,8 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
       if (s->bits_mem)
         memcpy(s->bits_mem, p->bits,
                (size_t)n * (size_t)p->n_words * sizeof(uint32_t));
+      if (s->lab_mem)
+        memcpy(s->lab_mem, p->lab, (size_t)n * sizeof(int32_t));
     }
     if (cat->n_ranges >= 2 * (int64_t)n_threads && n_threads > 1) {
       /* many ranges (patches): a range per thread at a time, each sorted
@@ -417,6 +427,7 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
 #endif
       for (int64_t k = 0; k < cat->n_ranges; k++) {
         int st = sort_range(&s->shape, p, qx, qy, qz, qw, s->bits_mem,
+                            s->lab_mem,
                             cat->ranges[2 * k],
                             cat->ranges[2 * k + 1], &s->trees[k], 1);
         if (st != WT_OK) {
@@ -430,6 +441,7 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
     } else {
       for (int64_t k = 0; k < cat->n_ranges && status == WT_OK; k++)
         status = sort_range(&s->shape, p, qx, qy, qz, qw, s->bits_mem,
+                            s->lab_mem,
                             cat->ranges[2 * k],
                             cat->ranges[2 * k + 1], &s->trees[k], n_threads);
     }
@@ -439,6 +451,7 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
     s->sorted.w = qw;
     s->sorted.bits = s->bits_mem;
     s->sorted.n_words = s->bits_mem ? p->n_words : 0;
+    s->sorted.lab = s->lab_mem;
     s->sorted.n = n;
   }
   if (status != WT_OK) {

@@ -62,7 +62,8 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
  * (bench/kernel/kernel-notes.md, "Grid thresholds"). Sums of angles (thsum)
  * need every pair in a bin visited: no bulk counting then (WT_WALK_PRUNE).
  * Nor with PIP pair weights (wt_pip), which do not factorise over a cell
- * pair; but on the CPU, without an angular table (a weight that varies
+ * pair; nor with labels (wt_job.n_lab), whose node pairs mix label pairs
+ * (core/labels.c). With PIP on the CPU, without an angular table (a weight that varies
  * inside a bin), the walk splits as for bulk counting and hands each node
  * pair proved inside one bin to the engine as a task of that slot
  * (WT_WALK_FIXED), whose pairs the engine visits for their popcounts only:
@@ -70,7 +71,7 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
  * pruning by the last edge only for PIP. Returns a WT_WALK_* mode. */
 static int grid_bulk(const wt_job *job, double pairs)
 {
-  const int bulk = !job->thsum && (job->grid == WT_GRID_ALWAYS ||
+  const int bulk = !job->thsum && job->n_lab == 0 && (job->grid == WT_GRID_ALWAYS ||
     (job->grid == WT_GRID_AUTO &&
      (job->backend == WT_BACKEND_CPU ||
       pairs >= WT_GRID_BULK_MIN_PAIRS_GPU)));
@@ -180,11 +181,15 @@ void wt_grid_plan_add_bulk(const wt_grid_plan *gp, wt_job *job)
   const int n_slots = job->bins->n_bins + 2;
   const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
   for (size_t s = 0; s < n_all; s++) {
+    job->pairs_skipped += gr->bulk_n[s];
+    /* labels: the pruned pairs (all beyond the last edge) are counted per
+     * task histogram, not per label pair; the dispatcher fills that slot
+     * from label totals instead (core/labels.c) */
+    if (job->n_lab > 0) continue;
     job->slots[s] += (uint64_t)gr->bulk_n[s];
     /* PIP: the pruned pairs' weights (products of cell sums) are not
      * their pair weights: the weight sums keep the visited pairs only */
     if (job->wsum && !job->pip) job->wsum[s] += gr->bulk_w[s];
-    job->pairs_skipped += gr->bulk_n[s];
   }
 }
 

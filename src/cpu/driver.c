@@ -43,8 +43,8 @@ static void flush(const wt_ctx *c, wt_thread *t)
     return;
   }
   for (int k = 0; k < c->copies; k++) {
-    uint32_t *h = t->h + (size_t)k * c->n_slots;
-    for (int s = 0; s < c->n_slots; s++) {
+    uint32_t *h = t->h + (size_t)k * c->hist;
+    for (int s = 0; s < c->hist; s++) {
       t->acc[s] += h[s];
       h[s] = 0;
     }
@@ -56,10 +56,10 @@ static void flush(const wt_ctx *c, wt_thread *t)
  * the work item's sums acc, in a fixed order, and clears them. */
 static void flush_sums(const wt_ctx *c, double *h, double *acc)
 {
-  for (int s = 0; s < c->n_slots; s++) {
+  for (int s = 0; s < c->hist; s++) {
     double v = 0.0;
     for (int k = 0; k < c->copies; k++) {
-      double *p = h + (size_t)k * c->n_slots + s;
+      double *p = h + (size_t)k * c->hist + s;
       v += *p;
       *p = 0.0;
     }
@@ -112,6 +112,7 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
     return 0;
   double *px = t->pad, *py = px + WT_PAD, *pz = py + WT_PAD;
   double *pw = pz + WT_PAD;
+  int32_t *pl = t->pad_lab;
   if (t->pad_j != j || t->pad_j1 != j1 || t->pad_lanes != lanes ||
       t->pad_floats < floats) {
     for (int l = 0; l < lanes; l++) {
@@ -120,6 +121,7 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
       py[l] = b->y[k];
       pz[l] = b->z[k];
       pw[l] = l < rem && b->w ? b->w[k] : 0.0;
+      if (b->lab) pl[l] = b->lab[k];
     }
     if (floats) tile_floats(t->pad_tile, px, py, pz, lanes);
     t->pad_j = j;
@@ -133,6 +135,7 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
   pb.y = py;
   pb.z = pz;
   pb.w = b->w ? pw : NULL;
+  pb.lab = b->lab ? pl : NULL;
   pb.n = lanes;
 #ifdef WT_X86
   if (span > 0)
@@ -142,7 +145,8 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
     (f32 ? c->vec32 : c->vec)(c, t->h, t->wh, t->pad_tile, a, i0, nr, &pb, 0,
                               lanes);
   for (int r = 0; r < nr; r++)
-    t->acc[slot_of(c->bins, pair_d2(a->x[i0 + r], a->y[i0 + r],
+    t->acc[(b->lab ? a->lab[i0 + r] + pl[lanes - 1] : 0) +
+           slot_of(c->bins, pair_d2(a->x[i0 + r], a->y[i0 + r],
                                     a->z[i0 + r], px[lanes - 1],
                                     py[lanes - 1], pz[lanes - 1]))] -=
       (uint64_t)(lanes - rem);
@@ -288,8 +292,7 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
     do_fixed(job, c, task, i0, i1, t);
     return;
   }
-  const wt_points *a = &job->a;
-  const wt_points *b = job->is_auto ? &job->a : &job->b;
+  const wt_points *a = c->pa, *b = c->pb;
   int64_t j_start = task->b0;
   const int64_t j_end = task->b1;
   if (task_is_diagonal(job, task)) {
@@ -368,6 +371,13 @@ static int pip_count_form(const wt_job *job)
     (job->is_auto || unit_weights(&job->b));
 }
 
+/* La Lb: the histograms of a task's block in a labelled job */
+static int label_blocks(const wt_job *job)
+{
+  const int La = job->a.lab ? job->n_lab : 1;
+  return La * (job->is_auto ? La : job->b.lab ? job->n_lab : 1);
+}
+
 /* Picks the kernels of instruction set isa (one this CPU can run) and
  * builds the private tables they need, into *mem (one block for the caller
  * to free). pairs: the job's pairs, over all tasks. */
@@ -379,13 +389,16 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   c->bins = bins;
   c->n_slots = bins->n_bins + 2;
   c->pip_k = 1;
+  c->hist = c->n_slots;
+  if (job->n_lab > 0)
+    c->hist = label_blocks(job) * c->n_slots;
   c->pip_count = pip_count_form(job);
   if (c->pip_count) {
     c->pip_k = 32 * job->pip->n_words + 1;
     c->pip_count_fault = (job->fault & WT_FAULT_PIPCOUNT) != 0;
   }
-  /* the counters of a copy: n_slots, or n_slots x pip_k in count form */
-  const size_t per_copy = (size_t)c->n_slots * c->pip_k;
+  /* the counters of a copy: hist, or n_slots x pip_k in count form */
+  const size_t per_copy = (size_t)c->hist * c->pip_k;
   c->copies = c->pip_count ? WT_PIP_COPIES : WT_COPIES;
   while (c->copies > 1 &&
          (size_t)c->copies * per_copy * sizeof(uint32_t) > WT_COPY_BYTES)
@@ -476,7 +489,9 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
     c->narrow_fn = wt_cpu_avx2_narrow;   /* AVX-512 CPUs have AVX2 */
     c->narrow_lanes = 4;
   }
-  c->narrow = narrow;
+  /* labelled jobs: no narrow kernel (its per-edge totals know no
+   * labels) */
+  c->narrow = job->n_lab > 0 ? 0 : narrow;
   c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
   if (job->pip) {
     /* the double kernel with pair factors; no narrow kernel, and the
@@ -502,6 +517,10 @@ typedef struct {
   wt_ctx ctx;
   void *tables;                 /* the kernels' private tables (ctx) */
   int n_slots, weighted, angles, n_out, nt;
+  int hist;                     /* ctx.hist: an item's record */
+  wt_points pa, pb;             /* the engine's points (ctx.pa, ctx.pb) */
+  int32_t *lab_a, *lab_b;       /* labelled: their label offsets */
+  int32_t *pad_labs;            /* per thread: WT_PAD, labelled */
   size_t per;                   /* counters per thread, padded */
   size_t cap;                   /* items per chunk, at most */
   uint32_t *h;
@@ -518,6 +537,9 @@ typedef struct {
 
 static void run_free(wt_run *r)
 {
+  free(r->lab_a);
+  free(r->lab_b);
+  free(r->pad_labs);
   free(r->h);
   free(r->wh);
   free(r->tiles);
@@ -548,10 +570,35 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
   int status = ctx_init(&r->ctx, job, total, isa, narrow,
                         &r->tables);
   const int nt = r->nt = job->n_threads < 1 ? 1 : job->n_threads;
+  const int hist = r->hist = r->ctx.hist;
+  /* the engine's points: the job's, with label offsets in place of the
+   * labels in a labelled job (see wt_ctx.hist) */
+  r->pa = job->a;
+  r->pb = job->is_auto ? job->a : job->b;
+  r->pa.lab = r->pb.lab = NULL;
+  r->ctx.pa = &r->pa;
+  r->ctx.pb = &r->pb;
+  if (status == WT_OK && job->n_lab > 0) {
+    const int La = job->a.lab ? job->n_lab : 1;
+    const int Lb = label_blocks(job) / La;
+    const int32_t *lb = job->is_auto ? job->a.lab : job->b.lab;
+    r->lab_a = cpu_malloc(job, (size_t)(r->pa.n > 0 ? r->pa.n : 1) *
+                                 sizeof *r->lab_a);
+    r->lab_b = cpu_malloc(job, (size_t)(r->pb.n > 0 ? r->pb.n : 1) *
+                                 sizeof *r->lab_b);
+    r->pad_labs = cpu_malloc(job, (size_t)nt * WT_PAD * sizeof *r->pad_labs);
+    if (!r->lab_a || !r->lab_b || !r->pad_labs) return WT_ERR_NOMEM;
+    for (int64_t i = 0; i < r->pa.n; i++)
+      r->lab_a[i] = job->a.lab ? job->a.lab[i] * Lb * n_slots : 0;
+    for (int64_t j = 0; j < r->pb.n; j++)
+      r->lab_b[j] = lb ? lb[j] * n_slots : 0;
+    r->pa.lab = r->lab_a;
+    r->pb.lab = r->lab_b;
+  }
   /* per thread: the copies and the sink, padded to a cache line */
   const size_t per = r->per =
-    ((size_t)r->ctx.copies * n_slots * r->ctx.pip_k + 1 + 15) & ~(size_t)15;
-  const size_t rec_bytes = (size_t)n_slots *
+    ((size_t)r->ctx.copies * hist * r->ctx.pip_k + 1 + 15) & ~(size_t)15;
+  const size_t rec_bytes = (size_t)hist *
     (sizeof(uint64_t) + (weighted + angles) * sizeof(double));
   size_t cap = WT_RECORD_BYTES / rec_bytes;
   if (cap < (size_t)4 * nt) cap = (size_t)4 * nt;
@@ -559,7 +606,7 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
   if (status != WT_OK) return status;
   r->h = cpu_calloc(job, (size_t)nt * per, sizeof *r->h);
   r->items = cpu_malloc(job, cap * sizeof *r->items);
-  r->rec_n = cpu_malloc(job, cap * n_slots * sizeof *r->rec_n);
+  r->rec_n = cpu_malloc(job, cap * hist * sizeof *r->rec_n);
   if (r->ctx.vec32)
     r->tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *r->tiles);
   if (r->ctx.vec) {
@@ -572,12 +619,12 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
     /* the count form makes its weight sums from the counters */
     if (!r->ctx.pip_count)
       r->wh = cpu_calloc(job, (size_t)nt * per, sizeof *r->wh);
-    r->rec_w = cpu_malloc(job, cap * n_slots * sizeof *r->rec_w);
+    r->rec_w = cpu_malloc(job, cap * hist * sizeof *r->rec_w);
     r->wchunk = cpu_malloc(job, (size_t)n_out * n_slots * sizeof *r->wchunk);
   }
   if (angles) {
     r->th = cpu_calloc(job, (size_t)nt * per, sizeof *r->th);
-    r->rec_t = cpu_malloc(job, cap * n_slots * sizeof *r->rec_t);
+    r->rec_t = cpu_malloc(job, cap * hist * sizeof *r->rec_t);
     r->tchunk = cpu_malloc(job, (size_t)n_out * n_slots * sizeof *r->tchunk);
   }
   if (weighted || angles) {
@@ -659,7 +706,7 @@ static int64_t next_chunk(const wt_job *job, wt_run *r, int64_t *task_at,
 static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
                        int fault_thread, double fault_at)
 {
-  const int nt = r->nt, n_slots = r->n_slots, weighted = r->weighted;
+  const int nt = r->nt, n_slots = r->hist, weighted = r->weighted;
   const int angles = r->angles;
   const size_t per = r->per;
   uint32_t *h = r->h;
@@ -686,6 +733,7 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
     t.th = angles ? th + (size_t)id * per : NULL;
     t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
     t.pad = pads ? pads + (size_t)id * 4 * WT_PAD : NULL;
+    t.pad_lab = r->pad_labs ? r->pad_labs + (size_t)id * WT_PAD : NULL;
     t.pad_tile = pad_tiles ? pad_tiles + (size_t)id * 3 * WT_TILE : NULL;
     t.pad_j = -1;
 #ifdef _OPENMP
@@ -744,7 +792,8 @@ static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
 /* Adds the chunk's records into the tasks' histograms, in item order. */
 static void add_records(wt_job *job, wt_run *r, int64_t n_items)
 {
-  const int n_slots = r->n_slots, weighted = r->weighted;
+  /* a record: the hist slots of the task's histogram block */
+  const int n_slots = r->hist, weighted = r->weighted;
   const int angles = r->angles;
   const wt_item *items = r->items;
   const uint64_t *rec_n = r->rec_n;
@@ -810,6 +859,15 @@ int wt_count_cpu(wt_job *job)
       narrow_chosen(&narrow, job->message, sizeof job->message) != WT_OK)
     return WT_ERR_ISA;
 
+  /* a labelled job's counters (copies x La Lb n_slots a thread, and the
+   * ring's 32-bit indices) within 2^30 */
+  if (job->n_lab > 0 && (double)label_blocks(job) * (job->bins->n_bins + 2) *
+                        WT_COPIES > (double)(1 << 30)) {
+    snprintf(job->message, sizeof job->message,
+             "%d labels make too many histograms for the CPU engine",
+             job->n_lab);
+    return WT_ERR_ARG;
+  }
   wt_run run;
   int status = run_alloc(&run, job, total, isa, narrow);
   const int fault_thread = (job->fault & WT_FAULT_THREAD) != 0;

@@ -76,6 +76,15 @@
  * adds to each slot's count sum_c n[c] and to its weight sum
  * sum_c n[c] by_count[c], c ascending: the same terms in the same order
  * on every run and thread count. Tasks of one slot still take fixed_fn.
+ * Labelled jobs (wt_job.n_lab: the samples of wtheta_multi() counted as
+ * one catalog) take the same kernels but the narrow one: a pair's index
+ * gets a row offset (the row's label times Lb n_slots) and a column offset
+ * (the column's label times n_slots), one broadcast per row and one vector
+ * load per column group, into counters of La Lb n_slots a copy
+ * (wt_ctx.hist); an item's record, and the histograms it adds into, are
+ * then the task's block of La Lb histograms. The engine makes the offsets
+ * once per job (run_alloc() in driver.c) and hands the kernels its own
+ * points (wt_ctx.pa, pb) whose lab hold them.
  * Jobs that sum the pairs' angles (wt_job.thsum, mean_theta) run in plain
  * C only (ctx_init() picks no vector kernel): an asin per pair costs far
  * more than the lookup the vector kernels speed up.
@@ -164,6 +173,14 @@ typedef double (*wt_fixed_fn)(const wt_ctx *c, const wt_points *a,
 struct wt_ctx {
   const wt_bins *bins;
   int n_slots;
+  /* counters of a copy's histogram block: n_slots, or La Lb n_slots in a
+   * labelled job (wt_job.n_lab), where a pair counts into copy_off + slot
+   * + a->lab[i] + b->lab[j]: the engine's own points pa and pb, whose lab
+   * hold offsets, not labels (rows lab_a[i] Lb n_slots, columns lab_b[j]
+   * n_slots, 0 for a side without labels); the kernels take a labelled
+   * variant when b->lab is not NULL */
+  int hist;
+  const wt_points *pa, *pb;
   int copies;                   /* histogram copies in use, 1..WT_COPIES */
   /* start of the copy that the k-th of neighbouring pairs counts into */
   int32_t copy_off[2 * WT_COPIES];
@@ -230,16 +247,17 @@ struct wt_ctx {
 
 /* per-thread state */
 typedef struct {
-  uint32_t *h;                  /* copies * n_slots counters, then the sink */
-  uint64_t *acc;                /* n_slots: the current work item's counts */
+  uint32_t *h;                  /* copies * hist counters, then the sink */
+  uint64_t *acc;                /* hist: the current work item's counts */
   double *wh;                   /* weighted: sums laid out as h, else NULL */
-  double *wacc;                 /* weighted: the work item's n_slots sums */
+  double *wacc;                 /* weighted: the work item's hist sums */
   double *th;                   /* mean_theta: angle sums laid out as h */
-  double *thacc;                /* mean_theta: the work item's n_slots sums */
+  double *thacc;                /* mean_theta: the work item's hist sums */
   float *tile;                  /* 3 * WT_TILE: a tile of b as floats */
   /* the ragged end of a tile padded to one vector (count_tail()): x, y,
    * z, w of WT_PAD columns, and as floats WT_TILE apart, as the tile */
   double *pad;
+  int32_t *pad_lab;             /* labelled jobs: the columns' lab */
   float *pad_tile;
   int64_t pad_j, pad_j1;        /* the columns in pad now (pad_j -1: none) */
   int pad_lanes, pad_floats;

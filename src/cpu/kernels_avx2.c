@@ -41,6 +41,11 @@ vec_avx2_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
   const __m128i lane_off[2] = {
     _mm_loadu_si128((const __m128i *)c->copy_off),
     _mm_loadu_si128((const __m128i *)(c->copy_off + 4))};
+  /* labelled jobs (wt_ctx.hist): each row's offset */
+  const int lab = b->lab != NULL;
+  int32_t rlab[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) rlab[r] = lab ? a->lab[i0 + r] : 0;
   const int steps = bins->table_steps;
   const int64_t nv = nj & ~(int64_t)3;
   WT_RING_DECL(ring, wring, 4);
@@ -53,6 +58,9 @@ vec_avx2_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
     __m256d yj = _mm256_loadu_pd(by + j);
     __m256d zj = _mm256_loadu_pd(bz + j);
     __m256d wj = weighted ? _mm256_loadu_pd(bw + j) : _mm256_setzero_pd();
+    const __m128i coff = lab
+      ? _mm_loadu_si128((const __m128i *)(b->lab + j0 + j))
+      : _mm_setzero_si128();
 #pragma GCC unroll 8
     for (int r = 0; r < nr; r++) {
       __m256d dx = _mm256_sub_pd(xi[r], xj);
@@ -102,13 +110,18 @@ vec_avx2_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
       }
       __m128i s32 =
         _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(s, even));
-      _mm_store_si128((__m128i *)(out + 4 * r),
-                      _mm_add_epi32(s32, lane_off[r & 1]));
+      const __m128i off = lab
+        ? _mm_add_epi32(_mm_add_epi32(lane_off[r & 1], coff),
+                        _mm_set1_epi32(rlab[r]))
+        : lane_off[r & 1];
+      _mm_store_si128((__m128i *)(out + 4 * r), _mm_add_epi32(s32, off));
       if (weighted) _mm256_store_pd(wout + 4 * r, _mm256_mul_pd(wi[r], wj));
       unsigned bad = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(above));
-      if (bad)
-        patch_pairs(c, a, i0 + r, b, j0 + j, bad, c->copy_off + 4 * (r & 1),
-                    out + 4 * r);
+      if (bad) {
+        int32_t o[4];
+        _mm_storeu_si128((__m128i *)o, off);
+        patch_pairs(c, a, i0 + r, b, j0 + j, bad, o, out + 4 * r);
+      }
       if (weighted)
         count_ring_w(h, wh, old + 4 * r, wold + 4 * r, 4);
       else

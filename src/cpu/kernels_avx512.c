@@ -124,6 +124,14 @@ vec_avx512_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
   const __m256i lane_off = _mm256_loadu_si256((const __m256i *)c->copy_off);
   __m512d xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
   rows_avx512(a, i0, nr, weighted, xi, yi, zi, wi);
+  /* labelled jobs (wt_ctx.hist): each row's offset with the copies' */
+  const int lab = b->lab != NULL;
+  __m256i roff[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++)
+    roff[r] = lab ? _mm256_add_epi32(lane_off,
+                                     _mm256_set1_epi32(a->lab[i0 + r]))
+                  : lane_off;
   const int64_t nv = nj & ~(int64_t)7;
   WT_RING_DECL(ring, wring, 8);
   for (int64_t j = 0; j < nv; j += 8) {
@@ -135,16 +143,23 @@ vec_avx512_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
     __m512d yj = _mm512_loadu_pd(by + j);
     __m512d zj = _mm512_loadu_pd(bz + j);
     __m512d wj = weighted ? _mm512_loadu_pd(bw + j) : _mm512_setzero_pd();
+    const __m256i coff = lab
+      ? _mm256_loadu_si256((const __m256i *)(b->lab + j0 + j))
+      : _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int r = 0; r < nr; r++) {
       __mmask8 above;
       __m512i s = slots_avx512(&L, d2_avx512(xi[r], yi[r], zi[r], xj, yj, zj),
                                packed, &above);
+      const __m256i off = lab ? _mm256_add_epi32(roff[r], coff) : lane_off;
       _mm256_store_si256((__m256i *)(out + 8 * r),
-                         _mm256_add_epi32(_mm512_cvtepi64_epi32(s), lane_off));
+                         _mm256_add_epi32(_mm512_cvtepi64_epi32(s), off));
       if (weighted) _mm512_store_pd(wout + 8 * r, _mm512_mul_pd(wi[r], wj));
-      if (above)
-        patch_pairs(c, a, i0 + r, b, j0 + j, above, c->copy_off, out + 8 * r);
+      if (above) {
+        int32_t o[8];
+        _mm256_storeu_si256((__m256i *)o, off);
+        patch_pairs(c, a, i0 + r, b, j0 + j, above, o, out + 8 * r);
+      }
       if (weighted)
         count_ring_w(h, wh, old + 8 * r, wold + 8 * r, 8);
       else
@@ -449,7 +464,7 @@ wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
  * double, into out[l]. */
 WT_AVX512 __attribute__((noinline, cold)) static void
 redo_f32(const wt_ctx *c, const wt_points *a, int64_t i, const wt_points *b,
-         int64_t j, __mmask16 lanes, uint32_t *out)
+         int64_t j, __mmask16 lanes, const int32_t *off, uint32_t *out)
 {
   const wt_lut512 L = lut512(c);
   const __m512d xi = _mm512_set1_pd(a->x[i]);
@@ -464,10 +479,10 @@ redo_f32(const wt_ctx *c, const wt_points *a, int64_t i, const wt_points *b,
                           : slots_avx512(&L, d2, 0, &above);
     __m256i idx = _mm256_add_epi32(
       _mm512_cvtepi64_epi32(s),
-      _mm256_loadu_si256((const __m256i *)(c->copy_off + k)));
+      _mm256_loadu_si256((const __m256i *)(off + k)));
     _mm256_mask_storeu_epi32(out + k, mine, idx);
     if (above & mine)
-      patch_pairs(c, a, i, b, j + k, above & mine, c->copy_off + k, out + k);
+      patch_pairs(c, a, i, b, j + k, above & mine, off + k, out + k);
   }
 }
 
@@ -499,6 +514,14 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
   const __m512i windows_lo = _mm512_loadu_si512(c->f32_window);
   const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
   const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
+  /* labelled jobs (wt_ctx.hist): each row's offset with the copies' */
+  const int lab = b->lab != NULL;
+  __m512i roff[WT_ROWS];
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++)
+    roff[r] = lab ? _mm512_add_epi32(lane_off,
+                                     _mm512_set1_epi32(a->lab[i0 + r]))
+                  : lane_off;
   const int64_t nv = nj & ~(int64_t)15;
   WT_RING_DECL(ring, wring, 16);
   for (int64_t j = 0; j < nv; j += 16) {
@@ -506,6 +529,8 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
     const uint32_t *old = ring[((j >> 4) + WT_LAG) % WT_RING];
     double *wout = wring[(j >> 4) % WT_RING];
     const double *wold = wring[((j >> 4) + WT_LAG) % WT_RING];
+    const __m512i coff = lab ? _mm512_loadu_si512(b->lab + j0 + j)
+                             : _mm512_setzero_si512();
     __m512 xj = _mm512_loadu_ps(tx + j);
     __m512 yj = _mm512_loadu_ps(ty + j);
     __m512 zj = _mm512_loadu_ps(tz + j);
@@ -533,15 +558,18 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
       __m512i window = _mm512_permutex2var_epi32(
         windows_lo, _mm512_srl_epi32(key, mshift), windows_hi);
       __mmask16 ok = _mm512_mask_test_epi32_mask(in, y, window);
+      const __m512i off = lab ? _mm512_add_epi32(roff[r], coff) : lane_off;
       _mm512_store_si512(out + 16 * r,
-                         _mm512_add_epi32(_mm512_srl_epi32(y, wshift),
-                                          lane_off));
+                         _mm512_add_epi32(_mm512_srl_epi32(y, wshift), off));
       if (weighted) {
         _mm512_store_pd(wout + 16 * r, _mm512_mul_pd(wi[r], wj_lo));
         _mm512_store_pd(wout + 16 * r + 8, _mm512_mul_pd(wi[r], wj_hi));
       }
-      if (!_kortestc_mask16_u8(ok, ok))
-        redo_f32(c, a, i0 + r, b, j0 + j, (__mmask16)~ok, out + 16 * r);
+      if (!_kortestc_mask16_u8(ok, ok)) {
+        int32_t o[16];
+        _mm512_storeu_si512(o, off);
+        redo_f32(c, a, i0 + r, b, j0 + j, (__mmask16)~ok, o, out + 16 * r);
+      }
       if (weighted)
         count_ring_w(h, wh, old + 16 * r, wold + 16 * r, 16);
       else

@@ -5,13 +5,14 @@
 /* Plain C: counts the pairs of rows [i0, i0 + nr) and columns [j0, j1);
  * row r counts into copy r, with weighted its weight sums into copy r of
  * wh, and with angles its angle sums (weighted: of w_i w_j theta) into
- * copy r of th. nr, weighted and angles are constants at each call
- * site. */
+ * copy r of th; labelled (wt_ctx.hist), at the offsets a->lab[i] +
+ * b->lab[j] there. nr, weighted, angles and labelled are constants at
+ * each call site. */
 static inline void count_plain_body(const wt_ctx *c, uint32_t *h, double *wh,
                                     double *th, const wt_points *a,
                                     int64_t i0, int nr, const wt_points *b,
                                     int64_t j0, int64_t j1, int weighted,
-                                    int angles)
+                                    int angles, int labelled)
 {
   const wt_bins bins = *c->bins;   /* a copy the counters cannot alias */
   double xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS], wi[WT_ROWS];
@@ -21,19 +22,21 @@ static inline void count_plain_body(const wt_ctx *c, uint32_t *h, double *wh,
     xi[r] = a->x[i0 + r];
     yi[r] = a->y[i0 + r];
     zi[r] = a->z[i0 + r];
-    hr[r] = h + c->copy_off[r];
+    const int32_t off = c->copy_off[r] + (labelled ? a->lab[i0 + r] : 0);
+    hr[r] = h + off;
     if (weighted) {
       wi[r] = a->w[i0 + r];
-      whr[r] = wh + c->copy_off[r];
+      whr[r] = wh + off;
     }
-    if (angles) thr[r] = th + c->copy_off[r];
+    if (angles) thr[r] = th + off;
   }
   for (int64_t j = j0; j < j1; j++) {
     double xj = b->x[j], yj = b->y[j], zj = b->z[j];
     double wj = weighted ? b->w[j] : 0.0;
+    const int lj = labelled ? b->lab[j] : 0;
     for (int r = 0; r < nr; r++) {
       double d2 = pair_d2(xi[r], yi[r], zi[r], xj, yj, zj);
-      int s = slot_of(&bins, d2);
+      int s = slot_of(&bins, d2) + lj;
       hr[r][s]++;
       if (weighted) {
         double p = wi[r] * wj;
@@ -58,13 +61,19 @@ static inline void count_plain_rows(const wt_ctx *c, uint32_t *h, double *wh,
                                     int64_t j0, int64_t j1, int weighted,
                                     int angles)
 {
-  if (nr == WT_ROWS)
-    count_plain_body(c, h, wh, th, a, i0, WT_ROWS, b, j0, j1, weighted,
-                     angles);
-  else
+  const int lab = b->lab != NULL;
+  if (nr == WT_ROWS) {
+    if (lab)
+      count_plain_body(c, h, wh, th, a, i0, WT_ROWS, b, j0, j1, weighted,
+                       angles, 1);
+    else
+      count_plain_body(c, h, wh, th, a, i0, WT_ROWS, b, j0, j1, weighted,
+                       angles, 0);
+  } else {
     for (int r = 0; r < nr; r++)
       count_plain_body(c, h, wh, th, a, i0 + r, 1, b, j0, j1, weighted,
-                       angles);
+                       angles, lab);
+  }
 }
 
 void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,

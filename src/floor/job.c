@@ -69,15 +69,23 @@ int wt_fault_on_device(int fault, int device)
   return d == 0 || d - 1 == device;
 }
 
-/* every task inside its catalogs and histograms; in an auto job a task is
- * a diagonal range or two disjoint ones (wt.h) */
+/* every task inside its catalogs and histograms (with labels, the task's
+ * histograms: n_out / (La Lb), wt.h); in an auto job a task is a diagonal
+ * range or two disjoint ones (wt.h) */
 int wt_tasks_valid(const wt_job *job)
 {
   const int64_t na = job->a.n, nb = job->is_auto ? job->a.n : job->b.n;
+  int n_out = job->n_out;
+  if (job->n_lab > 0) {
+    const int64_t la = job->a.lab ? job->n_lab : 1,
+      lb = job->is_auto ? la : job->b.lab ? job->n_lab : 1;
+    if (n_out % (la * lb) != 0) return 0;
+    n_out = (int)(n_out / (la * lb));
+  }
   for (int64_t k = 0; k < job->n_tasks; k++) {
     const wt_task *t = &job->tasks[k];
     if (t->a0 < 0 || t->a0 > t->a1 || t->a1 > na || t->b0 < 0 ||
-        t->b0 > t->b1 || t->b1 > nb || t->out < 0 || t->out >= job->n_out)
+        t->b0 > t->b1 || t->b1 > nb || t->out < 0 || t->out >= n_out)
       return 0;
     if (job->is_auto && !(t->a0 == t->b0 && t->a1 == t->b1) && t->a1 > t->b0)
       return 0;

@@ -72,7 +72,7 @@ wt_catalog *wtr_catalog_of(SEXP ptr, const char *what);
 /* r/catalog.c */
 SEXP wt_r_fingerprint(SEXP, SEXP);
 SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
-SEXP wt_r_catalog_new(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_catalog_new(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_catalog_release(SEXP);
 SEXP wt_r_catalog_alive(SEXP);
 SEXP wt_r_check_coords(SEXP, SEXP);
@@ -81,9 +81,10 @@ SEXP wt_r_reduce_ra(SEXP);
 SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                       SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                               SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+                               SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                               SEXP);
 SEXP wt_r_count_start(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                      SEXP, SEXP, SEXP);
+                      SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_count_wait(SEXP, SEXP, SEXP);
 SEXP wt_r_count_cancel(SEXP);
 SEXP wt_r_plan_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);

@@ -83,8 +83,10 @@ wt_catalog *wtr_catalog_of(SEXP ptr, const char *what)
  * or a k x 2 double matrix of [start, end) (zero based) of the points of
  * each patch, as group_patches() gives them; bits: NULL or an n x k
  * integer matrix of bitwise words (PIP), each the 32 bits of a word
- * (bitwise_words() in R/pip.R), k at most WT_PIP_MAX_WORDS */
-SEXP wt_r_catalog_new(SEXP xyz, SEXP w, SEXP ranges, SEXP bits)
+ * (bitwise_words() in R/pip.R), k at most WT_PIP_MAX_WORDS; lab: NULL or
+ * n integer sample labels, 0-based, in [0, 2^20) (labelled counts,
+ * wt_job.n_lab: a count checks them against its n_lab) */
+SEXP wt_r_catalog_new(SEXP xyz, SEXP w, SEXP ranges, SEXP bits, SEXP lab)
 {
   wt_points p;
   memset(&p, 0, sizeof p);
@@ -98,6 +100,18 @@ SEXP wt_r_catalog_new(SEXP xyz, SEXP w, SEXP ranges, SEXP bits)
             "1 <= k <= %d", WT_PIP_MAX_WORDS);
     p.bits = (const uint32_t *)INTEGER(bits);
     p.n_words = ncols(bits);
+  }
+  if (!isNull(lab)) {
+    if (TYPEOF(lab) != INTSXP || (int64_t)XLENGTH(lab) != p.n)
+      error("wtheta internal: labels must be %lld integers, not a vector "
+            "of type %s and length %lld", (long long)p.n,
+            type2char(TYPEOF(lab)), (long long)XLENGTH(lab));
+    const int *l = INTEGER(lab);
+    for (int64_t i = 0; i < p.n; i++)
+      if (l[i] < 0 || l[i] >= (1 << 20))
+        error("wtheta internal: label %d of point %lld lies outside "
+              "[0, 2^20)", l[i], (long long)i + 1);
+    p.lab = (const int32_t *)l;
   }
   if (p.n < 1) error("wtheta internal: a catalog without points");
   int64_t *r = NULL, k = 0;
@@ -114,7 +128,7 @@ SEXP wt_r_catalog_new(SEXP xyz, SEXP w, SEXP ranges, SEXP bits)
   }
   /* the pointer first, so that no R allocation can fail while the
    * catalog is held by nothing */
-  SEXP keep = PROTECT(list3(xyz, w, bits));
+  SEXP keep = PROTECT(list4(xyz, w, bits, lab));
   SEXP ptr = PROTECT(R_MakeExternalPtr(NULL, catalog_tag(), keep));
   R_RegisterCFinalizerEx(ptr, catalog_finalize, TRUE);
   wt_catalog *c = (wt_catalog *)calloc(1, sizeof *c);

@@ -5,11 +5,11 @@
 
 static const R_CallMethodDef call_methods[] = {
   {"pair_counts", (DL_FUNC)&wt_r_pair_counts, 14},
-  {"pair_counts_catalogs", (DL_FUNC)&wt_r_pair_counts_catalogs, 14},
-  {"count_start", (DL_FUNC)&wt_r_count_start, 12},
+  {"pair_counts_catalogs", (DL_FUNC)&wt_r_pair_counts_catalogs, 15},
+  {"count_start", (DL_FUNC)&wt_r_count_start, 13},
   {"count_wait", (DL_FUNC)&wt_r_count_wait, 3},
   {"count_cancel", (DL_FUNC)&wt_r_count_cancel, 1},
-  {"catalog_new", (DL_FUNC)&wt_r_catalog_new, 4},
+  {"catalog_new", (DL_FUNC)&wt_r_catalog_new, 5},
   {"bitwise_words", (DL_FUNC)&wt_r_bitwise_words, 2},
   {"bitwise_bad", (DL_FUNC)&wt_r_bitwise_bad, 2},
   {"pip_bins", (DL_FUNC)&wt_r_pip_bins, 5},

@@ -144,7 +144,7 @@ static SEXP pending_new(SEXP keep, const wt_job *job_in, wt_catalog *ca,
                         wt_catalog *cb, int weighted, int angles, SEXP edges,
                         SEXP self_pairs, SEXP backend, SEXP threads,
                         SEXP devices, SEXP tasks, SEXP n_out, SEXP grid,
-                        wt_pending **out)
+                        SEXP n_lab, wt_pending **out)
 {
   SEXP holder = PROTECT(R_MakeExternalPtr(NULL, pending_tag(), keep));
   R_RegisterCFinalizerEx(holder, pending_finalize, TRUE);
@@ -167,7 +167,13 @@ static SEXP pending_new(SEXP keep, const wt_job *job_in, wt_catalog *ca,
   }
   job->tasks = p->tasks;
   job->n_tasks = (int64_t)k;
-  job->n_out = job->tasks ? asInteger(n_out) : 1;
+  /* labels (wt_job.n_lab; NULL: none): n_out is then the tasks'
+   * histograms times La Lb, also without tasks (wt_count_catalogs checks
+   * the rest) */
+  job->n_lab = isNull(n_lab) ? 0 : asInteger(n_lab);
+  if (job->n_lab == NA_INTEGER || job->n_lab < 0)
+    error("wtheta internal: n_lab must be an integer >= 0");
+  job->n_out = job->tasks || job->n_lab > 0 ? asInteger(n_out) : 1;
   if (job->n_out < 1 || job->n_out == NA_INTEGER)
     error("wtheta internal: n_out must be a positive integer");
   job->self_pairs = asLogical(self_pairs) == TRUE;
@@ -326,7 +332,7 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
   wt_pending *p;
   SEXP holder = pending_new(R_NilValue, &job, NULL, NULL, weighted, 0, edges,
                             self_pairs, backend, threads, devices, tasks,
-                            n_out, grid, &p);
+                            n_out, grid, R_NilValue, &p);
   SEXP out = pending_run(holder, p, progress, patches);
   UNPROTECT(1);
   return out;
@@ -340,7 +346,8 @@ SEXP wt_r_pair_counts(SEXP xyz1, SEXP xyz2, SEXP edges, SEXP self_pairs,
 static SEXP pending_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
                              SEXP self_pairs, SEXP backend, SEXP threads,
                              SEXP devices, SEXP tasks, SEXP n_out, SEXP grid,
-                             SEXP mean_theta, SEXP pip, wt_pending **out)
+                             SEXP mean_theta, SEXP pip, SEXP n_lab,
+                             wt_pending **out)
 {
   wt_catalog *ca = wtr_catalog_of(cat1, "cat1");
   wt_catalog *cb = isNull(cat2) ? NULL : wtr_catalog_of(cat2, "cat2");
@@ -356,7 +363,7 @@ static SEXP pending_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
   SEXP holder = pending_new(keep, &job, ca, cb, weighted,
                             asLogical(mean_theta) == TRUE, edges, self_pairs,
                             backend, threads, devices, tasks, n_out, grid,
-                            out);
+                            n_lab, out);
   pending_pip(*out, pip);
   UNPROTECT(2);
   return PROTECT(holder);
@@ -366,12 +373,12 @@ SEXP wt_r_pair_counts_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
                                SEXP self_pairs, SEXP backend, SEXP threads,
                                SEXP devices, SEXP tasks, SEXP n_out,
                                SEXP progress, SEXP grid, SEXP patches,
-                               SEXP mean_theta, SEXP pip)
+                               SEXP mean_theta, SEXP pip, SEXP n_lab)
 {
   wt_pending *p;
   SEXP holder = pending_catalogs(cat1, cat2, edges, self_pairs, backend,
                                  threads, devices, tasks, n_out, grid,
-                                 mean_theta, pip, &p);
+                                 mean_theta, pip, n_lab, &p);
   SEXP out = pending_run(holder, p, progress, patches);
   UNPROTECT(1);
   return out;
@@ -414,12 +421,13 @@ static void *pending_main(void *arg)
  * wt_catalog_grid is safe across threads. */
 SEXP wt_r_count_start(SEXP cat1, SEXP cat2, SEXP edges, SEXP self_pairs,
                       SEXP backend, SEXP threads, SEXP devices, SEXP tasks,
-                      SEXP n_out, SEXP grid, SEXP mean_theta, SEXP pip)
+                      SEXP n_out, SEXP grid, SEXP mean_theta, SEXP pip,
+                      SEXP n_lab)
 {
   wt_pending *p;
   SEXP holder = pending_catalogs(cat1, cat2, edges, self_pairs, backend,
                                  threads, devices, tasks, n_out, grid,
-                                 mean_theta, pip, &p);
+                                 mean_theta, pip, n_lab, &p);
   p->job.poll = pending_poll;
   p->job.poll_ctx = p;
   if (pthread_create(&p->thread, NULL, pending_main, p) != 0)

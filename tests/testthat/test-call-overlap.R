@@ -155,7 +155,7 @@ test_that("a count that fails in its thread fails in R when collected", {
   h <- wtheta:::catalog_handle(dp$handle, dp$xyz)
   p <- .Call(wtheta:::C_count_start, h, NULL, wtheta:::bins_edges(x$b),
              FALSE, wtheta:::wt_constant("backend", "cuda"), 1L, 0L, NULL,
-             1L, wtheta:::grid_mode(), FALSE, NULL)
+             1L, wtheta:::grid_mode(), FALSE, NULL, 0L)
   expect_error(.Call(wtheta:::C_count_wait, p, FALSE, 0L), "CUDA")
   # and it is freed: nothing left to collect
   expect_error(.Call(wtheta:::C_count_wait, p, FALSE, 0L),

@@ -1,0 +1,186 @@
+# Labelled counts (issue 33; R/labelled.R, src/core/labels.c): one count of
+# a catalog whose points carry sample labels equals, histogram by
+# histogram, the separate counts of each pair of samples.
+
+lab_run <- list(backend = "cpu", devices = integer())
+
+# a box of sky with n points, labels in 1..n_lab, weights, patches 1..n_p
+lab_data <- function(n, n_lab, n_p, seed) {
+  set.seed(seed)
+  x <- random_sky(n, ra = c(0, 20), dec = c(-10, 10))
+  list(xyz = wtheta:::unit_vectors(x, 1L),
+       lab = sample.int(n_lab, n, replace = TRUE),
+       w = runif(n, 0.5, 2), p = sample.int(n_p, n, replace = TRUE))
+}
+
+lab_edges <- c(0.3, 1, 2, 3.5)
+
+# the separate count of points i of a against j of b (j NULL: the auto
+# pairs of i): its n_bins + 2 slots and, weighted, their weight sums
+sep_count <- function(a, i, j, w) {
+  nb <- length(lab_edges) - 1L
+  na <- length(i)
+  if (na == 0L || (!is.null(j) && length(j) == 0L) ||
+      (is.null(j) && na < 2L))
+    return(list(n = numeric(nb + 2L), w = numeric(nb + 2L)))
+  pc <- with_grid(FALSE, wtheta:::count_pairs(
+    a$xyz[i, , drop = FALSE], if (!is.null(j)) a$b[j, , drop = FALSE],
+    lab_edges, FALSE, lab_run, test_threads(),
+    wa = if (w) a$w[i], wb = if (w && !is.null(j)) a$wb[j]))
+  list(n = slots_of(pc),
+       w = if (w) c(pc$weighted_below, pc$weighted, pc$weighted_above))
+}
+
+# checks the labelled count k (count_labelled()) of d against separate
+# counts; cross: d$b (unit vectors), d$wb, d$lb (NULL: b unlabelled), d$pb
+check_labelled <- function(k, d, n_lab, w, patches) {
+  res <- k$res
+  auto <- k$is_auto
+  # the separate counts: subsets by label and patch of the points as given
+  la <- d$lab
+  lb <- if (auto) la else d$lb
+  n_lb <- if (auto || !is.null(lb)) n_lab else 1L
+  pa <- if (patches) d$p else rep(1L, length(la))
+  pb <- if (auto) pa else if (patches) d$pb else rep(1L, nrow(d$b))
+  n_p <- if (patches) k$n_patches else 1L
+  ref <- d
+  if (auto) {
+    ref$b <- d$xyz
+    ref$wb <- d$w
+  }
+  expect_identical(ncol(res$slots), as.integer(n_p * n_p * n_lab * n_lb))
+  for (q in seq_len(n_p)) for (p in seq_len(n_p)) {
+    if (auto && p > q) next
+    out <- if (patches) (p - 1L) + (q - 1L) * n_p else 0L
+    for (s in seq_len(n_lab)) for (t in seq_len(n_lb)) {
+      col <- 1L + (out * n_lab + (s - 1L)) * n_lb + (t - 1L)
+      i <- which(la == s & pa == p)
+      j <- which((if (is.null(lb)) TRUE else lb == t) & pb == q)
+      diag <- auto && p == q
+      e <- if (diag && s > t) {
+        list(n = numeric(length(lab_edges) + 1L),
+             w = numeric(length(lab_edges) + 1L))
+      } else if (diag && s == t) {
+        sep_count(ref, i, NULL, w)
+      } else {
+        sep_count(ref, i, j, w)
+      }
+      info <- sprintf("patches %d,%d labels %d,%d", p, q, s, t)
+      expect_identical(res$slots[, col], e$n, info = info)
+      if (w) {
+        expect_equal(res$wsum[, col], e$w, tolerance = 1e-12, info = info)
+      } else {
+        expect_null(res$wsum)
+      }
+    }
+  }
+}
+
+labelled <- function(d, n_lab, w, patches, cross, lb = cross) {
+  wtheta:::count_pairs(
+    d$xyz, if (cross) d$b, lab_edges, FALSE, lab_run, test_threads(),
+    wa = if (w) d$w, wb = if (w && cross) d$wb,
+    pa = if (patches) d$p, pb = if (patches && cross) d$pb,
+    n_patches = if (patches) max(d$p, if (cross) d$pb) else 0L,
+    la = d$lab, lb = if (cross && lb) d$lb, n_lab = n_lab)
+}
+
+test_that("labelled counts refuse self pairs, angle sums, PIP and the GPU", {
+  d <- lab_data(200, 2L, 1L, 1)
+  count <- function(...) {
+    wtheta:::count_pairs(d$xyz, NULL, lab_edges, FALSE, lab_run, 1L,
+                         la = d$lab, n_lab = 2L, ...)
+  }
+  expect_error(wtheta:::count_pairs(d$xyz, NULL, lab_edges, TRUE, lab_run,
+                                    1L, la = d$lab, n_lab = 2L),
+               "labelled counts \\(n_lab = 2\\) cannot add self pairs")
+  expect_error(count(mean_theta = TRUE),
+               "labelled counts \\(n_lab = 2\\) cannot sum angles")
+  pip <- list(c = list(0L, numeric(0), c(0, 10), c(1, 2)))
+  expect_error(count(wa = d$w, pip = pip),
+               "labelled counts \\(n_lab = 2\\) cannot carry PIP")
+  cuda <- list(backend = "cuda", devices = 0L)
+  expect_error(wtheta:::count_pairs(d$xyz, NULL, lab_edges, FALSE, cuda, 1L,
+                                    la = d$lab, n_lab = 2L),
+               "run on the CPU engine only")
+  # a label beyond n_lab, a catalog a without labels
+  expect_error(wtheta:::count_pairs(d$xyz, NULL, lab_edges, FALSE, lab_run,
+                                    1L, la = d$lab + 1L, n_lab = 2L),
+               "point [0-9]+ has label 2, outside \\[0, 2\\)")
+  h <- wtheta:::new_catalog_handle()
+  ca <- wtheta:::catalog_handle(h, d$xyz)
+  expect_error(.Call(wtheta:::C_pair_counts_catalogs, ca, NULL, lab_edges,
+                     FALSE, wtheta:::wt_constant("backend", "cpu"), 1L,
+                     integer(), NULL, 4L, FALSE, wtheta:::grid_mode(), 0L,
+                     FALSE, NULL, 2L),
+               "need labels on catalog a")
+  # labels on b of a cross count, when given, are checked too
+  hb <- wtheta:::new_catalog_handle()
+  cb <- wtheta:::catalog_handle(hb, d$xyz, lab = rep(5L, 200))
+  ca2 <- wtheta:::catalog_handle(wtheta:::new_catalog_handle(), d$xyz,
+                                 lab = d$lab - 1L)
+  expect_error(.Call(wtheta:::C_pair_counts_catalogs, ca2, cb, lab_edges,
+                     FALSE, wtheta:::wt_constant("backend", "cpu"), 1L,
+                     integer(), NULL, 4L, FALSE, wtheta:::grid_mode(), 0L,
+                     FALSE, NULL, 2L),
+               "catalog b's point 0 has label 5, outside \\[0, 2\\)")
+  # n_out must be the task histograms times La Lb
+  expect_error(.Call(wtheta:::C_pair_counts_catalogs, ca2, NULL, lab_edges,
+                     FALSE, wtheta:::wt_constant("backend", "cpu"), 1L,
+                     integer(), NULL, 3L, FALSE, wtheta:::grid_mode(), 0L,
+                     FALSE, NULL, 2L),
+               "n_out = 3 is not the tasks' histograms times La Lb = 2 x 2")
+  # the catalog's own check of labels, and the handle's identity
+  expect_error(wtheta:::catalog_handle(wtheta:::new_catalog_handle(), d$xyz,
+                                       lab = c(-1L, integer(199))),
+               "label -1 of point 1 lies outside \\[0, 2\\^20\\)")
+  expect_error(wtheta:::catalog_handle(wtheta:::new_catalog_handle(), d$xyz,
+                                       lab = 1:3),
+               "labels must be 200 integers")
+  expect_error(wtheta:::catalog_handle(h, d$xyz, lab = d$lab - 1L),
+               "other points, weights, patches or labels")
+})
+
+for (grid in list(FALSE, "prune", TRUE)) {
+  test_that(paste("a labelled auto count equals the separate counts, grid",
+                  grid), {
+    for (patches in c(FALSE, TRUE)) for (w in c(FALSE, TRUE)) {
+      d <- lab_data(700, 3L, 3L, 7)
+      k <- with_grid(grid, labelled(d, 3L, w, patches, cross = FALSE))
+      check_labelled(k, d, 3L, w, patches)
+      # the grid pruned pairs, whose slot the label totals filled
+      if (!isFALSE(grid)) expect_gt(k$pairs_skipped, 0)
+    }
+  })
+
+  test_that(paste("a labelled cross count equals the separate counts, grid",
+                  grid), {
+    for (patches in c(FALSE, TRUE)) for (w in c(FALSE, TRUE))
+      for (lb in c(TRUE, FALSE)) {
+        d <- lab_data(500, 2L, 3L, 8)
+        e <- lab_data(400, 2L, 3L, 9)
+        d$b <- e$xyz
+        d$wb <- e$w
+        d$lb <- if (lb) e$lab
+        d$pb <- e$p
+        k <- with_grid(grid, labelled(d, 2L, w, patches, cross = TRUE,
+                                      lb = lb))
+        check_labelled(k, d, 2L, w, patches)
+        if (!isFALSE(grid)) expect_gt(k$pairs_skipped, 0)
+      }
+  })
+}
+
+test_that("labels follow the points when the grid sorts them", {
+  # the grid's sorted copies carry labels: a count through the grid and one
+  # without agree slot for slot, and a label's auto pairs are its own
+  d <- lab_data(900, 2L, 1L, 11)
+  a <- with_grid("prune", labelled(d, 2L, FALSE, FALSE, cross = FALSE))
+  b <- with_grid(FALSE, labelled(d, 2L, FALSE, FALSE, cross = FALSE))
+  expect_identical(a$res$slots, b$res$slots)
+  expect_gt(a$pairs_skipped, 0)
+  n1 <- sum(d$lab == 1L)
+  expect_identical(sum(a$res$slots[, 1L]), choose(n1, 2))
+  expect_identical(sum(a$res$slots[, 3L]), 0)          # (2, 1): folded
+  expect_identical(sum(a$res$slots[, 2L]), n1 * (900 - n1))
+})
