@@ -6,11 +6,27 @@
 #' randoms' RR once when the samples share randoms, each sample's count
 #' against the randoms once (it serves as DR of its auto-correlation and as
 #' D1R2 and R1D2 of its cross-correlations), and each pair of samples once.
-#' Each w_ij is identical to the separate [wtheta()] call
+#' Each w_ij is the separate [wtheta()] call
 #' (`wtheta(data[[i]], random)` for `i == j`,
 #' `wtheta(data[[i]], random, data2 = data[[j]])` otherwise, with
 #' `random2 = random[[j]]` for randoms per sample) with the same patches
-#' and options, errors included.
+#' and options, errors included: identical, but for weighted counts
+#' summed in another order when the samples are counted together (to
+#' about 1e-15 relative).
+#'
+#' On the CPU the samples are counted together in one pass: one count of
+#' their union, each point labelled with its sample, gives every count
+#' D_i D_j (each pair of points into the histogram of its two samples),
+#' and one count of the union against the randoms (labelled too when each
+#' sample has its own) every D_i R. Each count is then split out as the
+#' separate count would have been (its counts and patch arrays identical,
+#' its weighted counts to rounding) and records `labelled = TRUE`; its
+#' `elapsed`, `grid_plan_s` and `pairs_skipped` are those of the count
+#' shared by all samples. The randoms' pairs are counted as before. This
+#' is not done with `self_pairs = TRUE`, `mean_theta = TRUE`, PIP weights
+#' (`bitwise`, `angular`), `distribute`, on the GPU, for one sample, or
+#' with `options(wtheta.labels = FALSE)` (see [wtheta-package], section
+#' Labelled counts): each count is then made on its own.
 #'
 #' With jackknife or bootstrap errors every correlation is resampled with
 #' one set of patches (and, for bootstrap, one set of draws), so the

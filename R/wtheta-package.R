@@ -74,6 +74,18 @@
 #' `options(wtheta.overlap = FALSE)` counts one after the other. CPU counts
 #' never overlap: each already uses every thread it is given.
 #'
+#' @section Labelled counts:
+#' On the CPU, [wtheta_multi()] counts the pairs of all its samples in one
+#' count of their union whose points carry their sample's label, each pair
+#' into the histogram of its two labels, and their pairs with the randoms
+#' in one more, instead of a count for each pair of samples and for each
+#' sample against the randoms; the results are split into those separate
+#' counts (see [wtheta_multi()]). Counts and patch arrays are identical to
+#' the separate counts', weighted counts equal to rounding.
+#' `options(wtheta.labels = FALSE)` counts them one by one (the default is
+#' `TRUE`). Counts with self pairs, `mean_theta`, PIP weights, on the GPU
+#' or distributed are always made one by one.
+#'
 #' @section Threads:
 #' The CPU engine uses [wtheta_threads()] threads unless told otherwise. The
 #' default respects `OMP_NUM_THREADS`, `OMP_THREAD_LIMIT`, R CMD check's
