@@ -111,7 +111,7 @@ call_counts <- function(call, labels = NULL, samples = NULL,
   }
   done <- if (!is.null(samples) &&
               use_labels(call$how, call$cats, samples$data, samples$random,
-                         self_pairs)) {
+                         self_pairs, length(call$edges) - 1L)) {
     run_counts_labelled(call$how, call$cats, call$counts, call$edges,
                         call$threads, call$progress, samples$data,
                         samples$random, labels, meanwhile = check_fp)

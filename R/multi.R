@@ -24,9 +24,12 @@
 #' `elapsed`, `grid_plan_s` and `pairs_skipped` are those of the count
 #' shared by all samples. The randoms' pairs are counted as before. This
 #' is not done with `self_pairs = TRUE`, `mean_theta = TRUE`, PIP weights
-#' (`bitwise`, `angular`), `distribute`, on the GPU, for one sample, or
-#' with `options(wtheta.labels = FALSE)` (see [wtheta-package], section
-#' Labelled counts): each count is then made on its own.
+#' (`bitwise`, `angular`), `distribute`, on the GPU, for one sample, when
+#' the union's histograms (patches^2 x samples^2 of `n_bins + 2` slots,
+#' 16 bytes a slot, 32 weighted) would take more than a quarter of the
+#' memory available, or with `options(wtheta.labels = FALSE)` (see
+#' [wtheta-package], section Labelled counts): each count is then made
+#' on its own.
 #'
 #' With jackknife or bootstrap errors every correlation is resampled with
 #' one set of patches (and, for bootstrap, one set of draws), so the
@@ -364,9 +367,12 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
 
 # whether run_counts_labelled() counts a call's samples: the CPU, here (not
 # distributed, so no checkpoint), no PIP, no mean_theta, no self pairs,
-# two samples or more, all weighted or none, and options(wtheta.labels)
-# TRUE (the default; see ?wtheta-package, "Labelled counts")
-use_labels <- function(how, cats, data_keys, random_keys, self_pairs) {
+# two samples or more, all weighted or none, the labelled count's
+# histograms within a quarter of the memory available (labelled_bytes()),
+# and options(wtheta.labels) TRUE (the default; see ?wtheta-package,
+# "Labelled counts")
+use_labels <- function(how, cats, data_keys, random_keys, self_pairs,
+                       n_bins, available = memory_available()) {
   opt <- getOption("wtheta.labels", TRUE)
   if (!isTRUE(opt) && !isFALSE(opt)) {
     stop("option `wtheta.labels` must be TRUE or FALSE, not ",
@@ -374,10 +380,23 @@ use_labels <- function(how, cats, data_keys, random_keys, self_pairs) {
   }
   weighted <- vapply(cats[c(data_keys, random_keys)],
                      function(x) !is.null(x$weights), TRUE)
+  need <- labelled_bytes(length(data_keys),
+                         catalog_n_patches(cats[[data_keys[1L]]]), n_bins,
+                         any(weighted))
   opt && length(data_keys) > 1L && !is.null(how$run) &&
     identical(how$run$backend, "cpu") && is.null(how$pip) &&
     !isTRUE(how$mean_theta) && !isTRUE(self_pairs) &&
-    (all(weighted) || !any(weighted))
+    (all(weighted) || !any(weighted)) &&
+    (is.na(available) || need <= available / 4)
+}
+
+# the bytes of a labelled auto count's histograms of S samples, P patches
+# (0: none) and n_bins bins: (P^2 S^2 histograms of n_bins + 2 slots) the
+# engine's 64-bit counts and R's double copy, as much again for weight
+# sums; the separate counts split from them come on top (their patch
+# arrays, which check_call_memory() counts)
+labelled_bytes <- function(S, P, n_bins, weighted) {
+  max(1, P)^2 * S^2 * (n_bins + 2) * 16 * (1 + weighted)
 }
 
 # the column (1-based) of histogram (out, s, t) (all 0-based) in the
@@ -399,7 +418,7 @@ labelled_column <- function(out, s, t, La, Lb) {
 # histogram a + b P, an auto count's a > b empty), their totals summed in
 # histogram order and the patch arrays made as wt_patch_array() makes
 # them, so the values are those of the separate count's (the weight sums
-# of each histogram up to the order of their additions). gpu_ms,
+# up to the order of their additions). gpu_ms,
 # pairs_skipped and plan_s are the labelled count's.
 labelled_part <- function(res, n_bins, P, La, Lb, s, t, kind) {
   kind <- match.arg(kind, c("auto", "pair", "cross"))
@@ -435,16 +454,14 @@ labelled_part <- function(res, n_bins, P, La, Lb, s, t, kind) {
   }
   slots <- pick(res$slots)
   wsum <- if (weighted) pick(res$wsum)
-  # the sums over histograms in histogram order, as pending_result() adds
-  in_order <- function(m) {
-    acc <- numeric(n_row)
-    for (h in seq_len(ncol(m))) acc <- acc + m[, h]
-    acc
-  }
+  # the sums over histograms: counts exact (whole numbers below 2^53);
+  # weight sums in long double where R has it, not in pending_result()'s
+  # order of double additions (which a loop over P^2 histograms in R
+  # would repeat slowly), so equal to rounding
   is_auto <- kind == "auto"
   list(slots = if (P == 0L) slots, wsum = if (P == 0L) wsum,
        gpu_ms = res$gpu_ms, pairs_skipped = res$pairs_skipped,
-       total = in_order(slots), wtotal = if (weighted) in_order(wsum),
+       total = rowSums(slots), wtotal = if (weighted) rowSums(wsum),
        patch_counts = if (P > 0L) patch_array_of(slots, P, n_bins, is_auto),
        patch_weighted = if (P > 0L && weighted)
          patch_array_of(wsum, P, n_bins, is_auto),

@@ -84,7 +84,8 @@
 #' the separate counts', weighted counts equal to rounding.
 #' `options(wtheta.labels = FALSE)` counts them one by one (the default is
 #' `TRUE`). Counts with self pairs, `mean_theta`, PIP weights, on the GPU
-#' or distributed are always made one by one.
+#' or distributed are always made one by one, and so are those whose
+#' labelled histograms would not fit in a quarter of the memory available.
 #'
 #' @section Threads:
 #' The CPU engine uses [wtheta_threads()] threads unless told otherwise. The

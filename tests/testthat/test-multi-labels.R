@@ -262,3 +262,22 @@ test_that("the counts it cannot label are counted one by one", {
                "option `wtheta.labels` must be TRUE or FALSE, not",
                fixed = TRUE)
 })
+
+test_that("labelled counts need a quarter of the memory available", {
+  st <- labels_setup(7)
+  d <- lapply(st$d, prepare_catalog, weights = "w", patches = "lab",
+              threads = 1)
+  cats <- stats::setNames(d, c("data$a", "data$b", "data$c"))
+  how <- list(run = list(backend = "cpu"), pip = NULL, mean_theta = FALSE)
+  # 3^2 patch pairs x 3^2 sample pairs x 6 slots x 32 bytes, weighted
+  need <- wtheta:::labelled_bytes(3L, 3L, 4L, TRUE)
+  expect_identical(need, 81 * 6 * 32)
+  use <- function(available) {
+    wtheta:::use_labels(how, cats, names(cats), character(), FALSE, 4L,
+                        available)
+  }
+  expect_true(use(4 * need))
+  expect_false(use(4 * need - 1))
+  expect_true(use(NA_real_))
+  expect_identical(wtheta:::labelled_bytes(2L, 0L, 4L, FALSE), 4 * 6 * 16)
+})
