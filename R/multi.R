@@ -415,11 +415,10 @@ labelled_column <- function(out, s, t, La, Lb) {
 # (folded) on the diagonal; "cross" the count D_s B_t from the union's
 # cross count (t = 0 when B is unlabelled). The separate count's
 # histograms are laid out as count_pairs() asks (patch_tasks(): [a, b] in
-# histogram a + b P, an auto count's a > b empty), their totals summed in
-# histogram order and the patch arrays made as wt_patch_array() makes
-# them, so the values are those of the separate count's (the weight sums
-# up to the order of their additions). gpu_ms,
-# pairs_skipped and plan_s are the labelled count's.
+# histogram a + b P, an auto count's a > b empty), and the patch arrays
+# made of them as wt_patch_array() makes them, so the values are those of
+# the separate count's (the weight sums up to the order of their
+# additions). gpu_ms, pairs_skipped and plan_s are the labelled count's.
 labelled_part <- function(res, n_bins, P, La, Lb, s, t, kind) {
   kind <- match.arg(kind, c("auto", "pair", "cross"))
   if (kind == "auto") t <- s
