@@ -184,3 +184,12 @@ test_that("labels follow the points when the grid sorts them", {
   expect_identical(sum(a$res$slots[, 3L]), 0)          # (2, 1): folded
   expect_identical(sum(a$res$slots[, 2L]), n1 * (900 - n1))
 })
+
+test_that("every instruction set routes labels alike", {
+  d <- lab_data(600, 3L, 3L, 13)
+  for (isa in machine_isas()) for (grid in list(FALSE, "prune")) {
+    k <- with_cpu_isa(isa, with_grid(grid, labelled(d, 3L, TRUE, TRUE,
+                                                    cross = FALSE)))
+    check_labelled(k, d, 3L, TRUE, TRUE)
+  }
+})
