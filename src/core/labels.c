@@ -69,8 +69,8 @@ int wt_labels_check(wt_job *job)
     int64_t i = bad_label(side[k], job->n_lab);
     if (i >= 0) {
       snprintf(job->message, sizeof job->message,
-               "labelled counts: catalog %c's point %lld has label %d, "
-               "outside [0, %d)", k ? 'b' : 'a', (long long)i,
+               "labelled counts: catalog %c's point %lld (from 1) has "
+               "label %d, outside [0, %d)", k ? 'b' : 'a', (long long)i + 1,
                (int)side[k]->lab[i], job->n_lab);
       return WT_ERR_ARG;
     }

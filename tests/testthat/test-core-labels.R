@@ -106,7 +106,7 @@ test_that("labelled counts refuse self pairs, angle sums, PIP and the GPU", {
   # a label beyond n_lab, a catalog a without labels
   expect_error(wtheta:::count_pairs(d$xyz, NULL, lab_edges, FALSE, lab_run,
                                     1L, la = d$lab + 1L, n_lab = 2L),
-               "point [0-9]+ has label 2, outside \\[0, 2\\)")
+               "point [0-9]+ \\(from 1\\) has label 2, outside \\[0, 2\\)")
   h <- wtheta:::new_catalog_handle()
   ca <- wtheta:::catalog_handle(h, d$xyz)
   expect_error(.Call(wtheta:::C_pair_counts_catalogs, ca, NULL, lab_edges,
@@ -123,7 +123,8 @@ test_that("labelled counts refuse self pairs, angle sums, PIP and the GPU", {
                      FALSE, wtheta:::wt_constant("backend", "cpu"), 1L,
                      integer(), NULL, 4L, FALSE, wtheta:::grid_mode(), 0L,
                      FALSE, NULL, 2L),
-               "catalog b's point 0 has label 5, outside \\[0, 2\\)")
+               paste0("catalog b's point 1 \\(from 1\\) has label 5, ",
+                      "outside \\[0, 2\\)"))
   # n_out must be the task histograms times La Lb
   expect_error(.Call(wtheta:::C_pair_counts_catalogs, ca2, NULL, lab_edges,
                      FALSE, wtheta:::wt_constant("backend", "cpu"), 1L,
