@@ -59,7 +59,7 @@ int wt_catalog_init(wt_catalog *c, const wt_points *p, const int64_t *ranges,
     }
     end = r[2 * i + 1];
   }
-  c->p = *p;
+  c->p = *p;                /* its weights, PIP words and labels too */
   c->ranges = r;
   c->n_ranges = k;
   return WT_OK;

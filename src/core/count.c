@@ -1,5 +1,6 @@
 /* Dispatch: the one place that picks the engine and applies conventions
- * shared by all engines (tasks, self pairs, fault injection for tests).
+ * shared by all engines (tasks, self pairs, labels' fold and last slot
+ * through labels.c, fault injection for tests).
  * A count runs between two prepared catalogs (catalog.c); when the grid
  * pays (grid_policy.c decides and plans it), the engine gets the job
  * derived from them: the catalogs' sorted points and the walk's tasks.

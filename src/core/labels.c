@@ -69,15 +69,16 @@ int wt_labels_check(wt_job *job)
     int64_t i = bad_label(side[k], job->n_lab);
     if (i >= 0) {
       snprintf(job->message, sizeof job->message,
-               "labelled counts: catalog %c's point %lld has label %d, "
-               "outside [0, %d)", k ? 'b' : 'a', (long long)i,
+               "labelled counts: catalog %c's point %lld (from 1) has "
+               "label %d, outside [0, %d)", k ? 'b' : 'a', (long long)i + 1,
                (int)side[k]->lab[i], job->n_lab);
       return WT_ERR_ARG;
     }
   }
   int la, lb;
   wt_labels_sizes(job, &la, &lb);
-  if ((int64_t)la * lb > job->n_out || job->n_out % (la * lb) != 0) {
+  const int64_t per_task = (int64_t)la * lb;   /* up to 2^40: no int */
+  if (per_task > job->n_out || job->n_out % per_task != 0) {
     snprintf(job->message, sizeof job->message,
              "labelled counts: n_out = %d is not the tasks' histograms "
              "times La Lb = %d x %d", job->n_out, la, lb);

@@ -106,7 +106,7 @@ test_that("labelled counts refuse self pairs, angle sums, PIP and the GPU", {
   # a label beyond n_lab, a catalog a without labels
   expect_error(wtheta:::count_pairs(d$xyz, NULL, lab_edges, FALSE, lab_run,
                                     1L, la = d$lab + 1L, n_lab = 2L),
-               "point [0-9]+ has label 2, outside \\[0, 2\\)")
+               "point [0-9]+ \\(from 1\\) has label 2, outside \\[0, 2\\)")
   h <- wtheta:::new_catalog_handle()
   ca <- wtheta:::catalog_handle(h, d$xyz)
   expect_error(.Call(wtheta:::C_pair_counts_catalogs, ca, NULL, lab_edges,
@@ -123,7 +123,8 @@ test_that("labelled counts refuse self pairs, angle sums, PIP and the GPU", {
                      FALSE, wtheta:::wt_constant("backend", "cpu"), 1L,
                      integer(), NULL, 4L, FALSE, wtheta:::grid_mode(), 0L,
                      FALSE, NULL, 2L),
-               "catalog b's point 0 has label 5, outside \\[0, 2\\)")
+               paste0("catalog b's point 1 \\(from 1\\) has label 5, ",
+                      "outside \\[0, 2\\)"))
   # n_out must be the task histograms times La Lb
   expect_error(.Call(wtheta:::C_pair_counts_catalogs, ca2, NULL, lab_edges,
                      FALSE, wtheta:::wt_constant("backend", "cpu"), 1L,
@@ -183,4 +184,13 @@ test_that("labels follow the points when the grid sorts them", {
   expect_identical(sum(a$res$slots[, 1L]), choose(n1, 2))
   expect_identical(sum(a$res$slots[, 3L]), 0)          # (2, 1): folded
   expect_identical(sum(a$res$slots[, 2L]), n1 * (900 - n1))
+})
+
+test_that("every instruction set routes labels alike", {
+  d <- lab_data(600, 3L, 3L, 13)
+  for (isa in machine_isas()) for (grid in list(FALSE, "prune")) {
+    k <- with_cpu_isa(isa, with_grid(grid, labelled(d, 3L, TRUE, TRUE,
+                                                    cross = FALSE)))
+    check_labelled(k, d, 3L, TRUE, TRUE)
+  }
 })
