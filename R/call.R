@@ -280,15 +280,13 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
   kinds <- vapply(served, `[[`, "", "kind")
   meanwhile()
   done <- list()
-  nb <- length(edges) - 1L
-  P <- catalog_n_patches(cats[[data_keys[1L]]])
   u <- labelled_union(cats[data_keys])
   on.exit(catalog_release(u$handle), add = TRUE)
   split <- function(res, which, La, Lb, start) {
     for (k in which) {
       sv <- served[[k]]
       t <- if (sv$kind == "cross" && Lb == 1L) 1L else sv$t
-      part <- labelled_part(res, nb, P, La, Lb, sv$s - 1L, t - 1L, sv$kind)
+      part <- labelled_part(res, La, Lb, sv$s - 1L, t - 1L, sv$kind)
       done[[k]] <<- labelled_pair_counts(part, cats[[sv$x]],
                                          if (!is.null(sv$y)) cats[[sv$y]],
                                          edges, how$run, threads, start)
@@ -327,9 +325,9 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
 
 # The C result of the labelled count of u and r (from labelled_union():
 # xyz, weights, patch, lab (1-based or NULL), handle; r NULL for the auto
-# pairs of u) with S labels: count_pairs() with labels returns it
-# unsplit (count_labelled(): its slots and wsum, (n_bins + 2) x
-# (n_out La Lb) matrices). `share`: the counts it serves, for progress.
+# pairs of u) with S labels: count_pairs() with labels returns it as
+# count_labelled() says, a part per label pair (labelled_part() picks
+# one). `share`: the counts it serves, for progress.
 count_union <- function(u, r, edges, run, threads, progress, share, S) {
   count_pairs(u$xyz, r$xyz, edges, FALSE, run, threads, progress,
               u$weights, r$weights, u$patch, r$patch, u$n_patches %||% 0L,

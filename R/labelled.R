@@ -25,21 +25,17 @@ label_sizes <- function(la, lb, n_lab, is_auto) {
 }
 
 # The result of a labelled count, for wtheta_multi() to split. res: the C
-# list (NULL: interrupted, an R interrupt then), whose `slots` (and `wsum`
-# when weighted) are (n_bins + 2) x (n_tasks_out n_la n_lb) matrices of
-# raw histograms: column 1 + (out n_la + s) n_lb + t holds task histogram
-# `out` (0 alone without patches; with patches p + q n_patches for the
-# patch pair (p, q), 0-based, p <= q in an auto count: patch_tasks()) and
-# labels s, t (0-based; t is 0 when b has no labels). In an auto count the
-# blocks of diagonal tasks (the one block without patches; patch pairs
-# p == q) hold each pair of labels s < t in (s, t) alone, (t, s) being 0.
-# Row n_bins + 2 (beyond the last edge) holds every pair of a histogram
-# not in another row, so each histogram sums to all its pairs. Also the
-# points as counted (grouped by patch): a, b (unit vectors), wa, wb
-# (weights), pa, pb (patch numbers), ra, rb (patch ranges), la, lb (sample
-# labels, 1-based, or NULL); the sizes (label_sizes()), n_tasks_out,
-# n_patches, edges, is_auto, backend, pairs_skipped, plan_s and fp (the
-# catalogs' fingerprints).
+# result (NULL: interrupted, an R interrupt then): a list of parts, each
+# what C returns for one separate count (its `total`, `wtotal`, patch
+# arrays, ...; label_parts() in src/r/pending.c), for the label pairs
+# (s, t), s outer: s <= t in an auto count (s == t: the count D_s D_s;
+# s < t: the cross count D_s D_t), every (s, t) in a cross count (t only
+# 1 when b has no labels). Also the points as counted (grouped by patch):
+# a, b (unit vectors), wa, wb (weights), pa, pb (patch numbers), ra, rb
+# (patch ranges), la, lb (sample labels, 1-based, or NULL); the sizes
+# (label_sizes()), n_tasks_out, n_patches, edges, is_auto, backend,
+# pairs_skipped and plan_s (the count's) and fp (the catalogs'
+# fingerprints).
 count_labelled <- function(res, L, a, b, edges, run, wa, wb, pa, pb, ra, rb,
                            la, lb, n_tasks_out, n_patches, fp) {
   if (is.null(res)) signal_interrupt()
@@ -48,5 +44,6 @@ count_labelled <- function(res, L, a, b, edges, run, wa, wb, pa, pb, ra, rb,
        n_lab = L$n_lab, n_la = L$n_la, n_lb = L$n_lb,
        n_tasks_out = n_tasks_out, n_patches = n_patches, edges = edges,
        is_auto = is.null(b), backend = run$backend,
-       pairs_skipped = res$pairs_skipped, plan_s = res$plan_s, fp = fp)
+       pairs_skipped = res[[1L]]$pairs_skipped, plan_s = res[[1L]]$plan_s,
+       fp = fp)
 }

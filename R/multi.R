@@ -361,9 +361,10 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
 # histogram `out` into histogram (out La + s) Lb + t (0-based), with the
 # pairs (s, t) and (t, s) of an auto job's diagonal tasks folded into
 # (s, t), s < t, and the slots beyond the last edge filled from the
-# labels' totals (src/wt.h). labelled_part() makes of such a result what
-# C returns for each separate count, and labelled_pair_counts() the
-# separate count's pair_counts object.
+# labels' totals (src/wt.h). C splits such a result into what it returns
+# for each separate count (label_parts() in src/r/pending.c);
+# labelled_part() picks one, and labelled_pair_counts() makes the
+# separate count's pair_counts object of it.
 
 # whether run_counts_labelled() counts a call's samples: the CPU, here (not
 # distributed, so no checkpoint), no PIP, no mean_theta, no self pairs,
@@ -399,86 +400,31 @@ labelled_bytes <- function(S, P, n_bins, weighted) {
   max(1, P)^2 * S^2 * (n_bins + 2) * 16 * (1 + weighted)
 }
 
-# the column (1-based) of histogram (out, s, t) (all 0-based) in the
-# slots of a labelled count with La x Lb labels
-labelled_column <- function(out, s, t, La, Lb) {
-  (out * La + s) * Lb + t + 1
-}
-
-# From `res`, the C result of a labelled count (its `slots` and `wsum`:
-# (n_bins + 2) x (n_out La Lb) matrices, n_out = P^2 with P patches, 1
-# without: P = 0), with La x Lb labels, what C returns for one separate
-# count (pending_result(), src/r/pending.c): `kind` "auto" is the count
-# D_s D_s from the union's auto count; "pair" D_s D_t (s < t) from it,
-# whose pairs of patches [p, q] are (p, q, s, t) for p < q and (q, p, t, s)
-# for p > q (the union's auto job has tasks p <= q only), and (p, p, s, t)
-# (folded) on the diagonal; "cross" the count D_s B_t from the union's
-# cross count (t = 0 when B is unlabelled). The separate count's
-# histograms are laid out as count_pairs() asks (patch_tasks(): [a, b] in
-# histogram a + b P, an auto count's a > b empty), and the patch arrays
-# made of them as wt_patch_array() makes them, so the values are those of
-# the separate count's (the weight sums up to the order of their
-# additions). gpu_ms, pairs_skipped and plan_s are the labelled count's.
-labelled_part <- function(res, n_bins, P, La, Lb, s, t, kind) {
+# From `parts`, the C result of a labelled count with La x Lb labels (a
+# list of what C returns for each separate count: label_parts() in
+# src/r/pending.c, which says how they are made of the labelled
+# histograms), the part of the count D_s D_t (s, t 0-based): `kind`
+# "auto" is D_s D_s and "pair" D_s D_t (s < t), from the union's auto
+# count (parts s <= t, s outer); "cross" D_s B_t from the union's cross
+# count (parts (s, t), s outer; t = 0 when B is unlabelled). Its gpu_ms,
+# pairs_skipped and plan_s are the labelled count's.
+labelled_part <- function(parts, La, Lb, s, t, kind) {
   kind <- match.arg(kind, c("auto", "pair", "cross"))
   if (kind == "auto") t <- s
   if (kind == "pair" && !(s < t)) {
     stop("wtheta internal: a labelled pair needs s < t", call. = FALSE)
   }
-  n_row <- n_bins + 2L
-  if (P == 0L) {
-    a <- b <- 0
-  } else {
-    a <- rep(seq_len(P) - 1, P)             # histogram h = a + b P
-    b <- rep(seq_len(P) - 1, each = P)
+  is_auto <- kind != "cross"
+  n <- if (is_auto) La * (La + 1) / 2 else La * Lb
+  if (!is.list(parts) || length(parts) != n || (is_auto && La != Lb) ||
+      s < 0 || s >= La || t < 0 || t >= Lb) {
+    stop("wtheta internal: no part (", s, ", ", t, ") in a labelled count ",
+         "of ", length(parts), " parts (", La, " x ", Lb, " labels)",
+         call. = FALSE)
   }
-  src <- switch(kind,
-    auto = ifelse(a <= b, labelled_column(a + b * P, s, s, La, Lb), NA),
-    pair = ifelse(a < b, labelled_column(a + b * P, s, t, La, Lb),
-                  ifelse(a > b, labelled_column(b + a * P, t, s, La, Lb),
-                         labelled_column(a + a * P, s, t, La, Lb))),
-    cross = labelled_column(a + b * P, s, t, La, Lb))
-  if (nrow(res$slots) != n_row ||
-      ncol(res$slots) != max(1L, P)^2 * La * Lb) {
-    stop("wtheta internal: a labelled count of ", ncol(res$slots),
-         " histograms of ", nrow(res$slots), " slots, not ",
-         max(1L, P)^2 * La * Lb, " of ", n_row, call. = FALSE)
-  }
-  weighted <- !is.null(res$wsum)
-  pick <- function(m) {
-    o <- matrix(0, n_row, length(src))
-    k <- !is.na(src)
-    o[, k] <- m[, src[k]]
-    o
-  }
-  slots <- pick(res$slots)
-  wsum <- if (weighted) pick(res$wsum)
-  # the sums over histograms: counts exact (whole numbers below 2^53);
-  # weight sums in long double where R has it, not in pending_result()'s
-  # order of double additions (which a loop over P^2 histograms in R
-  # would repeat slowly), so equal to rounding
-  is_auto <- kind == "auto"
-  list(slots = if (P == 0L) slots, wsum = if (P == 0L) wsum,
-       gpu_ms = res$gpu_ms, pairs_skipped = res$pairs_skipped,
-       total = rowSums(slots), wtotal = if (weighted) rowSums(wsum),
-       patch_counts = if (P > 0L) patch_array_of(slots, P, n_bins, is_auto),
-       patch_weighted = if (P > 0L && weighted)
-         patch_array_of(wsum, P, n_bins, is_auto),
-       plan_s = res$plan_s, thtotal = NULL)
-}
-
-# the P x P x n_bins patch array of the histograms m ((n_bins + 2) x P^2,
-# [a, b] in column a + b P + 1) as wt_patch_array() (src/core/resample.c)
-# makes it: an auto count's [a, b] and [b, a] (a != b) both the sum of
-# the two histograms
-patch_array_of <- function(m, P, n_bins, is_auto) {
-  v <- m[seq_len(n_bins) + 1L, , drop = FALSE]
-  arr <- aperm(array(v, c(n_bins, P, P)), c(2L, 3L, 1L))
-  if (is_auto) {
-    off <- array(row(diag(P)) != col(diag(P)), c(P, P, n_bins))
-    arr[off] <- arr[off] + aperm(arr, c(2L, 1L, 3L))[off]
-  }
-  arr
+  # auto: the rows s' < s hold La - s' parts each
+  k <- if (is_auto) s * La - s * (s - 1) / 2 + (t - s) else s * Lb + t
+  parts[[k + 1L]]
 }
 
 # The pair_counts object of the separate count of catalogs ca and cb

@@ -339,8 +339,9 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   fingerprints <- function() list(catalog_fingerprint(a, ha, threads),
                                   if (!is_auto)
                                     catalog_fingerprint(b, hb, threads))
-  # labelled: the raw histograms come back (for count_labelled())
-  n_p <- if (is.null(pa) || L$n_lab > 0L) 0L else as.integer(n_patches)
+  # labelled: each label pair's part comes back as a count of its own
+  # would (label_parts() in src/r/pending.c; for count_labelled())
+  n_p <- if (is.null(pa)) 0L else as.integer(n_patches)
   finish <- if (L$n_lab > 0L) function(res, fp) {
     count_labelled(res, L, a, b, edges, run, wa, wb, pa, pb, ra, rb, la, lb,
                    n_out, n_patches, fp)

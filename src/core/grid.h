@@ -79,9 +79,11 @@ typedef struct {
   wt_task *tasks;          /* one task per kept pair of nodes, in the
                               sorted points of the stages */
   int64_t n_tasks;
-  /* pairs counted without visiting them, n_out x (n_bins + 2) slots like
-   * wt_job.slots, and their weight sums */
+  /* pairs counted without visiting them, n_hist x (n_bins + 2) slots like
+   * wt_job.slots, and their weight sums: n_hist the tasks' histograms
+   * (wt_job.n_out, or n_out / (La Lb) in a labelled job) */
   double *bulk_n, *bulk_w;
+  int64_t n_hist;
 } wt_grid;
 
 /* what the walk does with a node pair proved inside one bin (a node pair

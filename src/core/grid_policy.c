@@ -179,7 +179,7 @@ void wt_grid_plan_add_bulk(const wt_grid_plan *gp, wt_job *job)
 {
   const wt_grid *gr = &gp->walk;
   const int n_slots = job->bins->n_bins + 2;
-  const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
+  const size_t n_all = (size_t)gr->n_hist * (size_t)n_slots;
   for (size_t s = 0; s < n_all; s++) {
     job->pairs_skipped += gr->bulk_n[s];
     /* labels: the pruned pairs (all beyond the last edge) are counted per

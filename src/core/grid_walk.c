@@ -18,6 +18,7 @@
 #include <string.h>
 #include "wt.h"
 #include "grid.h"
+#include "labels.h"
 
 #define DEG (M_PI / 180.0)
 #define MIN_BULK ((double)(1 << 14)) /* pairs below which it always is */
@@ -809,7 +810,11 @@ int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
   wk.bulk = bulk != WT_WALK_PRUNE;
   wk.fixed = bulk == WT_WALK_FIXED;
   wk.min_split = min_split;
-  const size_t n_all = (size_t)job->n_out * (size_t)n_slots;
+  /* the tasks' histograms (labels: n_out is those times La Lb) */
+  int la, lb;
+  wt_labels_sizes(job, &la, &lb);
+  gr->n_hist = job->n_out / ((int64_t)la * lb);
+  const size_t n_all = (size_t)gr->n_hist * (size_t)n_slots;
   gr->bulk_n = calloc(n_all, sizeof *gr->bulk_n);
   gr->bulk_w = calloc(n_all, sizeof *gr->bulk_w);
   int64_t *index = malloc((size_t)g->n_cells * sizeof *index);

@@ -184,6 +184,7 @@ int wt_labels_finish(wt_job *job)
   memset(&sb, 0, sizeof sb);
   uint64_t *tot_n = calloc((size_t)n_hist, sizeof *tot_n);
   double *tot_w = weighted ? calloc((size_t)n_hist, sizeof *tot_w) : NULL;
+  /* per block: 1 when a task counts into it, 2 when a diagonal one does */
   char *diag = calloc((size_t)n_blocks, 1);
   int status = tot_n && diag && (!weighted || tot_w) ? WT_OK : WT_ERR_NOMEM;
   if (status == WT_OK)
@@ -201,7 +202,8 @@ int wt_labels_finish(wt_job *job)
     const size_t ib = (size_t)range_at(pb, t->b0, t->b1) * (size_t)lb;
     const size_t h0 = (size_t)t->out * (size_t)la * (size_t)lb;
     const int is_diag = job->is_auto && t->a0 == t->b0;
-    if (is_diag) diag[t->out] = 1;
+    if (is_diag) diag[t->out] = 2;
+    else if (!diag[t->out]) diag[t->out] = 1;
     for (int s = 0; s < la; s++)
       for (int u = 0; u < lb; u++) {
         const size_t h = h0 + (size_t)s * (size_t)lb + (size_t)u;
@@ -222,7 +224,7 @@ int wt_labels_finish(wt_job *job)
   }
   /* the fold of blocks with a diagonal task (the totals alike) */
   for (int o = 0; o < n_blocks && status == WT_OK; o++) {
-    if (!diag[o]) continue;
+    if (diag[o] != 2) continue;
     const size_t h0 = (size_t)o * (size_t)la * (size_t)lb;
     for (int s = 0; s < la; s++)
       for (int u = s + 1; u < lb; u++) {
@@ -248,8 +250,11 @@ int wt_labels_finish(wt_job *job)
         tot_n[hts] = 0;
       }
   }
-  /* slot n_bins + 1: the total less the other slots */
+  /* slot n_bins + 1: the total less the other slots, in the blocks that
+   * tasks count into (the others stay 0, untouched: an auto count with
+   * patches has blocks for p <= q only) */
   for (int h = 0; h < n_hist && status == WT_OK; h++) {
+    if (!diag[h / (la * lb)]) continue;
     uint64_t *c = job->slots + (size_t)h * (size_t)n_slots;
     uint64_t in = 0;
     for (int q = 0; q < last; q++) in += c[q];

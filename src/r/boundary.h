@@ -86,6 +86,7 @@ SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
 SEXP wt_r_count_start(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                       SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_count_wait(SEXP, SEXP, SEXP);
+SEXP wt_r_label_parts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_count_cancel(SEXP);
 SEXP wt_r_plan_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 /* r/pip.c: bitwise words and the normalisation's per-object work (PIP) */

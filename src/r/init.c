@@ -9,6 +9,7 @@ static const R_CallMethodDef call_methods[] = {
   {"count_start", (DL_FUNC)&wt_r_count_start, 13},
   {"count_wait", (DL_FUNC)&wt_r_count_wait, 3},
   {"count_cancel", (DL_FUNC)&wt_r_count_cancel, 1},
+  {"label_parts", (DL_FUNC)&wt_r_label_parts, 7},
   {"catalog_new", (DL_FUNC)&wt_r_catalog_new, 5},
   {"bitwise_words", (DL_FUNC)&wt_r_bitwise_words, 2},
   {"bitwise_bad", (DL_FUNC)&wt_r_bitwise_bad, 2},

@@ -201,39 +201,30 @@ static SEXP pending_new(SEXP keep, const wt_job *job_in, wt_catalog *ca,
   return holder;
 }
 
-/* p's count as an R list, and p freed (holder: its pointer); a failed
- * count is freed, then an R error, or NULL when it was interrupted, which
- * tells count_pairs() to signal an R interrupt condition (error() cannot) */
-static SEXP pending_result(SEXP holder, wt_pending *p, int status,
-                           SEXP patches)
+/* What a count returns to R from its histograms: n_out of them, n_edges
+ * + 1 slots each, at slots (and weight sums wsum, angle sums thsum, or
+ * NULL): the list count_result() reads (see pending_result()); job: its
+ * gpu_ms, pairs_skipped and plan_s */
+static SEXP count_list(const uint64_t *hist, const double *wsum,
+                       const double *thsum, int n_out, int n_edges,
+                       int is_auto, int n_patches, const wt_job *job)
 {
-  if (status != WT_OK) {
-    wt_job failed = p->job;   /* the message outlives p */
-    pending_finalize(holder);
-    if (status == WT_ERR_INTERRUPTED) {
-      wtr_raise_caught_error();   /* R's own error, e.g. a time limit */
-      return R_NilValue;
-    }
-    wtr_status_error(status, &failed);
-  }
-  const wt_job *job = &p->job;
-  const int weighted = p->weighted, angles = p->angles;
-  const int n_edges = job->bins->n_bins + 1;
-  const size_t n_all = ((size_t)n_edges + 1) * (size_t)job->n_out;
+  const int weighted = wsum != NULL, angles = thsum != NULL;
+  const size_t n_all = ((size_t)n_edges + 1) * (size_t)n_out;
   /* every histogram (n_edges + 1 slots each), unless patch arrays replace
    * them */
   SEXP slots = R_NilValue;
-  if (asInteger(patches) <= 0) {
-    slots = allocMatrix(REALSXP, n_edges + 1, job->n_out);
-    for (size_t s = 0; s < n_all; s++) REAL(slots)[s] = (double)job->slots[s];
+  if (n_patches <= 0) {
+    slots = allocMatrix(REALSXP, n_edges + 1, n_out);
+    for (size_t s = 0; s < n_all; s++) REAL(slots)[s] = (double)hist[s];
   }
   PROTECT(slots);
-  SEXP wsum = R_NilValue;
-  if (weighted && asInteger(patches) <= 0) {
-    wsum = PROTECT(allocMatrix(REALSXP, n_edges + 1, job->n_out));
-    memcpy(REAL(wsum), job->wsum, n_all * sizeof(double));
+  SEXP ws = R_NilValue;
+  if (weighted && n_patches <= 0) {
+    ws = PROTECT(allocMatrix(REALSXP, n_edges + 1, n_out));
+    memcpy(REAL(ws), wsum, n_all * sizeof(double));
   } else {
-    PROTECT(wsum);
+    PROTECT(ws);
   }
   /* the sum over histograms (exact in 64 bits), and of the weight sums */
   const size_t n_row = (size_t)n_edges + 1;
@@ -254,28 +245,25 @@ static SEXP pending_result(SEXP holder, wt_pending *p, int status,
     if (wt) wt[s] = 0.0;
     if (tht) tht[s] = 0.0;
   }
-  for (size_t h = 0; h < (size_t)job->n_out; h++) {
+  for (size_t h = 0; h < (size_t)n_out; h++) {
     const size_t at = h * n_row;
-    for (size_t s = 0; s < n_row; s++) c[s] += job->slots[at + s];
+    for (size_t s = 0; s < n_row; s++) c[s] += hist[at + s];
     if (wt)
-      for (size_t s = 0; s < n_row; s++) wt[s] += job->wsum[at + s];
+      for (size_t s = 0; s < n_row; s++) wt[s] += wsum[at + s];
     if (tht)
-      for (size_t s = 0; s < n_row; s++) tht[s] += job->thsum[at + s];
+      for (size_t s = 0; s < n_row; s++) tht[s] += thsum[at + s];
   }
   for (size_t s = 0; s < n_row; s++) REAL(total)[s] = (double)c[s];
   /* per patch pair [a, b, bin] arrays (see patch_array) */
-  const int n_patches = asInteger(patches);
   SEXP pcounts = R_NilValue, pweights = R_NilValue;
   if (n_patches > 0) {
-    if ((int64_t)n_patches * n_patches != job->n_out)
+    if ((int64_t)n_patches * n_patches != n_out)
       error("wtheta internal: n_out is not n_patches^2");
-    pcounts = patch_array(job->slots, NULL, n_patches, n_edges - 1,
-                          job->is_auto);
+    pcounts = patch_array(hist, NULL, n_patches, n_edges - 1, is_auto);
   }
   PROTECT(pcounts);
   if (n_patches > 0 && weighted)
-    pweights = patch_array(NULL, job->wsum, n_patches, n_edges - 1,
-                           job->is_auto);
+    pweights = patch_array(NULL, wsum, n_patches, n_edges - 1, is_auto);
   PROTECT(pweights);
   const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", "total",
                          "wtotal", "patch_counts", "patch_weighted",
@@ -286,13 +274,126 @@ static SEXP pending_result(SEXP holder, wt_pending *p, int status,
   SET_VECTOR_ELT(out, 8, ScalarReal(job->plan_s));
   SET_VECTOR_ELT(out, 9, thtotal);
   SET_VECTOR_ELT(out, 0, slots);
-  SET_VECTOR_ELT(out, 1, wsum);
+  SET_VECTOR_ELT(out, 1, ws);
   SET_VECTOR_ELT(out, 2, ScalarReal(job->gpu_ms));
   SET_VECTOR_ELT(out, 3, ScalarReal(job->pairs_skipped));
   SET_VECTOR_ELT(out, 4, total);
   SET_VECTOR_ELT(out, 5, wtotal);
-  pending_finalize(holder);
   UNPROTECT(8);
+  return out;
+}
+
+/* A labelled count (wt_job.n_lab) split into what each separate count of
+ * a label pair returns (count_list()), in C: a list of them, for an auto
+ * job the pairs s <= t (s outer), for a cross job every (s, t), s outer.
+ * The job's histogram of task histogram `out` and labels (s, t) is (out La
+ * + s) Lb + t; with P patches (0: none, one task histogram), `out` is p +
+ * q P (patch_tasks() in R/patches.R, p <= q in an auto job). A separate
+ * count's histogram a + b P is then: D_s D_s (auto): (a + b P, s, s) for
+ * a <= b, empty for a > b; D_s D_t, s < t (a cross count): (a + b P, s,
+ * t) for a < b, (b + a P, t, s) for a > b, (a + a P, s, t) on the diagonal
+ * (its blocks are folded, src/core/labels.c); a cross job's D_s B_t: (a +
+ * b P, s, t). Gathered into one separate count's histograms at a time, so
+ * R never holds the P^2 La Lb of them. */
+static SEXP label_parts(const uint64_t *slots, const double *wsum,
+                        int n_out, int n_bins, int La, int Lb, int is_auto,
+                        int n_patches, const wt_job *job)
+{
+  const int P = n_patches > 0 ? n_patches : 1;
+  const int n_edges = n_bins + 1;
+  const size_t n_row = (size_t)n_edges + 1, n_h = (size_t)P * (size_t)P;
+  const int weighted = wsum != NULL;
+  if ((size_t)n_out != n_h * (size_t)La * (size_t)Lb || (is_auto && La != Lb))
+    error("wtheta internal: a labelled count of %d histograms, not %d x %d "
+          "x %d", n_out, P * P, La, Lb);
+  const int n_parts = is_auto ? La * (La + 1) / 2 : La * Lb;
+  uint64_t *buf = (uint64_t *)R_alloc(n_h * n_row, sizeof(uint64_t));
+  double *wbuf = weighted ? (double *)R_alloc(n_h * n_row, sizeof(double))
+                          : NULL;
+  SEXP out = PROTECT(allocVector(VECSXP, n_parts));
+  int k = 0;
+  for (int s = 0; s < La; s++)
+    for (int t = is_auto ? s : 0; t < Lb; t++, k++) {
+      const int kind = !is_auto ? 2 : s == t ? 0 : 1;
+      for (size_t b = 0; b < (size_t)P; b++)
+        for (size_t a = 0; a < (size_t)P; a++) {
+          const size_t h = a + b * (size_t)P;
+          int64_t src = -1;
+          if (kind == 0) {
+            if (a <= b) src = (int64_t)((h * La + s) * Lb + s);
+          } else if (kind == 1) {
+            src = a < b ? (int64_t)((h * La + s) * Lb + t)
+                  : a > b ? (int64_t)(((b + a * (size_t)P) * La + t) * Lb + s)
+                  : (int64_t)((h * La + s) * Lb + t);
+          } else {
+            src = (int64_t)((h * La + s) * Lb + t);
+          }
+          uint64_t *dst = buf + h * n_row;
+          double *wdst = wbuf ? wbuf + h * n_row : NULL;
+          if (src < 0) {
+            memset(dst, 0, n_row * sizeof *dst);
+            if (wdst) memset(wdst, 0, n_row * sizeof *wdst);
+          } else {
+            memcpy(dst, slots + (size_t)src * n_row, n_row * sizeof *dst);
+            if (wdst)
+              memcpy(wdst, wsum + (size_t)src * n_row, n_row * sizeof *wdst);
+          }
+        }
+      SET_VECTOR_ELT(out, k, count_list(buf, wbuf, NULL, (int)n_h, n_edges,
+                                        kind == 0, n_patches, job));
+    }
+  UNPROTECT(1);
+  return out;
+}
+
+/* label_parts() of raw histograms (tests): slots and wsum (NULL) are
+ * (n_bins + 2) x n_out double matrices of a labelled count's histograms */
+SEXP wt_r_label_parts(SEXP slots, SEXP wsum, SEXP n_bins, SEXP la, SEXP lb,
+                      SEXP is_auto, SEXP patches)
+{
+  const double *v = wtr_real_or_die(slots, "slots");
+  const int nb = asInteger(n_bins);
+  const R_xlen_t n = XLENGTH(slots);
+  if (nb < 1 || n % (nb + 2) != 0)
+    error("wtheta internal: slots of %d bins", nb);
+  if (!isNull(wsum) && XLENGTH(wsum) != n)
+    error("wtheta internal: wsum unlike slots");
+  uint64_t *h = (uint64_t *)R_alloc((size_t)n, sizeof *h);
+  for (R_xlen_t i = 0; i < n; i++) h[i] = (uint64_t)v[i];
+  wt_job job;
+  memset(&job, 0, sizeof job);
+  return label_parts(h, isNull(wsum) ? NULL : wtr_real_or_die(wsum, "wsum"),
+                     (int)(n / (nb + 2)), nb, asInteger(la), asInteger(lb),
+                     asLogical(is_auto) == TRUE, asInteger(patches), &job);
+}
+
+/* p's count as an R list, and p freed (holder: its pointer); a failed
+ * count is freed, then an R error, or NULL when it was interrupted, which
+ * tells count_pairs() to signal an R interrupt condition (error() cannot) */
+static SEXP pending_result(SEXP holder, wt_pending *p, int status,
+                           SEXP patches)
+{
+  if (status != WT_OK) {
+    wt_job failed = p->job;   /* the message outlives p */
+    pending_finalize(holder);
+    if (status == WT_ERR_INTERRUPTED) {
+      wtr_raise_caught_error();   /* R's own error, e.g. a time limit */
+      return R_NilValue;
+    }
+    wtr_status_error(status, &failed);
+  }
+  const wt_job *job = &p->job;
+  const int La = job->a.lab ? job->n_lab : 1;
+  const int Lb = job->is_auto ? La : job->b.lab ? job->n_lab : 1;
+  SEXP out = PROTECT(job->n_lab > 0
+                     ? label_parts(job->slots, job->wsum, job->n_out,
+                                   job->bins->n_bins, La, Lb, job->is_auto,
+                                   asInteger(patches), job)
+                     : count_list(job->slots, job->wsum, job->thsum,
+                                  job->n_out, job->bins->n_bins + 1,
+                                  job->is_auto, asInteger(patches), job));
+  pending_finalize(holder);
+  UNPROTECT(1);
   return out;
 }
 

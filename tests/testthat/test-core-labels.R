@@ -32,11 +32,15 @@ sep_count <- function(a, i, j, w) {
 }
 
 # checks the labelled count k (count_labelled()) of d against separate
-# counts; cross: d$b (unit vectors), d$wb, d$lb (NULL: b unlabelled), d$pb
+# counts; cross: d$b (unit vectors), d$wb, d$lb (NULL: b unlabelled), d$pb.
+# k$res holds a part per label pair (s, t), s outer (s <= t in an auto
+# count): what a separate count of D_s with D_t returns, its totals over
+# every slot and, with patches, its in-range bins by pair of patches (an
+# auto part's [p, q] and [q, p] both the pairs between p and q)
 check_labelled <- function(k, d, n_lab, w, patches) {
   res <- k$res
   auto <- k$is_auto
-  # the separate counts: subsets by label and patch of the points as given
+  nb <- length(lab_edges) - 1L
   la <- d$lab
   lb <- if (auto) la else d$lb
   n_lb <- if (auto || !is.null(lb)) n_lab else 1L
@@ -48,30 +52,46 @@ check_labelled <- function(k, d, n_lab, w, patches) {
     ref$b <- d$xyz
     ref$wb <- d$w
   }
-  expect_identical(ncol(res$slots), as.integer(n_p * n_p * n_lab * n_lb))
-  for (q in seq_len(n_p)) for (p in seq_len(n_p)) {
-    if (auto && p > q) next
-    out <- if (patches) (p - 1L) + (q - 1L) * n_p else 0L
-    for (s in seq_len(n_lab)) for (t in seq_len(n_lb)) {
-      col <- 1L + (out * n_lab + (s - 1L)) * n_lb + (t - 1L)
+  expect_length(res, if (auto) n_lab * (n_lab + 1L) / 2L else n_lab * n_lb)
+  at <- 0L
+  for (s in seq_len(n_lab)) for (t in (if (auto) s else 1L):n_lb) {
+    at <- at + 1L
+    part <- res[[at]]
+    self <- auto && s == t
+    tot_n <- tot_w <- numeric(nb + 2L)
+    arr_n <- arr_w <- array(0, c(n_p, n_p, nb))
+    for (q in seq_len(n_p)) for (p in seq_len(n_p)) {
+      if (self && p > q) next
       i <- which(la == s & pa == p)
       j <- which((if (is.null(lb)) TRUE else lb == t) & pb == q)
-      diag <- auto && p == q
-      e <- if (diag && s > t) {
-        list(n = numeric(length(lab_edges) + 1L),
-             w = numeric(length(lab_edges) + 1L))
-      } else if (diag && s == t) {
-        sep_count(ref, i, NULL, w)
-      } else {
+      e <- if (self && p == q) sep_count(ref, i, NULL, w) else
         sep_count(ref, i, j, w)
-      }
-      info <- sprintf("patches %d,%d labels %d,%d", p, q, s, t)
-      expect_identical(res$slots[, col], e$n, info = info)
+      tot_n <- tot_n + e$n
+      arr_n[p, q, ] <- arr_n[p, q, ] + e$n[seq_len(nb) + 1L]
+      if (self && p != q) arr_n[q, p, ] <- arr_n[q, p, ] + e$n[seq_len(nb) + 1L]
       if (w) {
-        expect_equal(res$wsum[, col], e$w, tolerance = 1e-12, info = info)
-      } else {
-        expect_null(res$wsum)
+        tot_w <- tot_w + e$w
+        arr_w[p, q, ] <- arr_w[p, q, ] + e$w[seq_len(nb) + 1L]
+        if (self && p != q)
+          arr_w[q, p, ] <- arr_w[q, p, ] + e$w[seq_len(nb) + 1L]
       }
+    }
+    info <- sprintf("labels %d,%d", s, t)
+    expect_identical(part$total, tot_n, info = info)
+    expect_gt(sum(part$total), 0)
+    if (patches) {
+      expect_identical(part$patch_counts, arr_n, info = info)
+      expect_null(part$slots)
+    } else {
+      expect_identical(part$slots, matrix(tot_n), info = info)
+    }
+    if (w) {
+      expect_equal(part$wtotal, tot_w, tolerance = 1e-12, info = info)
+      if (patches)
+        expect_equal(part$patch_weighted, arr_w, tolerance = 1e-12,
+                     info = info)
+    } else {
+      expect_null(part$wtotal)
     }
   }
 }
@@ -178,12 +198,16 @@ test_that("labels follow the points when the grid sorts them", {
   d <- lab_data(900, 2L, 1L, 11)
   a <- with_grid("prune", labelled(d, 2L, FALSE, FALSE, cross = FALSE))
   b <- with_grid(FALSE, labelled(d, 2L, FALSE, FALSE, cross = FALSE))
-  expect_identical(a$res$slots, b$res$slots)
+  counts <- function(k) lapply(k$res, `[`, c("slots", "total"))
+  expect_identical(counts(a), counts(b))
   expect_gt(a$pairs_skipped, 0)
   n1 <- sum(d$lab == 1L)
-  expect_identical(sum(a$res$slots[, 1L]), choose(n1, 2))
-  expect_identical(sum(a$res$slots[, 3L]), 0)          # (2, 1): folded
-  expect_identical(sum(a$res$slots[, 2L]), n1 * (900 - n1))
+  # parts (1, 1), (1, 2), (2, 2): each sums to all its pairs
+  expect_length(a$res, 3L)
+  expect_identical(sum(a$res[[1L]]$total), choose(n1, 2))
+  expect_identical(sum(a$res[[2L]]$total), n1 * (900 - n1))
+  expect_identical(sum(a$res[[3L]]$total), choose(900 - n1, 2))
+  expect_gt(sum(a$res[[2L]]$total[2:4]), 0)
 })
 
 test_that("every instruction set routes labels alike", {

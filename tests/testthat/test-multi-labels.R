@@ -82,7 +82,7 @@ labels_setup <- function(seed) {
        edges = c(0.5, 1, 2, 4, 7))
 }
 
-test_that("labelled_part() splits a labelled count into the separate counts", {
+test_that("label_parts() and labelled_part() split a labelled count into the separate counts", {
   st <- labels_setup(33)
   edges <- st$edges
   nb <- length(edges) - 1L
@@ -102,9 +102,12 @@ test_that("labelled_part() splits a labelled count into the separate counts", {
       sep <- function(x, y) {
         pair_counts(x, y, bins = edges, backend = "cpu", threads = 1)
       }
+      # the raw histograms split in C (label_parts(), as a labelled count
+      # returns them), one part picked
       split <- function(raw, La, Lb, s, t, kind, y) {
-        part <- wtheta:::labelled_part(raw, nb, P, La, Lb, s - 1L, t - 1L,
-                                       kind)
+        parts <- .Call(wtheta:::C_label_parts, raw$slots, raw$wsum, nb, La,
+                       Lb, kind != "cross", P)
+        part <- wtheta:::labelled_part(parts, La, Lb, s - 1L, t - 1L, kind)
         wtheta:::labelled_pair_counts(part, d[[s]], y, edges, run, 1L,
                                       proc.time()[["elapsed"]])
       }
@@ -138,13 +141,18 @@ test_that("labelled_part() splits a labelled count into the separate counts", {
   }
 })
 
-test_that("labelled_part() refuses a result of another shape", {
-  raw <- list(slots = matrix(0, 6, 8), wsum = NULL)
-  expect_error(wtheta:::labelled_part(raw, 4L, 0L, 3L, 3L, 0L, 0L, "auto"),
-               "8 histograms of 6 slots, not 9 of 6", fixed = TRUE)
-  expect_error(wtheta:::labelled_part(list(slots = matrix(0, 6, 9)), 4L, 0L,
-                                      3L, 3L, 1L, 0L, "pair"),
+test_that("label_parts() and labelled_part() refuse a result of another shape", {
+  # 8 histograms of 6 slots (4 bins) are not 3 x 3 labels without patches
+  expect_error(.Call(wtheta:::C_label_parts, matrix(0, 6, 8), NULL, 4L, 3L,
+                     3L, TRUE, 0L),
+               "labelled count of 8 histograms, not 1 x 3 x 3", fixed = TRUE)
+  parts <- .Call(wtheta:::C_label_parts, matrix(0, 6, 9), NULL, 4L, 3L, 3L,
+                 TRUE, 0L)
+  expect_length(parts, 6L)
+  expect_error(wtheta:::labelled_part(parts, 3L, 3L, 1L, 0L, "pair"),
                "s < t", fixed = TRUE)
+  expect_error(wtheta:::labelled_part(parts, 3L, 3L, 0L, 0L, "cross"),
+               "no part (0, 0) in a labelled count of 6 parts", fixed = TRUE)
 })
 
 # wtheta_multi() with labelled counts (options(wtheta.labels = TRUE), the
