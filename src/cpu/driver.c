@@ -139,7 +139,8 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
   pb.n = lanes;
 #ifdef WT_X86
   if (span > 0)
-    c->narrow_fn(c, t->h, t->pad_tile, a, i0, nr, &pb, 0, lanes, slo, span);
+    c->narrow_fn(c, t->h + (c->narrow_rows ? a->lab[i0] : 0), t->pad_tile,
+                 a, i0, nr, &pb, 0, lanes, slo, span);
   else
 #endif
     (f32 ? c->vec32 : c->vec)(c, t->h, t->wh, t->pad_tile, a, i0, nr, &pb, 0,
@@ -173,13 +174,16 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
   wt_vec_fn vec = in_tile && c->vec32 ? c->vec32 : c->vec;
   /* see narrow_span(); the float one needs the tile */
   int narrow = span > 0 && (in_tile || c->vec32 == NULL);
-  int step = vec && nr != WT_ROWS ? 1 : nr;   /* rows per kernel call */
+  /* rows per kernel call; one for the narrow kernel of a job labelled on
+   * its rows only (wt_ctx.narrow_rows: each row's histograms at its
+   * offset) */
+  int step = (vec && nr != WT_ROWS) || (narrow && c->narrow_rows) ? 1 : nr;
   for (int r = 0; r < nr; r += step) {
     int64_t j = j0;
 #ifdef WT_X86
     if (narrow) {
-      j += c->narrow_fn(c, t->h, t->tile, a, i0 + r, step, b, j0, j1 - j0,
-                        slo, span);
+      j += c->narrow_fn(c, t->h + (c->narrow_rows ? a->lab[i0 + r] : 0),
+                        t->tile, a, i0 + r, step, b, j0, j1 - j0, slo, span);
       t->h[slo] += (uint32_t)c->narrow_fault;
     } else
 #endif
@@ -490,8 +494,11 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
     c->narrow_lanes = 4;
   }
   /* labelled jobs: no narrow kernel (its per-edge totals know no
-   * labels) */
-  c->narrow = job->n_lab > 0 ? 0 : narrow;
+   * labels), but for jobs labelled on their rows only (a cross job whose
+   * b has none: wtheta_multi()'s samples against shared randoms), one row
+   * at a time at its offset */
+  c->narrow_rows = job->n_lab > 0 && !job->is_auto && job->b.lab == NULL;
+  c->narrow = job->n_lab > 0 && !c->narrow_rows ? 0 : narrow;
   c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
   if (job->pip) {
     /* the double kernel with pair factors; no narrow kernel, and the

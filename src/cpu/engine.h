@@ -77,7 +77,8 @@
  * sum_c n[c] by_count[c], c ascending: the same terms in the same order
  * on every run and thread count. Tasks of one slot still take fixed_fn.
  * Labelled jobs (wt_job.n_lab: the samples of wtheta_multi() counted as
- * one catalog) take the same kernels but the narrow one: a pair's index
+ * one catalog) take the same kernels but the narrow one (which takes
+ * jobs labelled on their rows only, a row per call): a pair's index
  * gets a row offset (the row's label times Lb n_slots) and a column offset
  * (the column's label times n_slots), one broadcast per row and one vector
  * load per column group, into counters of La Lb n_slots a copy
@@ -214,6 +215,9 @@ struct wt_ctx {
                        const wt_points *b, int64_t j0, int64_t nj, int slo,
                        int span);
   int narrow_lanes;             /* columns per vector of narrow_fn */
+  int narrow_rows;              /* a job labelled on its rows only: the
+                                   narrow kernel one row per call, into h
+                                   at the row's offset (count_tile()) */
   int narrow_fault;             /* WT_FAULT_NARROW: one false pair per call */
   const float *edge_lo, *edge_hi, *lo_of, *hi_of;
   /* PIP jobs (wt_job.pip): the pair weights, and the kernel that takes

@@ -218,3 +218,35 @@ test_that("every instruction set routes labels alike", {
     check_labelled(k, d, 3L, TRUE, TRUE)
   }
 })
+
+test_that("a count labelled on its rows only takes the narrow kernel", {
+  # the narrow kernel's canary (WTHETA_TEST_FAULT=narrow) adds one false
+  # pair per call: a labelled cross count whose b has no labels, through
+  # the grid and unweighted, changes under it; with labels on both sides
+  # (no narrow kernel) it does not
+  d <- lab_data(3000, 2L, 1L, 21)
+  e <- lab_data(2500, 2L, 1L, 22)
+  d$b <- e$xyz
+  d$lb <- e$lab
+  # pairs in the bins (the slot beyond the last edge is filled from the
+  # label totals: the canary's false pairs come off it)
+  nb <- length(lab_edges) - 1L
+  total <- function(k) {
+    sum(vapply(k$res, function(p) sum(p$total[seq_len(nb) + 1L]), 0))
+  }
+  run <- function(lb, fault) {
+    old <- Sys.getenv("WTHETA_TEST_FAULT", unset = NA)
+    Sys.setenv(WTHETA_TEST_FAULT = fault)
+    on.exit(if (is.na(old)) Sys.unsetenv("WTHETA_TEST_FAULT") else
+      Sys.setenv(WTHETA_TEST_FAULT = old))
+    total(with_grid("prune", labelled(d, 2L, FALSE, FALSE, cross = TRUE,
+                                      lb = lb)))
+  }
+  pairs <- run(FALSE, "")
+  expect_gt(pairs, 0)
+  expect_identical(run(TRUE, ""), pairs)
+  if (any(c("avx2", "avx512") %in% machine_isas())) {
+    expect_gt(run(FALSE, "narrow"), pairs)
+  }
+  expect_identical(run(TRUE, "narrow"), pairs)
+})
