@@ -206,6 +206,10 @@
 #'   not built yet, sorting it into cells and building their trees (in
 #'   [wtheta()] each catalog's are built once, in the first count that
 #'   uses them).
+#'   The counts of [wtheta_multi()] made from one labelled count of its
+#'   samples (see [wtheta-package], "Labelled counts") have `labelled =
+#'   TRUE`; their `elapsed`, `grid_plan_s` and `pairs_skipped` are those
+#'   of the labelled count, shared by every count made from it.
 #'   With `distribute`, `distributed` is a list: `tasks`, `blocks` (per
 #'   catalog), `workers` (distinct worker processes that counted), `plan`
 #'   (the plan's class), `reused` (blocks read from the checkpoint),
