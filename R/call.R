@@ -282,14 +282,16 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
   done <- list()
   u <- labelled_union(cats[data_keys])
   on.exit(catalog_release(u$handle), add = TRUE)
+  # each separate count of a labelled count records that count's seconds
   split <- function(res, which, La, Lb, start) {
+    elapsed <- proc.time()[["elapsed"]] - start
     for (k in which) {
       sv <- served[[k]]
       t <- if (sv$kind == "cross" && Lb == 1L) 1L else sv$t
       part <- labelled_part(res, La, Lb, sv$s - 1L, t - 1L, sv$kind)
       done[[k]] <<- labelled_pair_counts(part, cats[[sv$x]],
                                          if (!is.null(sv$y)) cats[[sv$y]],
-                                         edges, how$run, threads, start)
+                                         edges, how$run, threads, elapsed)
     }
   }
   auto <- names(served)[kinds != "cross"]

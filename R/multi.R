@@ -431,11 +431,12 @@ labelled_part <- function(parts, La, Lb, s, t, kind) {
 # (prepared; cb NULL for auto pairs) from its part of a labelled count
 # (labelled_part()), as count_pairs() and count_catalogs() make it from
 # a count of their own: the points, weights, patches and fingerprints
-# are those of ca and cb. Its `elapsed` (from `start`, when the labelled
-# count began), `grid_plan_s` and `pairs_skipped` are those of the
-# labelled count, which counted this and the other samples' pairs
-# together; `labelled` is TRUE.
-labelled_pair_counts <- function(part, ca, cb, edges, run, threads, start) {
+# are those of ca and cb. Its `elapsed` (the labelled count's seconds,
+# given), `grid_plan_s` and `pairs_skipped` are those of the labelled
+# count, which counted this and the other samples' pairs together, and
+# are the same in every count made of it; `labelled` is TRUE.
+labelled_pair_counts <- function(part, ca, cb, edges, run, threads,
+                                 elapsed) {
   pa <- ca$patch
   pb <- if (!is.null(cb)) cb$patch
   P <- catalog_n_patches(ca)
@@ -444,7 +445,9 @@ labelled_pair_counts <- function(part, ca, cb, edges, run, threads, start) {
                      attr(pa, "ranges"),
                      if (!is.null(cb)) attr(pb, "ranges") else
                        attr(pa, "ranges"),
-                     P, FALSE, start)
+                     P, FALSE, proc.time()[["elapsed"]])
+  pc$elapsed <- elapsed
+  pc$gpu_idle_s <- gpu_idle(elapsed, pc$gpu_ms, run$devices)
   pc <- pip_result(pc, NULL, ca$weights, cb$weights, NULL, NULL,
                    is.null(cb), FALSE, pa, pb, P)
   pc <- add_fingerprints(pc, catalog_fingerprint(ca$xyz, ca$handle, threads),

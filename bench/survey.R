@@ -39,7 +39,8 @@
 # whole call and its ratio to the plain call (min to min, median to
 # median), then what the results record of their fastest run: the
 # counts' own seconds (the sum of each pair_counts result's `elapsed`,
-# so the rest of the call -- checks, patches' labels, w and the
+# that of a labelled count, shared by the counts made of it, once; so
+# the rest of the call -- checks, patches' labels, w and the
 # replicates, the assembly in R -- is the difference), the grid planning
 # (`grid_plan_s`), on the GPU the kernel time (`gpu_ms`) and the GPU's
 # idle seconds (`gpu_idle_s`), and any `timings` a count or the result
@@ -123,6 +124,11 @@ common <- list(bins = bins, backend = backend, devices = devices,
 # the counts' own timings, summed over the counts of a result
 count_timings <- function(x) {
   pcs <- attr(x, "pair_counts")
+  # counts made of one labelled count (wtheta_multi() on the CPU) share
+  # its elapsed, grid_plan_s and pairs_skipped: that count once
+  lab <- vapply(pcs, function(p) isTRUE(p$labelled), TRUE)
+  key <- vapply(pcs, function(p) paste(p$elapsed, p$grid_plan_s), "")
+  pcs <- pcs[!lab | !duplicated(ifelse(lab, key, seq_along(key)))]
   one <- function(field) {
     v <- unlist(lapply(pcs, function(p) p[[field]]))
     if (is.null(v) || all(is.na(v))) NA_real_ else sum(v, na.rm = TRUE)
