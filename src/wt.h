@@ -349,6 +349,9 @@ double wt_task_pairs(const wt_job *job, const wt_task *t);
 double wt_tasks_pairs(const wt_job *job);
 /* 1 when every task lies inside its catalogs and histograms */
 int wt_tasks_valid(const wt_job *job);
+/* La and Lb of a labelled job (wt_job.n_lab; 1 and 1 without labels):
+ * the dispatcher, the engine and the boundary all lay out by these */
+void wt_labels_sizes(const wt_job *job, int *la, int *lb);
 /* WT_FAULT_* bits from the environment variable WTHETA_TEST_FAULT, a comma
  * separated list of alloc, launch, copy, thread (tests only) */
 int wt_fault_from_env(void);

@@ -28,13 +28,6 @@
 #include "grid.h"
 #include "labels.h"
 
-void wt_labels_sizes(const wt_job *job, int *la, int *lb)
-{
-  *la = job->n_lab > 0 && job->a.lab ? job->n_lab : 1;
-  *lb = job->n_lab > 0 ? job->is_auto ? *la : job->b.lab ? job->n_lab : 1
-                       : 1;
-}
-
 static int refuse(wt_job *job, const char *why)
 {
   snprintf(job->message, sizeof job->message,

@@ -6,8 +6,6 @@
 #define WT_LABELS_H
 #include "wt.h"
 
-/* La and Lb of a labelled job (1 and 1 without labels) */
-void wt_labels_sizes(const wt_job *job, int *la, int *lb);
 /* WT_OK, or WT_ERR_ARG with job->message naming why labels cannot be
  * counted so (the GPU, pip, thsum, self pairs, a side without labels,
  * a label outside [0, n_lab)) */

@@ -378,8 +378,9 @@ static int pip_count_form(const wt_job *job)
 /* La Lb: the histograms of a task's block in a labelled job */
 static int label_blocks(const wt_job *job)
 {
-  const int La = job->a.lab ? job->n_lab : 1;
-  return La * (job->is_auto ? La : job->b.lab ? job->n_lab : 1);
+  int la, lb;
+  wt_labels_sizes(job, &la, &lb);
+  return la * lb;
 }
 
 /* Picks the kernels of instruction set isa (one this CPU can run) and
@@ -586,8 +587,8 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
   r->ctx.pa = &r->pa;
   r->ctx.pb = &r->pb;
   if (status == WT_OK && job->n_lab > 0) {
-    const int La = job->a.lab ? job->n_lab : 1;
-    const int Lb = label_blocks(job) / La;
+    int La, Lb;
+    wt_labels_sizes(job, &La, &Lb);
     const int32_t *lb = job->is_auto ? job->a.lab : job->b.lab;
     r->lab_a = cpu_malloc(job, (size_t)(r->pa.n > 0 ? r->pa.n : 1) *
                                  sizeof *r->lab_a);

@@ -69,6 +69,13 @@ int wt_fault_on_device(int fault, int device)
   return d == 0 || d - 1 == device;
 }
 
+void wt_labels_sizes(const wt_job *job, int *la, int *lb)
+{
+  *la = job->n_lab > 0 && job->a.lab ? job->n_lab : 1;
+  *lb = job->n_lab > 0 ? job->is_auto ? *la : job->b.lab ? job->n_lab : 1
+                       : 1;
+}
+
 /* every task inside its catalogs and histograms (with labels, the task's
  * histograms: n_out / (La Lb), wt.h); in an auto job a task is a diagonal
  * range or two disjoint ones (wt.h) */
@@ -77,10 +84,11 @@ int wt_tasks_valid(const wt_job *job)
   const int64_t na = job->a.n, nb = job->is_auto ? job->a.n : job->b.n;
   int n_out = job->n_out;
   if (job->n_lab > 0) {
-    const int64_t la = job->a.lab ? job->n_lab : 1,
-      lb = job->is_auto ? la : job->b.lab ? job->n_lab : 1;
-    if (n_out % (la * lb) != 0) return 0;
-    n_out = (int)(n_out / (la * lb));
+    int la, lb;
+    wt_labels_sizes(job, &la, &lb);
+    const int64_t per = (int64_t)la * lb;
+    if (n_out % per != 0) return 0;
+    n_out = (int)(n_out / per);
   }
   for (int64_t k = 0; k < job->n_tasks; k++) {
     const wt_task *t = &job->tasks[k];

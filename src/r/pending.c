@@ -383,8 +383,8 @@ static SEXP pending_result(SEXP holder, wt_pending *p, int status,
     wtr_status_error(status, &failed);
   }
   const wt_job *job = &p->job;
-  const int La = job->a.lab ? job->n_lab : 1;
-  const int Lb = job->is_auto ? La : job->b.lab ? job->n_lab : 1;
+  int La, Lb;
+  wt_labels_sizes(job, &La, &Lb);
   SEXP out = PROTECT(job->n_lab > 0
                      ? label_parts(job->slots, job->wsum, job->n_out,
                                    job->bins->n_bins, La, Lb, job->is_auto,
