@@ -7,8 +7,10 @@
 # or D1D2, D1R2, R1D2, R1R2; an element may be NULL when the estimator
 # does not need it). `m`: patch multiplicities of the replicates when
 # given (wtheta_multi() shares one draw among its correlations).
+# `reduced`: where the replicates' normalised counts are kept and found
+# again (replicate_cache()), when several results share counts and `m`.
 wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
-                          m = NULL) {
+                          m = NULL, reduced = NULL) {
   is_cross <- "D1D2" %in% names(pcs)
   first <- pcs[[1L]]
   edges <- first$edges
@@ -37,7 +39,7 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
     cov <- diag(out$w_err^2, nb)
   } else if (resample) {
     reps <- replicate_w(pcs, estimator, is_cross, error, n_boot, seed,
-                        weighted, m)
+                        weighted, m, reduced)
     bad <- which(rowSums(!is.finite(reps)) > 0)
     if (length(bad)) {
       warning("w_err is NA in ", length(bad), " bin(s) where a ", error,
@@ -173,54 +175,79 @@ bootstrap_seed <- function(seed) {
 # patch a the multiplicity m[a, r]; a pair between patches a and b then
 # counts m_a m_b times, and the normalisers follow the same rule.
 replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
-                        weighted, m = NULL) {
+                        weighted, m = NULL, reduced = NULL) {
   P <- dim(pcs[[1L]]$patch_counts)[1L]
   if (is.null(m)) m <- patch_multiplicities(error, P, n_boot, seed)
-  # mm[a + (b - 1) P, r] = m[a, r] m[b, r]
-  mm <- if (error != "jackknife") m[rep(seq_len(P), P), , drop = FALSE] *
-    m[rep(seq_len(P), each = P), , drop = FALSE]
-  norm <- lapply(pcs, function(pc) {
+  # mm[a + (b - 1) P, r] = m[a, r] m[b, r], made once when first needed
+  mm <- NULL
+  pair_m <- function() {
+    if (is.null(mm)) mm <<- m[rep(seq_len(P), P), , drop = FALSE] *
+        m[rep(seq_len(P), each = P), , drop = FALSE]
+    mm
+  }
+  norm <- stats::setNames(lapply(names(pcs), function(nm) {
+    pc <- pcs[[nm]]
     if (is.null(pc)) return(NULL)
-    is_auto <- pc$type == "auto"
-    arr <- if (weighted) pc$patch_weighted else pc$patch_counts
-    nb <- dim(arr)[3L]
-    # the normaliser of each replicate, from the points (weights) per patch
-    s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
-    s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
-    s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
-    pip <- identical(pc$pip$bitwise, "pairs")
-    if (pip && (is.null(pc$patch_pip_norm) || pc$self_pairs)) {
-      stop("The jackknife or bootstrap replicates of a count weighted by ",
-           "bitwise words on both sides need its normalisation by pair of ",
-           "patches (`patch_pip_norm`), which ",
-           if (pc$self_pairs) "counts with self pairs do not have yet" else
-             "this count does not carry", ".", call. = FALSE)
-    }
-    t1 <- colSums(m * s1)
-    total <- if (pip) {
-      pip_replicate_norm(pc$patch_pip_norm, m, is_auto)
-    } else if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
-      t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
-    if (error == "jackknife") {
-      # leaving patch r out: all pairs, less row r and column r of S, plus
-      # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C), each
-      # replicate's counts divided there by its total: no bins x P
-      # intermediates on R's heap
-      # (patch arrays are double already; storage.mode<- would copy them)
-      if (!is.double(arr)) storage.mode(arr) <- "double"
-      return(.Call(C_jackknife_counts, arr, is_auto, as.double(total)))
-    }
-    flat <- matrix(arr, P * P, nb)
-    counts <- crossprod(flat, mm)           # bins x replicates: m^T S m
-    if (is_auto) {
-      # S holds each pair between two patches at [a, b] and [b, a], the
-      # pairs inside a patch once: add the diagonal again and halve
-      diag_s <- flat[(seq_len(P) - 1L) * (P + 1L) + 1L, , drop = FALSE]
-      counts <- (counts + crossprod(diag_s, m^2)) / 2
-    }
-    counts / rep(total, each = nrow(counts))   # sweep(), without aperm()
-  })
+    key <- reduced$keys[[nm]]
+    if (!is.null(key) && !is.null(reduced$env[[key]]))
+      return(reduced$env[[key]])
+    out <- replicate_counts(pc, m, pair_m, error, weighted)
+    if (!is.null(key)) assign(key, out, envir = reduced$env)
+    out
+  }), names(pcs))
   estimate_w(norm, estimator, is_cross)
+}
+
+# Where wtheta_multi() keeps each count's normalised replicate counts for
+# the correlations that share it: an environment (env) and, per count
+# column of one correlation (DD, DR, ...), the key of its count and
+# whether it is transposed (keys): the same key, the same numbers bit for
+# bit, as if reduced again.
+replicate_cache <- function(env, keys) list(env = env, keys = keys)
+
+# One count's replicate counts, each divided by its replicate's normaliser:
+# a bins x replicates matrix. pair_m() gives the P^2 x replicates products
+# m_a m_b (bootstrap).
+replicate_counts <- function(pc, m, pair_m, error, weighted) {
+  P <- dim(pc$patch_counts)[1L]
+  is_auto <- pc$type == "auto"
+  arr <- if (weighted) pc$patch_weighted else pc$patch_counts
+  nb <- dim(arr)[3L]
+  # the normaliser of each replicate, from the points (weights) per patch
+  s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
+  s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
+  s2 <- if (weighted) pc$patch_w2 else pc$patch_n2
+  pip <- identical(pc$pip$bitwise, "pairs")
+  if (pip && (is.null(pc$patch_pip_norm) || pc$self_pairs)) {
+    stop("The jackknife or bootstrap replicates of a count weighted by ",
+         "bitwise words on both sides need its normalisation by pair of ",
+         "patches (`patch_pip_norm`), which ",
+         if (pc$self_pairs) "counts with self pairs do not have yet" else
+           "this count does not carry", ".", call. = FALSE)
+  }
+  t1 <- colSums(m * s1)
+  total <- if (pip) {
+    pip_replicate_norm(pc$patch_pip_norm, m, is_auto)
+  } else if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
+    t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
+  if (error == "jackknife") {
+    # leaving patch r out: all pairs, less row r and column r of S, plus
+    # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C), each
+    # replicate's counts divided there by its total: no bins x P
+    # intermediates on R's heap
+    # (patch arrays are double already; storage.mode<- would copy them)
+    if (!is.double(arr)) storage.mode(arr) <- "double"
+    return(.Call(C_jackknife_counts, arr, is_auto, as.double(total)))
+  }
+  flat <- matrix(arr, P * P, nb)
+  counts <- crossprod(flat, pair_m())     # bins x replicates: m^T S m
+  if (is_auto) {
+    # S holds each pair between two patches at [a, b] and [b, a], the
+    # pairs inside a patch once: add the diagonal again and halve
+    diag_s <- flat[(seq_len(P) - 1L) * (P + 1L) + 1L, , drop = FALSE]
+    counts <- (counts + crossprod(diag_s, m^2)) / 2
+  }
+  counts / rep(total, each = nrow(counts))   # sweep(), without aperm()
 }
 
 # The PIP normaliser (pycorr's "total", pip_norm() in R/pip.R) of each

@@ -178,9 +178,15 @@ wtheta_multi <- function(data, random, bins,
     P <- catalog_n_patches(call$cats[[1L]])
     m <- patch_multiplicities(error, P, n_boot, seed)
   }
+  # a count is transposed, and its replicates reduced, once for the
+  # correlations sharing it
+  reduced <- new.env(parent = emptyenv())
+  transposed <- new.env(parent = emptyenv())
   entries <- lapply(seq_len(nrow(ij)), function(r) {
-    e <- wtheta_result(spec_counts(specs[[r]], done), estimator, error,
-                       n_boot, seed, m)
+    keys <- lapply(specs[[r]], function(s) paste(count_key(s), s$transposed))
+    names(keys) <- vapply(specs[[r]], `[[`, "", "col")
+    e <- wtheta_result(spec_counts(specs[[r]], done, transposed), estimator,
+                       error, n_boot, seed, m, replicate_cache(reduced, keys))
     attr(e, "pip") <- pip_record(pip, attr(e, "pair_counts"))
     e
   })

@@ -416,11 +416,18 @@ unique_counts <- function(spec) {
   out
 }
 
-# the counts of one correlation from those done, named by column
-spec_counts <- function(spec, done) {
+# the counts of one correlation from those done, named by column; a
+# transposed count is kept in `transposed` (an environment, or NULL) for
+# the next correlation that needs it (wtheta_multi())
+spec_counts <- function(spec, done, transposed = NULL) {
   out <- lapply(spec, function(s) {
-    pc <- done[[count_key(s)]]
-    if (s$transposed) transpose_counts(pc) else pc
+    key <- count_key(s)
+    pc <- done[[key]]
+    if (!s$transposed) return(pc)
+    if (is.null(transposed)) return(transpose_counts(pc))
+    if (is.null(transposed[[key]])) assign(key, transpose_counts(pc),
+                                           envir = transposed)
+    transposed[[key]]
   })
   stats::setNames(out, vapply(spec, `[[`, "", "col"))
 }
