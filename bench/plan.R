@@ -1,8 +1,11 @@
 # The host stages of the survey-scale call, timed WITHOUT counting a pair, so
 # that they can be measured on any machine (no GPU needed):
-#   Rscript bench/plan.R [N ...] [threads=T1,T2]
+#   Rscript bench/plan.R [N ...] [threads=T1,T2] [patches=P]
 #     N: default 1e7, several allowed; threads: default 1 and
-#     wtheta_threads() (at 10^8 points one thread takes minutes)
+#     wtheta_threads() (at 10^8 points one thread takes minutes);
+#     patches: P > 0 plans the count of a jackknife instead, one task per
+#     pair of P patches (sky_patches(X, P, seed = 1), labelled beforehand,
+#     untimed), as wtheta(error = "jackknife") counts
 # For N uniform points on the whole sky (the catalog of bench/scale.R gpu),
 # auto pairs, 20 log bins 0.01-10 deg, on each thread count, each stage's
 # seconds (minimum and median of 3 runs):
@@ -25,7 +28,9 @@
 library(wtheta)
 args <- commandArgs(trailingOnly = TRUE)
 th_arg <- grep("^threads=", args, value = TRUE)
-args <- setdiff(args, th_arg)
+p_arg <- grep("^patches=", args, value = TRUE)
+args <- setdiff(args, c(th_arg, p_arg))
+n_patches <- if (length(p_arg)) as.integer(sub("^patches=", "", p_arg[1])) else 0L
 ns <- if (length(args)) as.numeric(args) else 1e7
 bins <- theta_bins(0.01, 10, n = 20, log = TRUE)
 edges <- as.numeric(bins)
@@ -34,8 +39,9 @@ cpu <- sub(".*: ", "", grep("^model name", readLines("/proc/cpuinfo"),
 thread_set <- if (length(th_arg)) {
   as.integer(strsplit(sub("^threads=", "", th_arg[1]), ",")[[1]])
 } else unique(c(1L, wtheta_threads()))
-cat(sprintf("CPU: %s, threads %s; full-sky auto, 20 log bins 0.01-10 deg\n",
-            cpu, paste(thread_set, collapse = " and ")))
+cat(sprintf("CPU: %s, threads %s; full-sky auto, 20 log bins 0.01-10 deg%s\n",
+            cpu, paste(thread_set, collapse = " and "),
+            if (n_patches > 0) sprintf(", %d patches", n_patches) else ""))
 ns_ <- asNamespace("wtheta")
 timed <- function(expr) {
   t0 <- proc.time()[["elapsed"]]
@@ -47,15 +53,30 @@ res <- list()
 for (n in ns) {
   X <- random_catalog(n, ra_range = c(0, 360), dec_range = c(-90, 90),
                       seed = 3)
+  # a jackknife's count: the points grouped by patch, a task per patch pair
+  tasks <- NULL
+  if (n_patches > 0) {
+    P <- sky_patches(X, n_patches = n_patches, seed = 1)
+    lab <- ns_$nearest_centre(ns_$unit_vectors(X, wtheta_threads()),
+                              attr(P, "centres"))
+    X <- X[order(lab, method = "radix"), ]
+    ranges <- attr(ns_$with_ranges(list(labels = sort(lab),
+                                        counts = tabulate(lab, n_patches)))$labels,
+                   "ranges")
+    tasks <- ns_$patch_tasks(ranges, ranges, TRUE)
+  }
   for (th in thread_set) {
     for (g in list("prune", TRUE)) {
       old <- options(wtheta.grid = g)
       runs <- lapply(seq_len(reps), function(r) {
         a <- timed(ns_$check_catalog(X, "x"))
         b <- timed(ns_$unit_vectors(a$value, th))
-        c <- timed(.Call(ns_$C_catalog_new, b$value, NULL, NULL, NULL, NULL))
+        c <- timed(.Call(ns_$C_catalog_new, b$value, NULL,
+                         if (n_patches > 0) matrix(as.double(ranges), ncol = 2L),
+                         NULL, NULL))
         p <- .Call(ns_$C_plan_catalogs, c$value, NULL, edges,
-                   ns_$wt_constant("backend", "cuda"), th, ns_$grid_mode())
+                   ns_$wt_constant("backend", "cuda"), th, ns_$grid_mode(),
+                   tasks, as.integer(max(1, n_patches)^2))
         .Call(ns_$C_catalog_release, c$value)
         out <- c(check = a$s, unit_vectors = b$s, catalog = c$s, p)
         rm(a, b, c)
@@ -66,7 +87,8 @@ for (n in ns) {
       m <- do.call(rbind, runs)
       stage <- setdiff(colnames(m), c("tasks", "task_pairs", "cuda_launches",
                                       "cuda_chunk_loads"))
-      row <- data.frame(n = n, threads = th, grid = format(g),
+      row <- data.frame(n = n, threads = th, patches = n_patches,
+                        grid = format(g),
                         stage = c(sub("_s$", "", stage), "total"),
                         min_s = c(apply(m[, stage], 2, min),
                                   min(rowSums(m[, stage]))),

@@ -587,10 +587,12 @@ SEXP wt_r_count_cancel(SEXP holder)
 }
 
 /* the host stages of a count between catalogs cat1 and cat2 (NULL: auto)
- * without counting (wt_plan_catalogs): seconds and sizes, named; benches
+ * without counting (wt_plan_catalogs), of the whole catalogs or of tasks
+ * (a task matrix as count_pairs() gives, and n_out): seconds and sizes,
+ * named; benches
  * time the grid and the GPU engine's host work with it on any machine */
 SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
-                        SEXP threads, SEXP grid)
+                        SEXP threads, SEXP grid, SEXP tasks, SEXP n_out)
 {
   wt_catalog *ca = wtr_catalog_of(cat1, "cat1");
   wt_catalog *cb = isNull(cat2) ? NULL : wtr_catalog_of(cat2, "cat2");
@@ -601,6 +603,16 @@ SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
   job.grid = asInteger(grid);
   job.n_devices = 1;
   job.n_out = 1;
+  /* tasks (patch pairs; NULL: the whole catalogs) and their histograms */
+  const R_xlen_t k = wtr_tasks_count(tasks);
+  if (!isNull(tasks)) {
+    job.tasks = (wt_task *)R_alloc((size_t)(k > 0 ? k : 1), sizeof(wt_task));
+    wtr_tasks_fill(tasks, k, job.tasks);
+    job.n_tasks = (int64_t)k;
+    job.n_out = asInteger(n_out);
+    if (job.n_out < 1 || job.n_out == NA_INTEGER)
+      error("wtheta internal: n_out must be a positive integer");
+  }
   if (XLENGTH(edges) < 2) error("wtheta internal: fewer than two edges");
   wt_bins bins;
   wtr_bins_of(edges, &bins);
