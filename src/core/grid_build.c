@@ -173,11 +173,150 @@ static int64_t build(range_tree *t, const uint64_t *key, int64_t koff,
  * number of threads. */
 #define RADIX_BITS 11
 #define RADIX (1 << RADIX_BITS)
+#define BUCKET_BITS 8                /* digits of the in-bucket passes */
+
+/* Stable LSD sort of (k, o)[0, m) by the low `bits` bits of k, all of
+ * whose higher bits are equal, 8 bits a pass, with scratch (k2, o2) of m;
+ * the result in (k, o). Small runs by insertion (stable: a key moves only
+ * past greater ones). */
+static void sort_bucket(uint64_t *k, int64_t *o, uint64_t *k2, int64_t *o2,
+                        int64_t m, int bits)
+{
+  if (m < 2) return;
+  if (m <= 32) {
+    for (int64_t i = 1; i < m; i++) {
+      const uint64_t kv = k[i];
+      const int64_t ov = o[i];
+      int64_t j = i;
+      for (; j > 0 && k[j - 1] > kv; j--) {
+        k[j] = k[j - 1];
+        o[j] = o[j - 1];
+      }
+      k[j] = kv;
+      o[j] = ov;
+    }
+    return;
+  }
+  int64_t cnt[1 << BUCKET_BITS];
+  uint64_t *sk = k, *dk = k2;
+  int64_t *so = o, *dO = o2;
+  for (int sh = 0; sh < bits; sh += BUCKET_BITS) {
+    memset(cnt, 0, sizeof cnt);
+    for (int64_t i = 0; i < m; i++)
+      cnt[(sk[i] >> sh) & ((1 << BUCKET_BITS) - 1)]++;
+    int64_t run = 0;
+    for (int d = 0; d < (1 << BUCKET_BITS); d++) {
+      int64_t v = cnt[d];
+      cnt[d] = run;
+      run += v;
+    }
+    for (int64_t i = 0; i < m; i++) {
+      int64_t at = cnt[(sk[i] >> sh) & ((1 << BUCKET_BITS) - 1)]++;
+      dk[at] = sk[i];
+      dO[at] = so[i];
+    }
+    uint64_t *tk = sk; sk = dk; dk = tk;
+    int64_t *to = so; so = dO; dO = to;
+  }
+  if (sk != k) {
+    memcpy(k, sk, (size_t)m * sizeof *k);
+    memcpy(o, so, (size_t)m * sizeof *o);
+  }
+}
+
+/* The same order (a stable sort by key is one order) by one pass on the
+ * top RADIX_BITS of the key's `bits`, striped as above, then each bucket
+ * sorted on its own by sort_bucket(), buckets shared among the threads:
+ * one scatter over the whole array instead of one per 11 bits, the rest
+ * inside buckets small enough for the caches, and two parallel regions
+ * instead of two per pass. WT_OK or WT_ERR_NOMEM (nothing changed). */
+static int sort_keys_msd(uint64_t *key, int64_t *order, int64_t n, int bits,
+                         int stripes)
+{
+  const int shift = bits - RADIX_BITS;
+  uint64_t *k2 = malloc((size_t)n * sizeof *k2);
+  int64_t *o2 = malloc((size_t)n * sizeof *o2);
+  int64_t *cnt = malloc((size_t)stripes * RADIX * sizeof *cnt);
+  int64_t *start = malloc((size_t)(RADIX + 1) * sizeof *start);
+  if (!k2 || !o2 || !cnt || !start) {
+    free(k2);
+    free(o2);
+    free(cnt);
+    free(start);
+    return WT_ERR_NOMEM;
+  }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(stripes)
+#endif
+  {
+#ifdef _OPENMP
+#pragma omp for schedule(static, 1)
+#endif
+    for (int t = 0; t < stripes; t++) {
+      int64_t *c = cnt + (size_t)t * RADIX;
+      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
+      memset(c, 0, RADIX * sizeof *c);
+      for (int64_t i = i0; i < i1; i++) c[key[i] >> shift]++;
+    }
+    /* offsets: digit-major, stripe-minor; each digit's bucket start */
+#ifdef _OPENMP
+#pragma omp single
+#endif
+    {
+      int64_t run = 0;
+      for (int d = 0; d < RADIX; d++) {
+        start[d] = run;
+        for (int t = 0; t < stripes; t++) {
+          int64_t v = cnt[(size_t)t * RADIX + d];
+          cnt[(size_t)t * RADIX + d] = run;
+          run += v;
+        }
+      }
+      start[RADIX] = run;
+    }
+#ifdef _OPENMP
+#pragma omp for schedule(static, 1)
+#endif
+    for (int t = 0; t < stripes; t++) {
+      int64_t *c = cnt + (size_t)t * RADIX;
+      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
+      for (int64_t i = i0; i < i1; i++) {
+        int64_t at = c[key[i] >> shift]++;
+        k2[at] = key[i];
+        o2[at] = order[i];
+      }
+    }
+    /* each bucket sorted in (k2, o2) with (key, order) as scratch, then
+     * copied back to its place in (key, order) */
+#ifdef _OPENMP
+#pragma omp for schedule(dynamic, 8)
+#endif
+    for (int d = 0; d < RADIX; d++) {
+      const int64_t s = start[d], m = start[d + 1] - start[d];
+      sort_bucket(k2 + s, o2 + s, key + s, order + s, m, shift);
+      memcpy(key + s, k2 + s, (size_t)m * sizeof *key);
+      memcpy(order + s, o2 + s, (size_t)m * sizeof *order);
+    }
+  }
+  free(k2);
+  free(o2);
+  free(cnt);
+  free(start);
+  return WT_OK;
+}
+
 static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
                      int n_threads)
 {
   int stripes = n_threads < 1 ? 1 : n_threads;
   if (n < (int64_t)stripes * 65536) stripes = 1;   /* not worth it */
+  /* many points: one pass on the top digit, then buckets
+   * (WTHETA_GRID_SORT=lsd keeps the passes over everything, to compare) */
+  if (n >= 65536 && bits > 2 * RADIX_BITS) {
+    const char *how = getenv("WTHETA_GRID_SORT");
+    if (!how || strcmp(how, "lsd") != 0)
+      return sort_keys_msd(key, order, n, bits, stripes);
+  }
   uint64_t *k2 = malloc((size_t)n * sizeof *k2);
   int64_t *o2 = malloc((size_t)n * sizeof *o2);
   int64_t *cnt = malloc((size_t)stripes * RADIX * sizeof *cnt);

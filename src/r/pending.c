@@ -606,8 +606,9 @@ SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
   /* tasks (patch pairs; NULL: the whole catalogs) and their histograms */
   const R_xlen_t k = wtr_tasks_count(tasks);
   if (!isNull(tasks)) {
-    job.tasks = (wt_task *)R_alloc((size_t)(k > 0 ? k : 1), sizeof(wt_task));
-    wtr_tasks_fill(tasks, k, job.tasks);
+    wt_task *t = (wt_task *)R_alloc((size_t)(k > 0 ? k : 1), sizeof(wt_task));
+    wtr_tasks_fill(tasks, k, t);
+    job.tasks = t;
     job.n_tasks = (int64_t)k;
     job.n_out = asInteger(n_out);
     if (job.n_out < 1 || job.n_out == NA_INTEGER)

@@ -127,6 +127,41 @@ test_that("the grid's parallel sort and tree build count the same on any number 
   expect_gt(one$grid_plan_s, 0)
 })
 
+test_that("the grid's sort by the top digit, then by bucket, is the full radix sort's order", {
+  # from 65536 points the keys are sorted by one pass on their top digit
+  # and then bucket by bucket (sort_keys_msd() in grid_build.c); a stable
+  # sort by key has one order, so the trees, the tasks and the weight sums
+  # of the bulk counts must be those of the passes over all the points
+  # (WTHETA_GRID_SORT=lsd), bit for bit; repeated points make equal keys,
+  # whose order only stability fixes
+  set.seed(37)
+  x <- random_sky(1.2e5, ra = c(0, 60), dec = c(-30, 30))
+  # repeats in the dense region (large buckets) and thin points over the
+  # rest of the sky, each twice (small buckets, sorted by insertion)
+  thin <- random_sky(2000)
+  x <- rbind(x, x[seq_len(2e4), ], thin, thin)
+  x$w <- runif(nrow(x), 0.5, 2)
+  e <- c(0, 0.1, 0.3, 0.6, 1)
+  count <- function(threads, sort) {
+    old <- Sys.getenv("WTHETA_GRID_SORT", unset = NA)
+    if (is.na(sort)) Sys.unsetenv("WTHETA_GRID_SORT") else
+      Sys.setenv(WTHETA_GRID_SORT = sort)
+    on.exit(if (is.na(old)) Sys.unsetenv("WTHETA_GRID_SORT") else
+      Sys.setenv(WTHETA_GRID_SORT = old))
+    with_grid(TRUE, pair_counts(x, bins = e, weights = "w", backend = "cpu",
+                                threads = threads, progress = FALSE))
+  }
+  for (th in unique(c(1L, test_threads()))) {
+    msd <- count(th, NA)
+    lsd <- count(th, "lsd")
+    expect_identical(slots_of(msd), slots_of(lsd))
+    expect_identical(msd$weighted, lsd$weighted)
+    expect_identical(msd$weighted_above, lsd$weighted_above)
+    expect_gt(msd$pairs_skipped, 0)
+  }
+  expect_equal(sum(slots_of(msd)), nrow(x) * (nrow(x) - 1) / 2)
+})
+
 test_that("the grouped walk of patch pairs sums weights as brute force does", {
   # patch jobs walk every cell once for all patch pairs (grid_walk.c,
   # walk_groups()); weight sums change summation order only, and stay the
