@@ -162,6 +162,14 @@ static int add_bulk(walk *wk, int32_t out, int slot, double n, double w)
   return WT_OK;
 }
 
+/* every pair of nodes a and b (distinct) lies beyond the last edge, as
+ * pair_nodes() would find it (slot_range() of the least chord) */
+static int beyond(const walk *wk, const node *a, const node *b)
+{
+  const double lo = fmax(0.0, chord(a->c, b->c) - a->r - b->r);
+  return wk->upper[wk->n_slots - 2] <= lo * lo * (1.0 - 1e-9);
+}
+
 /* the pairs between node ia of A and node ib of B (the same node of the
  * same tree when diag: its unordered pairs) */
 static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
@@ -294,6 +302,10 @@ static int cell_visit(void *ctx, int64_t id)
   int64_t j = c->index_b[id];
   if (j < 0 || (c->diagonal && j < c->i)) return WT_OK;   /* each pair once */
   const range_tree *ta = c->ta, *tb = c->tb;
+  /* beyond the last edge: with the pairs never looked at (walk_cell()) */
+  if (!(c->diagonal && j == c->i) &&
+      beyond(c->wk, &ta->nodes[ta->root_of[c->i]], &tb->nodes[tb->root_of[j]]))
+    return WT_OK;
   int st = pair_nodes(c->wk, ta, ta->root_of[c->i], tb, tb->root_of[j],
                       c->diagonal && j == c->i, c->t->out);
   if (st != WT_OK || (c->diagonal && j == c->i)) return st;
@@ -486,6 +498,12 @@ static int group_visit(void *ctx, int64_t id)
     const range_tree *tb = &G->b->trees[tree];
     const int diagonal = G->job->is_auto && t->a0 == t->b0;
     if (diagonal && j < c->i) continue;               /* each pair once */
+    /* a root pair beyond the last edge: left out of kept, so counted with
+     * the pairs never looked at (group_unit()), without a bulk entry */
+    if (!(diagonal && j == c->i) &&
+        beyond(c->wk, &c->ta->nodes[c->ta->root_of[c->i]],
+               &tb->nodes[tb->root_of[j]]))
+      continue;
     int st = pair_nodes(c->wk, c->ta, c->ta->root_of[c->i], tb,
                         tb->root_of[j], diagonal && j == c->i, t->out);
     if (st != WT_OK) return st;
