@@ -167,18 +167,16 @@ static int64_t build(range_tree *t, const uint64_t *key, int64_t koff,
   return id;
 }
 
-/* Radix sort of (key, index) by key, 11 bits a pass, stable (LSD). Each
- * pass counts digits per stripe of points, in parallel, then every stripe
- * scatters its points from its own offsets: the order is the same on any
- * number of threads. */
+/* Radix sorts of (key, index) by key, stable: the order is the same on
+ * any number of threads. */
 #define RADIX_BITS 11
 #define RADIX (1 << RADIX_BITS)
 #define BUCKET_BITS 8                /* digits of the in-bucket passes */
 
-/* Stable LSD sort of (k, o)[0, m) by the low `bits` bits of k, all of
- * whose higher bits are equal, 8 bits a pass, with scratch (k2, o2) of m;
- * the result in (k, o). Small runs by insertion (stable: a key moves only
- * past greater ones). */
+/* Stable LSD sort of (k, o)[0, m) by the low `bits` bits of k (all of
+ * them, or those below the equal higher bits of a bucket), 8 bits a pass,
+ * on one thread, with scratch (k2, o2) of m; the result in (k, o). Small
+ * runs by insertion (stable: a key moves only past greater ones). */
 static void sort_bucket(uint64_t *k, int64_t *o, uint64_t *k2, int64_t *o2,
                         int64_t m, int bits)
 {
@@ -225,7 +223,8 @@ static void sort_bucket(uint64_t *k, int64_t *o, uint64_t *k2, int64_t *o2,
 }
 
 /* The same order (a stable sort by key is one order) by one pass on the
- * top RADIX_BITS of the key's `bits`, striped as above, then each bucket
+ * top RADIX_BITS of the key's `bits` (each stripe of points counts its
+ * digits, in parallel, then scatters from its own offsets), then each bucket
  * sorted on its own by sort_bucket(), buckets shared among the threads:
  * one scatter over the whole array instead of one per 11 bits, the rest
  * inside buckets small enough for the caches, and two parallel regions
@@ -310,64 +309,21 @@ static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
 {
   int stripes = n_threads < 1 ? 1 : n_threads;
   if (n < (int64_t)stripes * 65536) stripes = 1;   /* not worth it */
-  /* many points: one pass on the top digit, then buckets
-   * (WTHETA_GRID_SORT=lsd keeps the passes over everything, to compare) */
-  if (n >= 65536 && bits > 2 * RADIX_BITS) {
-    const char *how = getenv("WTHETA_GRID_SORT");
-    if (!how || strcmp(how, "lsd") != 0)
-      return sort_keys_msd(key, order, n, bits, stripes);
-  }
-  uint64_t *k2 = malloc((size_t)n * sizeof *k2);
-  int64_t *o2 = malloc((size_t)n * sizeof *o2);
-  int64_t *cnt = malloc((size_t)stripes * RADIX * sizeof *cnt);
-  if (!k2 || !o2 || !cnt) {
+  /* many points: one pass on the top digit, then buckets; else (and with
+   * WTHETA_GRID_SORT=lsd, to compare) LSD passes over all of them */
+  const char *how = getenv("WTHETA_GRID_SORT");
+  if (n >= 65536 && bits > 2 * RADIX_BITS && !(how && strcmp(how, "lsd") == 0))
+    return sort_keys_msd(key, order, n, bits, stripes);
+  uint64_t *k2 = malloc((size_t)(n > 0 ? n : 1) * sizeof *k2);
+  int64_t *o2 = malloc((size_t)(n > 0 ? n : 1) * sizeof *o2);
+  if (!k2 || !o2) {
     free(k2);
     free(o2);
-    free(cnt);
     return WT_ERR_NOMEM;
   }
-  uint64_t *src_k = key, *dst_k = k2;
-  int64_t *src_o = order, *dst_o = o2;
-  for (int sh = 0; sh < bits; sh += RADIX_BITS) {
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(stripes) if (stripes > 1) schedule(static, 1)
-#endif
-    for (int t = 0; t < stripes; t++) {
-      int64_t *c = cnt + (size_t)t * RADIX;
-      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
-      memset(c, 0, RADIX * sizeof *c);
-      for (int64_t i = i0; i < i1; i++) c[(src_k[i] >> sh) & (RADIX - 1)]++;
-    }
-    /* offsets: digit-major, stripe-minor */
-    int64_t run = 0;
-    for (int d = 0; d < RADIX; d++)
-      for (int t = 0; t < stripes; t++) {
-        int64_t v = cnt[(size_t)t * RADIX + d];
-        cnt[(size_t)t * RADIX + d] = run;
-        run += v;
-      }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(stripes) if (stripes > 1) schedule(static, 1)
-#endif
-    for (int t = 0; t < stripes; t++) {
-      int64_t *c = cnt + (size_t)t * RADIX;
-      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
-      for (int64_t i = i0; i < i1; i++) {
-        int64_t at = c[(src_k[i] >> sh) & (RADIX - 1)]++;
-        dst_k[at] = src_k[i];
-        dst_o[at] = src_o[i];
-      }
-    }
-    uint64_t *tk = src_k; src_k = dst_k; dst_k = tk;
-    int64_t *to = src_o; src_o = dst_o; dst_o = to;
-  }
-  if (src_k != key) {
-    memcpy(key, src_k, (size_t)n * sizeof *key);
-    memcpy(order, src_o, (size_t)n * sizeof *order);
-  }
+  sort_bucket(key, order, k2, o2, n, bits);
   free(k2);
   free(o2);
-  free(cnt);
   return WT_OK;
 }
 
