@@ -162,18 +162,16 @@ static int add_bulk(walk *wk, int32_t out, int slot, double n, double w)
   return WT_OK;
 }
 
-/* every pair of nodes a and b (distinct) lies beyond the last edge, as
- * pair_nodes() would find it (slot_range() of the least chord) */
-static int beyond(const walk *wk, const node *a, const node *b)
-{
-  const double lo = fmax(0.0, chord(a->c, b->c) - a->r - b->r);
-  return wk->upper[wk->n_slots - 2] <= lo * lo * (1.0 - 1e-9);
-}
+/* pair_nodes() of a root pair wholly beyond the last edge: nothing
+ * added; the caller leaves its pairs to those never looked at */
+#define WALK_BEYOND (-1)
 
 /* the pairs between node ia of A and node ib of B (the same node of the
- * same tree when diag: its unordered pairs) */
+ * same tree when diag: its unordered pairs); root: a pair of cell roots,
+ * which returns WALK_BEYOND instead of a bulk entry beyond the last edge */
 static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
-                      const range_tree *B, int64_t ib, int diag, int32_t out)
+                      const range_tree *B, int64_t ib, int diag, int32_t out,
+                      int root)
 {
   const node *a = &A->nodes[ia], *b = &B->nodes[ib];
   double na = (double)(a->end - a->start), nb = (double)(b->end - b->start);
@@ -192,6 +190,7 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
   slot_range(wk, lo * lo, hi * hi, &slo, &shi);
   const int above = wk->n_slots - 1, slot = slo;
   if (slo == shi && (wk->bulk || slot == above)) {
+    if (root && slot == above) return WALK_BEYOND;
     /* WT_WALK_FIXED: a task of that slot; below the first edge (slot 0)
      * too, as a task of unknown slots (the weight sums keep slot 0) */
     if (wk->fixed && slot != above)
@@ -228,7 +227,8 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
       if (a->child[i] < 0) continue;
       for (int j = i; j < 4 && status == WT_OK; j++) {
         if (a->child[j] < 0) continue;
-        status = pair_nodes(wk, A, a->child[i], A, a->child[j], i == j, out);
+        status = pair_nodes(wk, A, a->child[i], A, a->child[j], i == j, out,
+                            0);
       }
     }
     return status;
@@ -236,11 +236,11 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
   if (!a_leaf && (b_leaf || na >= nb)) {
     for (int i = 0; i < 4 && status == WT_OK; i++)
       if (a->child[i] >= 0)
-        status = pair_nodes(wk, A, a->child[i], B, ib, 0, out);
+        status = pair_nodes(wk, A, a->child[i], B, ib, 0, out, 0);
   } else {
     for (int j = 0; j < 4 && status == WT_OK; j++)
       if (b->child[j] >= 0)
-        status = pair_nodes(wk, A, ia, B, b->child[j], 0, out);
+        status = pair_nodes(wk, A, ia, B, b->child[j], 0, out, 0);
   }
   return status;
 }
@@ -302,12 +302,10 @@ static int cell_visit(void *ctx, int64_t id)
   int64_t j = c->index_b[id];
   if (j < 0 || (c->diagonal && j < c->i)) return WT_OK;   /* each pair once */
   const range_tree *ta = c->ta, *tb = c->tb;
-  /* beyond the last edge: with the pairs never looked at (walk_cell()) */
-  if (!(c->diagonal && j == c->i) &&
-      beyond(c->wk, &ta->nodes[ta->root_of[c->i]], &tb->nodes[tb->root_of[j]]))
-    return WT_OK;
   int st = pair_nodes(c->wk, ta, ta->root_of[c->i], tb, tb->root_of[j],
-                      c->diagonal && j == c->i, c->t->out);
+                      c->diagonal && j == c->i, c->t->out, 1);
+  /* beyond the last edge: with the pairs never looked at (walk_cell()) */
+  if (st == WALK_BEYOND) return WT_OK;
   if (st != WT_OK || (c->diagonal && j == c->i)) return st;
   const node *cb = &tb->nodes[tb->root_of[j]];
   c->kept_n += c->na * (double)(cb->end - cb->start);
@@ -498,14 +496,11 @@ static int group_visit(void *ctx, int64_t id)
     const range_tree *tb = &G->b->trees[tree];
     const int diagonal = G->job->is_auto && t->a0 == t->b0;
     if (diagonal && j < c->i) continue;               /* each pair once */
+    int st = pair_nodes(c->wk, c->ta, c->ta->root_of[c->i], tb,
+                        tb->root_of[j], diagonal && j == c->i, t->out, 1);
     /* a root pair beyond the last edge: left out of kept, so counted with
      * the pairs never looked at (group_unit()), without a bulk entry */
-    if (!(diagonal && j == c->i) &&
-        beyond(c->wk, &c->ta->nodes[c->ta->root_of[c->i]],
-               &tb->nodes[tb->root_of[j]]))
-      continue;
-    int st = pair_nodes(c->wk, c->ta, c->ta->root_of[c->i], tb,
-                        tb->root_of[j], diagonal && j == c->i, t->out);
+    if (st == WALK_BEYOND) continue;
     if (st != WT_OK) return st;
     if (diagonal && j == c->i) continue;
     const node *cb = &tb->nodes[tb->root_of[j]];
