@@ -63,6 +63,10 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
   how <- plan_counting(backend, devices, threads, distribute, checkpoint,
                        retries, timeout, mean_theta)
   how$pip <- pip
+  # a jackknife needs only the margins of each count's patch arrays (rows,
+  # columns, diagonal: P x bins each), counted here; distributed counts
+  # (and PIP counts) keep the arrays
+  how$margins <- identical(error, "jackknife") && is.null(pip)
   n_counts <- if (is.null(counts)) 1L else length(counts)
   check_call_memory(cc$cats, w, length(edges) - 1L, n_counts, pat, resample,
                     patches, n_patches, error, n_boot, bits)
@@ -297,7 +301,7 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
   auto <- names(served)[kinds != "cross"]
   if (length(auto)) {
     start <- proc.time()[["elapsed"]]
-    res <- count_union(u, NULL, edges, how$run, threads, progress,
+    res <- count_union(u, NULL, edges, how, threads, progress,
                        length(auto), S)
     split(res, auto, S, S, start)
   }
@@ -313,7 +317,7 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
     if (length(random_keys) > 1L) on.exit(catalog_release(r$handle),
                                           add = TRUE)
     start <- proc.time()[["elapsed"]]
-    res <- count_union(u, r, edges, how$run, threads, progress,
+    res <- count_union(u, r, edges, how, threads, progress,
                        length(cross), S)
     split(res, cross, S, if (is.null(r$lab)) 1L else S, start)
   }
@@ -329,12 +333,14 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
 # xyz, weights, patch, lab (1-based or NULL), handle; r NULL for the auto
 # pairs of u) with S labels: count_pairs() with labels returns it as
 # count_labelled() says, a part per label pair (labelled_part() picks
-# one). `share`: the counts it serves, for progress.
-count_union <- function(u, r, edges, run, threads, progress, share, S) {
-  count_pairs(u$xyz, r$xyz, edges, FALSE, run, threads, progress,
+# one). `how`: the call's plan (its run, and whether patches keep their
+# margins only). `share`: the counts it serves, for progress.
+count_union <- function(u, r, edges, how, threads, progress, share, S) {
+  count_pairs(u$xyz, r$xyz, edges, FALSE, how$run, threads, progress,
               u$weights, r$weights, u$patch, r$patch, u$n_patches %||% 0L,
               progress_share = share, ha = u$handle, hb = r$handle,
-              la = u$lab, lb = r$lab, n_lab = S)$res
+              la = u$lab, lb = r$lab, n_lab = S,
+              margins = isTRUE(how$margins))$res
 }
 
 # Whether run_counts() overlaps its counts: on the GPU, run here (not

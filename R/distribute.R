@@ -100,7 +100,7 @@ count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
   count_pairs(a, b, edges, self_pairs, how$run, threads, progress, wa, wb,
               pa, pb, n_patches, ha = ha, hb = hb,
               mean_theta = isTRUE(how$mean_theta), defer = defer, ba = ba,
-              bb = bb, pip = pip)
+              bb = bb, pip = pip, margins = isTRUE(how$margins))
 }
 
 # like count_pairs(), with the block pairs run as futures, one future per

@@ -80,7 +80,7 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
             estimator = estimator,
             self_pairs = if (is_cross) FALSE else first$self_pairs,
             weighted = weighted, error = error, cov = cov,
-            n_patches = if (resample) dim(first$patch_counts)[1L] else
+            n_patches = if (resample) count_n_patches(first) else
               NA_integer_,
             replicates = reps,
             patches = if (resample) first$patches,
@@ -92,6 +92,14 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
             n_outside = vapply(used, `[[`, 0, "n_outside"),
             edges = edges, theta_units = theta_units_of(first),
             footprint_check = NULL)
+}
+
+# the patches of a count: of its patch arrays (`patch_counts`) or of their
+# margins (`patch_margins`, a jackknife's counts); 0 without
+count_n_patches <- function(pc) {
+  if (!is.null(pc$patch_margins)) return(nrow(pc$patch_margins$rows))
+  if (!is.null(pc$patch_counts)) return(dim(pc$patch_counts)[1L])
+  0L
 }
 
 # the covariance of replicate w (bins x replicates, or any stack of
@@ -176,7 +184,7 @@ bootstrap_seed <- function(seed) {
 # counts m_a m_b times, and the normalisers follow the same rule.
 replicate_w <- function(pcs, estimator, is_cross, error, n_boot, seed,
                         weighted, m = NULL, reduced = NULL) {
-  P <- dim(pcs[[1L]]$patch_counts)[1L]
+  P <- count_n_patches(pcs[[1L]])
   if (is.null(m)) m <- patch_multiplicities(error, P, n_boot, seed)
   # mm[a + (b - 1) P, r] = m[a, r] m[b, r], made once when first needed
   mm <- NULL
@@ -209,10 +217,17 @@ replicate_cache <- function(env, keys) list(env = env, keys = keys)
 # a bins x replicates matrix. pair_m() gives the P^2 x replicates products
 # m_a m_b (bootstrap).
 replicate_counts <- function(pc, m, pair_m, error, weighted) {
-  P <- dim(pc$patch_counts)[1L]
+  P <- count_n_patches(pc)
   is_auto <- pc$type == "auto"
   arr <- if (weighted) pc$patch_weighted else pc$patch_counts
-  nb <- dim(arr)[3L]
+  margins <- if (weighted) pc$patch_margins_weighted else pc$patch_margins
+  if (is.null(arr) && error != "jackknife") {
+    stop("The ", error, " needs each count's pairs by pair of patches ",
+         "(`patch_counts`), but these counts keep only their margins ",
+         "(`patch_margins`, what a jackknife needs, as wtheta() with error = ",
+         "\"jackknife\" counts them). Count them with pair_counts() and ",
+         "`patches`, or with wtheta(error = \"", error, "\").", call. = FALSE)
+  }
   # the normaliser of each replicate, from the points (weights) per patch
   s1 <- if (weighted) pc$patch_w1 else pc$patch_n1
   s1_sq <- if (weighted) pc$patch_w1_sq else pc$patch_n1
@@ -235,10 +250,16 @@ replicate_counts <- function(pc, m, pair_m, error, weighted) {
     # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C), each
     # replicate's counts divided there by its total: no bins x P
     # intermediates on R's heap
-    # (patch arrays are double already; storage.mode<- would copy them)
+    # (patch arrays are double already; storage.mode<- would copy them).
+    # From the margins alone when the count kept only those: the same
+    # numbers (src/core/resample.c)
+    if (!is.null(margins)) {
+      return(.Call(C_jackknife_margins, margins, is_auto, as.double(total)))
+    }
     if (!is.double(arr)) storage.mode(arr) <- "double"
     return(.Call(C_jackknife_counts, arr, is_auto, as.double(total)))
   }
+  nb <- dim(arr)[3L]
   flat <- matrix(arr, P * P, nb)
   counts <- crossprod(flat, pair_m())     # bins x replicates: m^T S m
   if (is_auto) {

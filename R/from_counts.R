@@ -102,13 +102,25 @@ wtheta_from_counts <- function(dd, dr = NULL, rr = NULL, rd = NULL,
   # counts given beyond the estimator's needs are checked and kept, as
   # wtheta() keeps all its counts
   check_counts_agree(pcs, args, is_cross)
-  has_p <- !is.null(dd$patch_counts)
+  has_p <- count_n_patches(dd) > 0L
   if (is.null(error)) error <- if (has_p) "jackknife" else "poisson"
   error <- match_error(error)
   if (error %in% c("jackknife", "bootstrap") && !has_p) {
     stop("error = \"", error, "\" needs counts with patches (pair_counts() ",
          "with `patches`, or prepared catalogs with patches); `dd` has none.",
          call. = FALSE)
+  }
+  if (error == "bootstrap") {
+    for (nm in names(pcs)) {
+      if (!is.null(pcs[[nm]]) && is.null(pcs[[nm]]$patch_counts)) {
+        stop("error = \"bootstrap\" needs the pairs of each pair of ",
+             "patches (`patch_counts`), but `", args[[nm]], "` keeps only ",
+             "their margins (`patch_margins`), as the counts of wtheta() ",
+             "with error = \"jackknife\" do: enough for a jackknife, not a ",
+             "bootstrap. Count with pair_counts() and `patches`, or with ",
+             "wtheta(error = \"bootstrap\").", call. = FALSE)
+      }
+    }
   }
   if (error == "bootstrap") check_count(n_boot, "n_boot")
   check_seed(seed)
@@ -157,9 +169,8 @@ check_counts_agree <- function(pcs, args, is_cross) {
         if (is.null(ref$weighted)) "unweighted" else "weighted",
         "; count all with weights or none.", call. = FALSE)
     }
-    if (is.null(pc$patch_counts) != is.null(ref$patch_counts) ||
-        !identical(pc$patches, ref$patches) ||
-        !identical(dim(pc$patch_counts)[1:2], dim(ref$patch_counts)[1:2])) {
+    if (count_n_patches(pc) != count_n_patches(ref) ||
+        !identical(pc$patches, ref$patches)) {
       stop("`", a, "` has other patches than `", args[[1L]], "`; count all ",
            "with the same patches (the same sky_patches() result or ",
            "labels), or all without.", call. = FALSE)
@@ -286,6 +297,32 @@ check_pair_counts <- function(pc, arg) {
     if (any(!is.finite(a)) || (f == "patch_counts" && any(a < 0))) {
       bad(f, "holds a count that is not finite, or negative")
     }
+  }
+  for (f in c("patch_margins", "patch_margins_weighted")) {
+    m <- pc[[f]]
+    if (is.null(m)) next
+    if (!is.null(pc$patch_counts) || !is.null(pc$patch_weighted)) {
+      bad(f, paste0("comes with `patch_counts`: a count keeps its patch ",
+                    "arrays or their margins, not both"))
+    }
+    P <- if (is.list(m) && is.matrix(m$rows)) nrow(m$rows) else 0L
+    shape_ok <- is.list(m) && identical(names(m),
+                                        c("rows", "cols", "diag", "total")) &&
+      P >= 1L && all(vapply(m[1:3], function(v) is.numeric(v) &&
+                              identical(dim(v), c(P, nb)), TRUE)) &&
+      is_num(m$total) && length(m$total) == nb
+    if (!shape_ok) {
+      bad(f, paste0("must be list(rows, cols, diag, total): three P x ", nb,
+                    " matrices (patches, bins) and ", nb, " totals, not ",
+                    describe(m)))
+    }
+    v <- unlist(m, use.names = FALSE)
+    if (any(!is.finite(v)) || (f == "patch_margins" && any(v < 0))) {
+      bad(f, "holds a count that is not finite, or negative")
+    }
+  }
+  if (!is.null(pc$patch_margins_weighted) && is.null(pc$patch_margins)) {
+    bad("patch_margins_weighted", "comes without `patch_margins`")
   }
   invisible(pc)
 }

@@ -19,14 +19,15 @@
 #' D_i D_j (each pair of points into the histogram of its two samples),
 #' and one count of the union against the randoms (labelled too when each
 #' sample has its own) every D_i R. Each count is then split out as the
-#' separate count would have been (its counts and patch arrays identical,
+#' separate count would have been (its counts and patch arrays, or with
+#' jackknife errors their margins, identical,
 #' its weighted counts to rounding) and records `labelled = TRUE`; its
 #' `elapsed`, `grid_plan_s` and `pairs_skipped` are those of the count
 #' shared by all samples. The randoms' pairs are counted as before. This
 #' is not done with `self_pairs = TRUE`, `mean_theta = TRUE`, PIP weights
 #' (`bitwise`, `angular`), `distribute`, on the GPU, for one sample, when
-#' the union's histograms (patches^2 x samples^2 of `n_bins + 2` slots,
-#' 16 bytes a slot, 32 weighted) would take more than a quarter of the
+#' the union's histograms (at most patches^2 x samples^2 of `n_bins + 2`
+#' slots, 16 bytes a slot, 32 weighted) would take more than a quarter of the
 #' memory available, or with `options(wtheta.labels = FALSE)` (see
 #' [wtheta-package], section Labelled counts): each count is then made
 #' on its own.

@@ -17,7 +17,18 @@
 #'   symmetric and a pair of patches `a != b` is stored in both `[a, b]` and
 #'   `[b, a]`, so `sum(patch_counts[, , k])` exceeds `counts[k]` by the
 #'   pairs between different patches; `counts` stays the plain total).
-#'   [wtheta()] builds jackknife and bootstrap errors from these.
+#'   [wtheta()] builds jackknife and bootstrap errors from these. The
+#'   counts that [wtheta()] and [wtheta_multi()] make for a jackknife keep
+#'   only what a jackknife needs, the margins of these arrays, as
+#'   `patch_margins` (and `patch_margins_weighted` from the weighted
+#'   arrays) instead of `patch_counts` (`patch_weighted`): a list of `rows`
+#'   (`rows[a, k]` is `sum(patch_counts[a, , k])`), `cols`
+#'   (`sum(patch_counts[, b, k])`), `diag` (`patch_counts[a, a, k]`), three
+#'   patches x bins matrices, and `total` (`sum(patch_counts[, , k])`), each
+#'   summed as the arrays would be, so the replicates are the same bit for
+#'   bit; 100 patches and 20 bins take 48 kB instead of 1.6 MB a count.
+#'   [wtheta_from_counts()] makes jackknife errors from either form, and
+#'   bootstrap errors from the arrays only.
 #'
 #' @section Progress: With `progress = TRUE`, long runs report progress.
 #'   With the progressr package installed it goes to a progressr
@@ -284,12 +295,15 @@ gpu_idle <- function(elapsed, gpu_ms, devices) {
 # returns at once, so that R and the host work of the next count overlap
 # its kernels (run_counts() asks for it on the GPU only); without handles
 # it is counted now. la, lb, n_lab > 0: a labelled count (R/labelled.R).
+# margins: with patches, keep only the margins of the patch arrays
+# (`patch_margins`, all a jackknife needs) instead of the P x P x bins
+# arrays.
 count_pairs <- function(a, b, edges, self_pairs, run, threads,
                         progress = FALSE, wa = NULL, wb = NULL, pa = NULL,
                         pb = NULL, n_patches = 0L, progress_share = 1,
                         ha = NULL, hb = NULL, mean_theta = FALSE,
                         defer = FALSE, ba = NULL, bb = NULL, pip = NULL,
-                        la = NULL, lb = NULL, n_lab = 0L) {
+                        la = NULL, lb = NULL, n_lab = 0L, margins = FALSE) {
   start <- proc.time()[["elapsed"]]
   # a progressor (progressr) gets a sink for this count; see R/progress.R
   progress <- progress_sink(progress, progress_share)
@@ -323,8 +337,18 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
       lb <- g[["lab"]]
       rb <- attr(pb, "ranges")
     }
+    # one task per pair of patches within reach of each other, each with
+    # a histogram; the pairs of the others lie beyond the last edge
+    near <- .Call(C_patch_reach, a, ra, if (!is_auto) b,
+                  if (!is_auto) rb, edges[length(edges)], threads)
     tasks <- patch_tasks(ra, rb, is_auto)
-    n_out <- n_patches * n_patches
+    keep <- near[tasks[, 5L] + 1L]
+    if (!any(keep)) keep[1L] <- TRUE
+    far <- tasks[!keep, 5L]
+    tasks <- tasks[keep, , drop = FALSE]
+    patch_map <- as.integer(tasks[, 5L])
+    tasks[, 5L] <- seq_along(patch_map) - 1
+    n_out <- length(patch_map)
   }
   # only a count between catalogs that outlive it runs in a thread
   defer_here <- defer && !is.null(ha) && (is_auto || !is.null(hb))
@@ -345,7 +369,16 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                                     catalog_fingerprint(b, hb, threads))
   # labelled: each label pair's part comes back as a count of its own
   # would (label_parts() in src/r/pending.c; for count_labelled())
-  n_p <- if (is.null(pa)) 0L else as.integer(n_patches)
+  # the patches, the form of their counts (1: margins) and the pair of
+  # patches of each task histogram (patch_form in src/r/pending.c)
+  n_p <- if (is.null(pa)) 0L else list(as.integer(n_patches),
+                                       if (isTRUE(margins)) 1L else 0L,
+                                       patch_map)
+  # the pairs of the pairs of patches beyond reach, added to those beyond
+  # the last edge (far_pairs())
+  with_far <- if (is.null(pa) || !length(far)) identity else function(res) {
+    far_pairs(res, far, n_patches, ra, rb, wa, wb, L, la, lb, is_auto)
+  }
   finish <- if (L$n_lab > 0L) function(res, fp) {
     count_labelled(res, L, a, b, edges, run, wa, wb, pa, pb, ra, rb, la, lb,
                    n_out, n_patches, fp)
@@ -366,8 +399,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
       .Call(C_count_cancel, pending)
       stop(e)
     })
-    return(deferred(function() finish(.Call(C_count_wait, pending, progress,
-                                             n_p), fp),
+    return(deferred(function() finish(with_far(.Call(C_count_wait, pending,
+                                                      progress, n_p)), fp),
                     function() .Call(C_count_cancel, pending)))
   }
   fp <- fingerprints()
@@ -375,8 +408,63 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                wt_constant("backend", run$backend), threads, run$devices,
                tasks, as.integer(n_out * L$n), progress, grid_mode(), n_p,
                isTRUE(mean_theta), pip$c, L$n_lab)
-  out <- finish(res, fp)
+  out <- finish(with_far(res), fp)
   if (defer) deferred(function() out) else out
+}
+
+# The C result `res` of a count with patches (NULL: interrupted) with the
+# pairs of the pairs of patches `far` (task histograms a + b P, 0-based,
+# of P patches; patch_tasks()) added to those beyond the last edge (the
+# last slot of `total`, `wtotal`) and to `pairs_skipped`: those pairs of
+# patches had no task, since their caps lie farther apart than the last
+# edge. ra, rb: the patches' ranges; wa, wb: weights (grouped) or NULL;
+# a labelled count (L, la, lb: label_sizes(), the labels, 1-based) adds
+# to each part its own label pair's pairs (label_parts() in
+# src/r/pending.c says which part holds which).
+far_pairs <- function(res, far, P, ra, rb, wa, wb, L, la, lb, is_auto) {
+  if (is.null(res)) return(res)
+  p <- far %% P + 1
+  q <- far %/% P + 1
+  # points and weight sums per patch (rows) and label (columns)
+  per <- function(r, w, lab, n_lab) {
+    n <- as.integer(r[, 2L] - r[, 1L])
+    g <- rep.int(seq_len(nrow(r)), n)
+    if (!is.null(lab)) g <- g + (as.integer(lab) - 1L) * nrow(r)
+    size <- nrow(r) * n_lab
+    out <- list(n = matrix(as.double(tabulate(g, size)), nrow(r)))
+    if (!is.null(w)) {
+      s <- numeric(size)
+      v <- rowsum(as.double(w), g, reorder = TRUE)
+      s[as.integer(rownames(v))] <- v[, 1L]
+      out$w <- matrix(s, nrow(r))
+    }
+    out
+  }
+  A <- per(ra, wa, la, L$n_la)
+  B <- if (is_auto) A else per(rb, wb, lb, L$n_lb)
+  pairs <- function(x, y, s, t) sum(x[p, s] * y[q, t])
+  add <- function(part, s, t, kind) {
+    one <- function(x, y) if (kind == "pair") pairs(x, y, s, t) +
+                            pairs(x, y, t, s) else pairs(x, y, s, t)
+    last <- length(part$total)
+    part$total[last] <- part$total[last] + one(A$n, B$n)
+    if (!is.null(part$wtotal)) {
+      part$wtotal[last] <- part$wtotal[last] + one(A$w, B$w)
+    }
+    part$pairs_skipped <- part$pairs_skipped +
+      sum(rowSums(A$n)[p] * rowSums(B$n)[q])
+    part
+  }
+  if (L$n_lab <= 0L) return(add(res, 1L, 1L, "one"))
+  k <- 0L
+  for (s in seq_len(L$n_la)) {
+    for (t in if (is_auto) s:L$n_la else seq_len(L$n_lb)) {
+      k <- k + 1L
+      res[[k]] <- add(res[[k]], s, t,
+                      if (!is_auto || s == t) "one" else "pair")
+    }
+  }
+  res
 }
 
 # A count begun but not yet collected: finish() waits for it and returns
@@ -444,8 +532,13 @@ count_result <- function(res, a, b, edges, self_pairs, run, threads,
                       if (!is.null(pa)) as.integer(ra[, 2L] - ra[, 1L]),
                       if (!is.null(pa)) as.integer(rb[, 2L] - rb[, 1L]))
   if (!is.null(pa)) {
-    out$patch_counts <- res$patch_counts
-    if (weighted) out$patch_weighted <- res$patch_weighted
+    if (!is.null(res$patch_margins)) {
+      out$patch_margins <- res$patch_margins
+      if (weighted) out$patch_margins_weighted <- res$patch_margins_weighted
+    } else {
+      out$patch_counts <- res$patch_counts
+      if (weighted) out$patch_weighted <- res$patch_weighted
+    }
   }
   new_pair_counts(out)
 }
@@ -598,6 +691,10 @@ transpose_counts <- function(pc) {
   }
   for (k in c("patch_counts", "patch_weighted")) {
     if (!is.null(pc[[k]])) pc[[k]] <- aperm(pc[[k]], c(2L, 1L, 3L))
+  }
+  # margins: the rows of the transpose are the columns
+  for (k in c("patch_margins", "patch_margins_weighted")) {
+    if (!is.null(pc[[k]])) pc[[k]] <- swap(pc[[k]], "rows", "cols")
   }
   if (!is.null(pc$patch_pip_norm)) pc$patch_pip_norm <- t(pc$patch_pip_norm)
   pc

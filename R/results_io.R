@@ -102,7 +102,11 @@
 #' `theta_hi`, `counts`, and, when counted with `mean_theta = TRUE`,
 #' `theta_mean` and `theta_sum`, all with `TUNIT` the result's unit and
 #' the keyword `THUNIT`; and `PATCHES` with the per-patch count
-#' arrays when there are any), so that counts made on one machine can be
+#' arrays when there are any, one row per bin, or `MARGINS` for counts that
+#' keep only their margins (those of [wtheta()] with `error =
+#' "jackknife"`), one row per bin of the P row sums, P column sums and P
+#' diagonal counts of its patch array, then its total), so that counts
+#' made on one machine can be
 #' combined on another. A result with `theta_mean` (from
 #' `mean_theta = TRUE`) writes it as a column like the others, and
 #' [read_wtheta()] of a FITS table from another tool takes a
@@ -194,6 +198,14 @@ write_pair_counts <- function(x, file, overwrite = FALSE) {
     # one row per bin: the P x P counts of that bin, column-major
     extra <- list(PATCHES = list(
       COUNTS = t(matrix(as.double(a), d[1L] * d[2L], d[3L]))))
+  }
+  m <- x$patch_margins
+  if (!is.null(m)) {
+    # one row per bin: the P row sums, P column sums and P diagonal counts
+    # of that bin's patch array, then its total
+    extra <- list(MARGINS = list(
+      MARGINS = cbind(t(m$rows), t(m$cols), t(m$diag), m$total,
+                      deparse.level = 0)))
   }
   write_result(file, overwrite, "PAIR_COUNTS", table, keys, extra,
                list(object = x), "pair counts")

@@ -189,7 +189,9 @@
 #'   bootstrap w, one column each), `patches` (the patches used),
 #'   `pair_counts` (the [pair_counts()] results, raw counts included; R1D2
 #'   of a cross-correlation is the count of `data2` against the randoms,
-#'   transposed; see [wtheta_from_counts()] to reuse them),
+#'   transposed; with `error = "jackknife"` they keep the margins of their
+#'   patch arrays, `patch_margins`, instead of the arrays, see
+#'   [pair_counts()]; see [wtheta_from_counts()] to reuse them),
 #'   `backend`, `devices`, `threads`, `elapsed` (seconds for the whole call),
 #'   `n_outside` (pairs outside the edges per count), `seed` (the seed of
 #'   the k-means patches and bootstrap draws, when the call made any),

@@ -271,12 +271,26 @@ void wt_kmeanspp(const double *x, const double *y, const double *z,
 int wt_kmeans(const double *x, const double *y, const double *z, int64_t n,
               double *cx, double *cy, double *cz, int k, int max_iter,
               int *label, int n_threads);
+void wt_range_caps(const double *x, const double *y, const double *z,
+                   const int64_t *r, int k, double *cx, double *cy,
+                   double *cz, double *rad, int n_threads);
+int wt_caps_within(double ax, double ay, double az, double ar, double bx,
+                   double by, double bz, double br, double reach);
 
-/* core/resample.c: patch arrays, jackknife replicates, grouping by patch */
+/* core/resample.c: patch arrays and their margins, jackknife replicates,
+ * grouping by patch */
 void wt_patch_array(const uint64_t *counts, const double *wsums,
-                    int n_patches, int n_bins, int is_auto, double *o);
+                    const int64_t *inv, int n_patches, int n_bins,
+                    int is_auto, double *o);
+void wt_patch_margins(const double *S, const uint64_t *counts,
+                      const double *wsums, const int64_t *inv, int n_patches,
+                      int n_bins, int is_auto, double *rows, double *cols,
+                      double *diag, double *total);
+void wt_jackknife_margins(const double *rows, const double *cols,
+                          const double *diag, const double *total, int P,
+                          int nb, int is_auto, const double *norm, double *o);
 void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
-                         const double *norm, double *rows, double *o);
+                         const double *norm, double *scratch, double *o);
 void wt_group_by_label(const double *x, const double *y, const double *z,
                        const int *lab, const double *wv, int64_t n, int P,
                        int *cnt, int64_t *at, double *ox, double *oy,

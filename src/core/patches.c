@@ -260,3 +260,69 @@ int wt_kmeans(const double *x, const double *y, const double *z, int64_t n,
   free(nx);
   return rounds;
 }
+
+/* the angle (radians) between unit vectors u and v, from their chord:
+ * accurate at small angles, where acos of the dot product is not */
+static double chord_angle(double ux, double uy, double uz, double vx,
+                          double vy, double vz)
+{
+  const double dx = ux - vx, dy = uy - vy, dz = uz - vz;
+  const double c = sqrt(dx * dx + dy * dy + dz * dz) / 2.0;
+  return 2.0 * asin(c < 1.0 ? c : 1.0);
+}
+
+/* The bounding cap of each of k ranges [r[2 i], r[2 i + 1]) of unit
+ * vectors (x, y, z): its centre (cx, cy, cz), the sum of its vectors made
+ * unit, and radius rad (radians), the largest angle of one of them from
+ * the centre. An empty range has radius -1; one whose vectors sum to
+ * less than a thousandth of their number (spread over the sphere) radius
+ * pi. */
+void wt_range_caps(const double *x, const double *y, const double *z,
+                   const int64_t *r, int k, double *cx, double *cy,
+                   double *cz, double *rad, int n_threads)
+{
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
+#endif
+  for (int i = 0; i < k; i++) {
+    const int64_t i0 = r[2 * i], i1 = r[2 * i + 1];
+    double sx = 0.0, sy = 0.0, sz = 0.0;
+    for (int64_t j = i0; j < i1; j++) {
+      sx += x[j];
+      sy += y[j];
+      sz += z[j];
+    }
+    const double len = sqrt(sx * sx + sy * sy + sz * sz);
+    cx[i] = cy[i] = cz[i] = 0.0;
+    if (i1 <= i0) {
+      rad[i] = -1.0;
+      continue;
+    }
+    if (!(len > 1e-3 * (double)(i1 - i0))) {
+      rad[i] = M_PI;
+      continue;
+    }
+    cx[i] = sx / len;
+    cy[i] = sy / len;
+    cz[i] = sz / len;
+    double m = 0.0;
+    for (int64_t j = i0; j < i1; j++) {
+      const double a = chord_angle(cx[i], cy[i], cz[i], x[j], y[j], z[j]);
+      if (a > m) m = a;
+    }
+    rad[i] = m;
+  }
+}
+
+/* Whether two caps (centre, radius: wt_range_caps) can hold a pair of
+ * points within `reach` radians of each other: by the triangle
+ * inequality a pair is at least the centres' angle less both radii apart;
+ * a margin of 1e-9 radians, far above the rounding of these angles, keeps
+ * every pair that could lie within reach. Empty caps hold no pair. */
+int wt_caps_within(double ax, double ay, double az, double ar, double bx,
+                   double by, double bz, double br, double reach)
+{
+  if (ar < 0.0 || br < 0.0) return 0;
+  if (ar >= M_PI || br >= M_PI || reach >= M_PI) return 1;
+  return chord_angle(ax, ay, az, bx, by, bz) - ar - br <= reach + 1e-9;
+}

@@ -1,64 +1,130 @@
-/* Resampling arithmetic on plain arrays: patch arrays from the per-task
- * histograms, jackknife replicates from a patch array, and the stable
+/* Resampling arithmetic on plain arrays: patch arrays and their margins
+ * from the per-task histograms, jackknife replicates, and the stable
  * counting sort that groups a catalog by patch. r/patches.c wraps them for R. */
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"
 
-/* The counts of a patched count (task a + b P into histogram (a - 1) +
- * (b - 1) P, 1-based patches) as an n_patches x n_patches x n_bins array
- * [a, b, bin] of the in-range slots, into o. In an auto count the tasks
- * filled a <= b only: the transpose is added off the diagonal, so that
- * [a, b] and [b, a] both hold the pairs between patches a and b. From
+/* Histogram h of a patched count's patch pair h = a + b P (0-based; the
+ * histogram of the task of patches a + 1 and b + 1): inv[h] (NULL: h
+ * itself; -1: none, the pair lay beyond the last edge and its in-range
+ * slots are zero) */
+static int64_t hist_of(const int64_t *inv, size_t h)
+{
+  return inv ? inv[h] : (int64_t)h;
+}
+
+/* in-range slot s of histogram i (-1: zero) of counts or wsums */
+static double slot_value(const uint64_t *counts, const double *wsums,
+                         int64_t i, size_t n_row, size_t s)
+{
+  if (i < 0) return 0.0;
+  return counts ? (double)counts[(size_t)i * n_row + s]
+                : wsums[(size_t)i * n_row + s];
+}
+
+/* The counts of a patched count as an n_patches x n_patches x n_bins
+ * array [a, b, bin] of the in-range slots, into o; the histogram of patch
+ * pair a + b P is inv[a + b P] (see hist_of()). In an auto count the
+ * tasks filled a <= b only: the transpose is added off the diagonal, so
+ * that [a, b] and [b, a] both hold the pairs between patches a and b. From
  * counts (exact 64-bit) when counts is not NULL, else from weight sums. */
 void wt_patch_array(const uint64_t *counts, const double *wsums,
-                    int n_patches, int n_bins, int is_auto, double *o)
+                    const int64_t *inv, int n_patches, int n_bins,
+                    int is_auto, double *o)
 {
   const size_t P = (size_t)n_patches, n_row = (size_t)n_bins + 2;
   for (size_t b = 0; b < P; b++)
     for (size_t a = 0; a < P; a++) {
       const size_t h = a + b * P, t = b + a * P;
+      const int64_t ih = hist_of(inv, h),
+                    it = is_auto && a != b ? hist_of(inv, t) : -1;
       for (size_t k = 0; k < (size_t)n_bins; k++) {
-        const size_t s = k + 1;
-        double v = counts ? (double)counts[h * n_row + s] : wsums[h * n_row + s];
-        if (is_auto && a != b)
-          v += counts ? (double)counts[t * n_row + s] : wsums[t * n_row + s];
+        double v = slot_value(counts, wsums, ih, n_row, k + 1);
+        if (is_auto && a != b) v += slot_value(counts, wsums, it, n_row, k + 1);
         o[h + k * P * P] = v;
       }
     }
 }
 
-/* Jackknife replicate counts from a patch array S (P x P x n_bins, the
- * layout of wt_patch_array): leaving patch r out keeps all pairs less row r
- * and column r of each bin, plus S[r, r] that both removed. For an auto
- * count (pairs between two patches at [a, b] and [b, a], pairs inside a
- * patch once) the diagonal is added again and the sum halved. Into o, an
- * n_bins x P matrix, column r divided by norm[r] when norm (P values,
- * the replicates' normalisers) is not NULL; rows is scratch of 2 P
- * doubles. */
-void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
-                         const double *norm, double *rows, double *o)
+/* The margins of a patch array (the layout of wt_patch_array), which are
+ * all a jackknife needs: per bin k, rows[a + k P] = sum_b S[a, b, k],
+ * cols[b + k P] = sum_a S[a, b, k], diag[a + k P] = S[a, a, k] and
+ * total[k] = sum S[, , k] (rows, cols, diag: P x n_bins, column-major).
+ * Each sum runs in the order wt_patch_array's array is laid out (b outer,
+ * a inner), whether it is read from the array S or straight from the
+ * histograms (counts or wsums and inv, as wt_patch_array reads them, with
+ * S NULL), so both give the same numbers bit for bit. Patch pairs without
+ * a histogram are skipped (adding zero changes no sum). */
+void wt_patch_margins(const double *S, const uint64_t *counts,
+                      const double *wsums, const int64_t *inv, int n_patches,
+                      int n_bins, int is_auto, double *rows, double *cols,
+                      double *diag, double *total)
 {
-  double *cols = rows + P;
-  for (int k = 0; k < nb; k++) {
-    const double *s = S + (size_t)k * P * P;
-    double total = 0.0, diag = 0.0;
-    for (int r = 0; r < P; r++) rows[r] = cols[r] = 0.0;
-    for (int b = 0; b < P; b++)
-      for (int a = 0; a < P; a++) {
-        double v = s[a + (size_t)b * P];
-        rows[a] += v;
-        cols[b] += v;
-        total += v;
+  const size_t P = (size_t)n_patches, nb = (size_t)n_bins,
+               n_row = nb + 2;
+  memset(rows, 0, P * nb * sizeof *rows);
+  memset(cols, 0, P * nb * sizeof *cols);
+  memset(diag, 0, P * nb * sizeof *diag);
+  memset(total, 0, nb * sizeof *total);
+  for (size_t b = 0; b < P; b++)
+    for (size_t a = 0; a < P; a++) {
+      const size_t h = a + b * P, t = b + a * P;
+      const int mirror = is_auto && a != b;
+      const int64_t ih = S ? 0 : hist_of(inv, h),
+                    it = S || !mirror ? -1 : hist_of(inv, t);
+      if (!S && ih < 0 && it < 0) continue;
+      for (size_t k = 0; k < nb; k++) {
+        double v;
+        if (S) {
+          v = S[h + k * P * P];
+        } else {
+          v = slot_value(counts, wsums, ih, n_row, k + 1);
+          if (mirror) v += slot_value(counts, wsums, it, n_row, k + 1);
+        }
+        rows[a + k * P] += v;
+        cols[b + k * P] += v;
+        total[k] += v;
+        if (a == b) diag[a + k * P] = v;
       }
-    for (int r = 0; r < P; r++) diag += s[r + (size_t)r * P];
+    }
+}
+
+/* Jackknife replicate counts from the margins of a patch array
+ * (wt_patch_margins): leaving patch r out keeps all pairs less row r and
+ * column r of each bin, plus S[r, r] that both removed. For an auto count
+ * (pairs between two patches at [a, b] and [b, a], pairs inside a patch
+ * once) the diagonal is added again and the sum halved. Into o, an n_bins x P
+ * matrix, column r divided by norm[r] when norm (P values, the
+ * replicates' normalisers) is not NULL. */
+void wt_jackknife_margins(const double *rows, const double *cols,
+                          const double *diag, const double *total, int P,
+                          int nb, int is_auto, const double *norm, double *o)
+{
+  for (int k = 0; k < nb; k++) {
+    const double *rk = rows + (size_t)k * P, *ck = cols + (size_t)k * P,
+                 *dk = diag + (size_t)k * P;
+    double dsum = 0.0;
+    for (int r = 0; r < P; r++) dsum += dk[r];
     for (int r = 0; r < P; r++) {
-      double srr = s[r + (size_t)r * P];
-      double c = total - rows[r] - cols[r] + srr;
-      if (is_auto) c = (c + diag - srr) / 2.0;
+      double c = total[k] - rk[r] - ck[r] + dk[r];
+      if (is_auto) c = (c + dsum - dk[r]) / 2.0;
       o[k + (size_t)r * nb] = norm ? c / norm[r] : c;
     }
   }
+}
+
+/* Jackknife replicate counts from a patch array S (P x P x n_bins, the
+ * layout of wt_patch_array), as wt_jackknife_margins from its margins;
+ * scratch: (3 P + 1) nb doubles */
+void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
+                         const double *norm, double *scratch, double *o)
+{
+  double *rows = scratch, *cols = rows + (size_t)P * nb,
+         *diag = cols + (size_t)P * nb, *total = diag + (size_t)P * nb;
+  wt_patch_margins(S, NULL, NULL, NULL, P, nb, is_auto, rows, cols, diag,
+                   total);
+  wt_jackknife_margins(rows, cols, diag, total, P, nb, is_auto, norm, o);
 }
 
 /* The first pass of a stable counting sort by label (1..P) on T threads:

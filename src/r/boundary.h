@@ -99,6 +99,8 @@ SEXP wt_r_nearest_centre(SEXP, SEXP, SEXP);
 SEXP wt_r_kmeans(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_jackknife_counts(SEXP, SEXP, SEXP);
+SEXP wt_r_jackknife_margins(SEXP, SEXP, SEXP);
+SEXP wt_r_patch_reach(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_weight_sums(SEXP, SEXP, SEXP);
 SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* r/backend.c */

@@ -31,6 +31,8 @@ static const R_CallMethodDef call_methods[] = {
   {"footprint_cells", (DL_FUNC)&wt_r_footprint_cells, 6},
   {"group_patches", (DL_FUNC)&wt_r_group_patches, 4},
   {"jackknife_counts", (DL_FUNC)&wt_r_jackknife_counts, 3},
+  {"jackknife_margins", (DL_FUNC)&wt_r_jackknife_margins, 3},
+  {"patch_reach", (DL_FUNC)&wt_r_patch_reach, 6},
   {"weight_sums", (DL_FUNC)&wt_r_weight_sums, 3},
   {"patch_vectors", (DL_FUNC)&wt_r_patch_vectors, 5},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 1},

@@ -98,6 +98,15 @@ SEXP wt_r_patch_vectors(SEXP ra, SEXP dec, SEXP centres, SEXP w,
   return out;
 }
 
+/* the replicates' normalisers: NULL, or P values */
+static const double *jackknife_norm(SEXP total, int P)
+{
+  if (isNull(total)) return NULL;
+  const double *tot = wtr_real_or_die(total, "total");
+  if (XLENGTH(total) != P) error("wtheta internal: total length");
+  return tot;
+}
+
 /* jackknife replicate counts (see wt_jackknife_counts): an n_bins x P
  * matrix, each column r divided by total[r] (the replicates' normalisers,
  * P values) when total is not NULL */
@@ -108,17 +117,94 @@ SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto, SEXP total)
     error("wtheta internal: patch array");
   const int P = INTEGER(dim)[0], nb = INTEGER(dim)[2];
   if (INTEGER(dim)[1] != P) error("wtheta internal: patch array shape");
-  const int autoc = asLogical(is_auto);
-  const double *S = REAL(arr);
-  const double *tot = NULL;
-  if (!isNull(total)) {
-    tot = wtr_real_or_die(total, "total");
-    if (XLENGTH(total) != P) error("wtheta internal: total length");
-  }
+  const double *tot = jackknife_norm(total, P);
   SEXP out = PROTECT(allocMatrix(REALSXP, nb, P));
-  double *rows = (double *)R_alloc((size_t)P * 2, sizeof(double));
-  double *o = REAL(out);
-  wt_jackknife_counts(S, P, nb, autoc, tot, rows, o);
+  double *scratch = (double *)R_alloc(((size_t)3 * P + 1) * (size_t)nb,
+                                      sizeof(double));
+  wt_jackknife_counts(REAL(arr), P, nb, asLogical(is_auto), tot, scratch,
+                      REAL(out));
+  UNPROTECT(1);
+  return out;
+}
+
+/* the same from a count's patch margins (see count_list() in pending.c):
+ * list(rows, cols, diag, total), three P x n_bins matrices and n_bins
+ * values */
+SEXP wt_r_jackknife_margins(SEXP margins, SEXP is_auto, SEXP total)
+{
+  if (TYPEOF(margins) != VECSXP || XLENGTH(margins) != 4)
+    error("wtheta internal: patch margins");
+  SEXP rows = VECTOR_ELT(margins, 0), dim = getAttrib(rows, R_DimSymbol);
+  if (TYPEOF(rows) != REALSXP || XLENGTH(dim) != 2)
+    error("wtheta internal: patch margins' rows");
+  const int P = INTEGER(dim)[0], nb = INTEGER(dim)[1];
+  for (int k = 1; k < 4; k++) {
+    SEXP v = VECTOR_ELT(margins, k);
+    if (TYPEOF(v) != REALSXP ||
+        XLENGTH(v) != (k < 3 ? (R_xlen_t)P * nb : (R_xlen_t)nb))
+      error("wtheta internal: patch margins' shapes");
+  }
+  const double *tot = jackknife_norm(total, P);
+  SEXP out = PROTECT(allocMatrix(REALSXP, nb, P));
+  wt_jackknife_margins(REAL(rows), REAL(VECTOR_ELT(margins, 1)),
+                       REAL(VECTOR_ELT(margins, 2)),
+                       REAL(VECTOR_ELT(margins, 3)), P, nb,
+                       asLogical(is_auto), tot, REAL(out));
+  UNPROTECT(1);
+  return out;
+}
+
+/* the caps of the k patch ranges of xyz (ranges: k x 2, [start, end)),
+ * into R_alloc'd centres (3 k) and radii (k) */
+static void range_caps(SEXP xyz, SEXP ranges, int n_threads, int *k,
+                       double **c, double **rad)
+{
+  wt_points p;
+  wtr_points_of(xyz, &p);
+  const double *rv = wtr_real_or_die(ranges, "ranges");
+  if (XLENGTH(ranges) % 2 != 0 || XLENGTH(ranges) / 2 > INT_MAX)
+    error("wtheta internal: ranges must be a k x 2 matrix");
+  *k = (int)(XLENGTH(ranges) / 2);
+  int64_t *r = (int64_t *)R_alloc((size_t)2 * (*k) + 1, sizeof *r);
+  for (int i = 0; i < *k; i++) {
+    r[2 * i] = (int64_t)rv[i];
+    r[2 * i + 1] = (int64_t)rv[i + *k];
+    if (r[2 * i] < 0 || r[2 * i + 1] < r[2 * i] || r[2 * i + 1] > p.n)
+      error("wtheta internal: a patch range outside the catalog");
+  }
+  *c = (double *)R_alloc((size_t)3 * (*k) + 1, sizeof **c);
+  *rad = (double *)R_alloc((size_t)(*k) + 1, sizeof **rad);
+  wt_range_caps(p.x, p.y, p.z, r, *k, *c, *c + *k, *c + 2 * (*k), *rad,
+                n_threads);
+}
+
+/* Which pairs of patches can hold a pair of points within `reach`
+ * degrees (the last edge) of each other (wt_caps_within): a ka x kb
+ * logical matrix for the patch ranges (k x 2, [start, end)) of xyz_a and
+ * xyz_b (NULL: a's, an auto count) */
+SEXP wt_r_patch_reach(SEXP xyz_a, SEXP ranges_a, SEXP xyz_b, SEXP ranges_b,
+                      SEXP reach, SEXP threads)
+{
+  const int nt = wtr_team_of(threads, 1 << 20, WT_LIGHT_GRAIN);
+  int ka, kb;
+  double *ca, *ra, *cb, *rb;
+  range_caps(xyz_a, ranges_a, nt, &ka, &ca, &ra);
+  if (isNull(xyz_b)) {
+    kb = ka;
+    cb = ca;
+    rb = ra;
+  } else {
+    range_caps(xyz_b, ranges_b, nt, &kb, &cb, &rb);
+  }
+  const double r = asReal(reach) * (M_PI / 180.0);
+  if (!(r >= 0.0)) error("wtheta internal: reach");
+  SEXP out = PROTECT(allocMatrix(LGLSXP, ka, kb));
+  int *o = LOGICAL(out);
+  for (int j = 0; j < kb; j++)
+    for (int i = 0; i < ka; i++)
+      o[i + (size_t)j * ka] = wt_caps_within(
+          ca[i], ca[i + ka], ca[i + 2 * ka], ra[i], cb[j], cb[j + kb],
+          cb[j + 2 * kb], rb[j], r);
   UNPROTECT(1);
   return out;
 }

@@ -10,12 +10,84 @@
 
 /* a patch array (see wt_patch_array) as an R array */
 static SEXP patch_array(const uint64_t *counts, const double *wsums,
-                        int n_patches, int n_bins, int is_auto)
+                        const int64_t *inv, int n_patches, int n_bins,
+                        int is_auto)
 {
   SEXP out = PROTECT(alloc3DArray(REALSXP, n_patches, n_patches, n_bins));
-  wt_patch_array(counts, wsums, n_patches, n_bins, is_auto, REAL(out));
+  wt_patch_array(counts, wsums, inv, n_patches, n_bins, is_auto, REAL(out));
   UNPROTECT(1);
   return out;
+}
+
+/* the margins of a patch array (see wt_patch_margins) straight from the
+ * histograms, without the array: list(rows, cols, diag, total), three
+ * P x n_bins matrices and n_bins values */
+static SEXP patch_margins(const uint64_t *counts, const double *wsums,
+                          const int64_t *inv, int n_patches, int n_bins,
+                          int is_auto)
+{
+  const char *names[] = {"rows", "cols", "diag", "total", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  for (int k = 0; k < 3; k++)
+    SET_VECTOR_ELT(out, k, allocMatrix(REALSXP, n_patches, n_bins));
+  SET_VECTOR_ELT(out, 3, allocVector(REALSXP, n_bins));
+  wt_patch_margins(NULL, counts, wsums, inv, n_patches, n_bins, is_auto,
+                   REAL(VECTOR_ELT(out, 0)), REAL(VECTOR_ELT(out, 1)),
+                   REAL(VECTOR_ELT(out, 2)), REAL(VECTOR_ELT(out, 3)));
+  UNPROTECT(1);
+  return out;
+}
+
+/* What R asks of a count's patches (the `patches` argument of the
+ * entries below): NULL or 0 (none), n_patches, or list(n_patches, form,
+ * map): form 1 when the count keeps only the margins of its patch arrays
+ * (a jackknife's needs), map NULL when task histogram a + b P is the
+ * pair of patches a + 1 and b + 1 (all P^2 of them), else the pair a + b P
+ * of each task histogram in turn, increasing (the pairs within reach of
+ * each other only; patch_tasks() in R/patches.R) */
+typedef struct {
+  int n;
+  int margins;
+  const int *map;
+  int64_t n_map;
+} patch_form;
+
+static patch_form patch_form_of(SEXP patches)
+{
+  patch_form f = {0, 0, NULL, 0};
+  if (isNull(patches) || XLENGTH(patches) < 1) return f;
+  if (TYPEOF(patches) == VECSXP) {
+    if (XLENGTH(patches) != 3) error("wtheta internal: patches");
+    f.n = asInteger(VECTOR_ELT(patches, 0));
+    f.margins = asInteger(VECTOR_ELT(patches, 1)) == 1;
+    SEXP map = VECTOR_ELT(patches, 2);
+    if (!isNull(map)) {
+      if (TYPEOF(map) != INTSXP) error("wtheta internal: patch map");
+      f.map = INTEGER(map);
+      f.n_map = XLENGTH(map);
+    }
+  } else {
+    f.n = asInteger(patches);
+  }
+  if (f.n == NA_INTEGER || f.n < 0) error("wtheta internal: patches");
+  const int64_t n_h = (int64_t)f.n * f.n;
+  for (int64_t i = 0; i < f.n_map; i++)
+    if (f.map[i] < 0 || f.map[i] >= n_h || (i > 0 && f.map[i] <= f.map[i - 1]))
+      error("wtheta internal: patch map");
+  return f;
+}
+
+/* where each pair of patches has its histogram: the inverse of f's map (P^2
+ * values, -1: none), on R's stack; NULL without a map (pair h, histogram
+ * h) */
+static int64_t *patch_inv(patch_form f)
+{
+  if (!f.map) return NULL;
+  const size_t n_h = (size_t)f.n * (size_t)f.n;
+  int64_t *inv = (int64_t *)R_alloc(n_h > 0 ? n_h : 1, sizeof *inv);
+  for (size_t h = 0; h < n_h; h++) inv[h] = -1;
+  for (int64_t i = 0; i < f.n_map; i++) inv[f.map[i]] = i;
+  return inv;
 }
 
 /* A count as the boundary holds it: the job and every buffer it points at, in
@@ -204,10 +276,14 @@ static SEXP pending_new(SEXP keep, const wt_job *job_in, wt_catalog *ca,
 /* What a count returns to R from its histograms: n_out of them, n_edges
  * + 1 slots each, at slots (and weight sums wsum, angle sums thsum, or
  * NULL): the list count_result() reads (see pending_result()); job: its
- * gpu_ms, pairs_skipped and plan_s */
+ * gpu_ms, pairs_skipped and plan_s. With patches (n_patches of them),
+ * their patch arrays, or with `margins` their margins only; the histogram
+ * of patch pair h is inv[h] (see wt_patch_array; NULL: h, all P^2 of
+ * them). */
 static SEXP count_list(const uint64_t *hist, const double *wsum,
                        const double *thsum, int n_out, int n_edges,
-                       int is_auto, int n_patches, const wt_job *job)
+                       int is_auto, int n_patches, int margins,
+                       const int64_t *inv, const wt_job *job)
 {
   const int weighted = wsum != NULL, angles = thsum != NULL;
   const size_t n_all = ((size_t)n_edges + 1) * (size_t)n_out;
@@ -254,19 +330,28 @@ static SEXP count_list(const uint64_t *hist, const double *wsum,
       for (size_t s = 0; s < n_row; s++) tht[s] += thsum[at + s];
   }
   for (size_t s = 0; s < n_row; s++) REAL(total)[s] = (double)c[s];
-  /* per patch pair [a, b, bin] arrays (see patch_array) */
+  /* per patch pair [a, b, bin] arrays (see patch_array), or their
+   * margins */
   SEXP pcounts = R_NilValue, pweights = R_NilValue;
   if (n_patches > 0) {
-    if ((int64_t)n_patches * n_patches != n_out)
+    if (!inv && (int64_t)n_patches * n_patches != n_out)
       error("wtheta internal: n_out is not n_patches^2");
-    pcounts = patch_array(hist, NULL, n_patches, n_edges - 1, is_auto);
+    pcounts = margins
+              ? patch_margins(hist, NULL, inv, n_patches, n_edges - 1, is_auto)
+              : patch_array(hist, NULL, inv, n_patches, n_edges - 1, is_auto);
   }
   PROTECT(pcounts);
   if (n_patches > 0 && weighted)
-    pweights = patch_array(NULL, wsum, n_patches, n_edges - 1, is_auto);
+    pweights = margins
+               ? patch_margins(NULL, wsum, inv, n_patches, n_edges - 1,
+                               is_auto)
+               : patch_array(NULL, wsum, inv, n_patches, n_edges - 1,
+                             is_auto);
   PROTECT(pweights);
   const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", "total",
-                         "wtotal", "patch_counts", "patch_weighted",
+                         "wtotal",
+                         margins ? "patch_margins" : "patch_counts",
+                         margins ? "patch_margins_weighted" : "patch_weighted",
                          "plan_s", "thtotal", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 6, pcounts);
@@ -297,50 +382,64 @@ static SEXP count_list(const uint64_t *hist, const double *wsum,
  * R never holds the P^2 La Lb of them. */
 static SEXP label_parts(const uint64_t *slots, const double *wsum,
                         int n_out, int n_bins, int La, int Lb, int is_auto,
-                        int n_patches, const wt_job *job)
+                        patch_form pf, const wt_job *job)
 {
+  const int n_patches = pf.n;
   const int P = n_patches > 0 ? n_patches : 1;
   const int n_edges = n_bins + 1;
   const size_t n_row = (size_t)n_edges + 1, n_h = (size_t)P * (size_t)P;
+  const size_t n_blocks = pf.map ? (size_t)pf.n_map : n_h;
   const int weighted = wsum != NULL;
-  if ((size_t)n_out != n_h * (size_t)La * (size_t)Lb || (is_auto && La != Lb))
+  if ((size_t)n_out != n_blocks * (size_t)La * (size_t)Lb ||
+      (is_auto && La != Lb))
     error("wtheta internal: a labelled count of %d histograms, not %d x %d "
-          "x %d", n_out, P * P, La, Lb);
+          "x %d", n_out, (int)n_blocks, La, Lb);
   const int n_parts = is_auto ? La * (La + 1) / 2 : La * Lb;
+  /* the block of each pair of patches (-1: none, beyond reach) */
+  const int64_t *blk = n_patches > 0 ? patch_inv(pf) : NULL;
+  /* a part's histograms, those it has in the order of their pairs of
+   * patches, and where each pair's is (inv) */
   uint64_t *buf = (uint64_t *)R_alloc(n_h * n_row, sizeof(uint64_t));
   double *wbuf = weighted ? (double *)R_alloc(n_h * n_row, sizeof(double))
                           : NULL;
+  int64_t *inv = (int64_t *)R_alloc(n_h, sizeof *inv);
   SEXP out = PROTECT(allocVector(VECSXP, n_parts));
   int k = 0;
   for (int s = 0; s < La; s++)
     for (int t = is_auto ? s : 0; t < Lb; t++, k++) {
       const int kind = !is_auto ? 2 : s == t ? 0 : 1;
+      int64_t n = 0;
       for (size_t b = 0; b < (size_t)P; b++)
         for (size_t a = 0; a < (size_t)P; a++) {
           const size_t h = a + b * (size_t)P;
-          int64_t src = -1;
-          if (kind == 0) {
-            if (a <= b) src = (int64_t)((h * La + s) * Lb + s);
-          } else if (kind == 1) {
-            src = a < b ? (int64_t)((h * La + s) * Lb + t)
-                  : a > b ? (int64_t)(((b + a * (size_t)P) * La + t) * Lb + s)
-                  : (int64_t)((h * La + s) * Lb + t);
-          } else {
-            src = (int64_t)((h * La + s) * Lb + t);
+          /* the block and its label pair that hold this part's pairs of
+           * patches a and b */
+          size_t from = h;
+          int ls = s, lt = t;
+          if (kind == 0 && a > b) {
+            inv[h] = -1;
+            continue;
           }
-          uint64_t *dst = buf + h * n_row;
-          double *wdst = wbuf ? wbuf + h * n_row : NULL;
-          if (src < 0) {
-            memset(dst, 0, n_row * sizeof *dst);
-            if (wdst) memset(wdst, 0, n_row * sizeof *wdst);
-          } else {
-            memcpy(dst, slots + (size_t)src * n_row, n_row * sizeof *dst);
-            if (wdst)
-              memcpy(wdst, wsum + (size_t)src * n_row, n_row * sizeof *wdst);
+          if (kind == 1 && a > b) {
+            from = b + a * (size_t)P;
+            ls = t;
+            lt = s;
           }
+          const int64_t c = blk ? blk[from] : (int64_t)from;
+          if (c < 0) {
+            inv[h] = -1;
+            continue;
+          }
+          const size_t src = ((size_t)c * La + ls) * Lb + lt;
+          memcpy(buf + n * n_row, slots + src * n_row, n_row * sizeof *buf);
+          if (wbuf)
+            memcpy(wbuf + n * n_row, wsum + src * n_row,
+                   n_row * sizeof *wbuf);
+          inv[h] = n++;
         }
-      SET_VECTOR_ELT(out, k, count_list(buf, wbuf, NULL, (int)n_h, n_edges,
-                                        kind == 0, n_patches, job));
+      SET_VECTOR_ELT(out, k, count_list(buf, wbuf, NULL, (int)n, n_edges,
+                                        kind == 0, n_patches, pf.margins,
+                                        inv, job));
     }
   UNPROTECT(1);
   return out;
@@ -364,7 +463,8 @@ SEXP wt_r_label_parts(SEXP slots, SEXP wsum, SEXP n_bins, SEXP la, SEXP lb,
   memset(&job, 0, sizeof job);
   return label_parts(h, isNull(wsum) ? NULL : wtr_real_or_die(wsum, "wsum"),
                      (int)(n / (nb + 2)), nb, asInteger(la), asInteger(lb),
-                     asLogical(is_auto) == TRUE, asInteger(patches), &job);
+                     asLogical(is_auto) == TRUE, patch_form_of(patches),
+                     &job);
 }
 
 /* p's count as an R list, and p freed (holder: its pointer); a failed
@@ -385,13 +485,18 @@ static SEXP pending_result(SEXP holder, wt_pending *p, int status,
   const wt_job *job = &p->job;
   int La, Lb;
   wt_labels_sizes(job, &La, &Lb);
+  const patch_form pf = patch_form_of(patches);
+  if (job->n_lab <= 0 && pf.map && pf.n_map != job->n_out)
+    error("wtheta internal: %d task histograms, a map of %lld",
+          job->n_out, (long long)pf.n_map);
   SEXP out = PROTECT(job->n_lab > 0
                      ? label_parts(job->slots, job->wsum, job->n_out,
                                    job->bins->n_bins, La, Lb, job->is_auto,
-                                   asInteger(patches), job)
+                                   pf, job)
                      : count_list(job->slots, job->wsum, job->thsum,
                                   job->n_out, job->bins->n_bins + 1,
-                                  job->is_auto, asInteger(patches), job));
+                                  job->is_auto, pf.n, pf.margins,
+                                  patch_inv(pf), job));
   pending_finalize(holder);
   UNPROTECT(1);
   return out;

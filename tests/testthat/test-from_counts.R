@@ -40,17 +40,47 @@ test_that("wtheta_from_counts() gives wtheta()'s result from its counts", {
   expect_identical(f$w, (p$DD$counts / p$DD$n_pairs) /
                      (p$RR$counts / p$RR$n_pairs) - 1)
   expect_false("DR" %in% names(f))
-  # patches give jackknife errors by default
+  # patches give jackknife errors by default; pair_counts() keeps the
+  # patch arrays, wtheta()'s jackknife only their margins, which give the
+  # same replicates bit for bit
   rp <- prepare_catalog(ran, n_patches = 5, seed = 1, threads = 1)
   gp <- prepare_catalog(gal, patches = rp$patches, threads = 1)
-  f <- untrusted_cov_ok(
-    wtheta_from_counts(pair_counts(gp, bins = b, threads = 1),
-                       pair_counts(gp, rp, bins = b, threads = 1),
-                       pair_counts(rp, bins = b, threads = 1)))
-  expect_identical(strip_time(f),
-                   strip_time(untrusted_cov_ok(
-                     wtheta(gp, rp, b, error = "jackknife",
-                            threads = 1, check_footprint = FALSE))))
+  full <- list(DD = pair_counts(gp, bins = b, threads = 1),
+               DR = pair_counts(gp, rp, bins = b, threads = 1),
+               RR = pair_counts(rp, bins = b, threads = 1))
+  f <- untrusted_cov_ok(wtheta_from_counts(full$DD, full$DR, full$RR))
+  w <- untrusted_cov_ok(wtheta(gp, rp, b, error = "jackknife", threads = 1,
+                               check_footprint = FALSE))
+  no_counts <- function(x) {
+    attr(x, "pair_counts") <- NULL
+    strip_time(x)
+  }
+  expect_identical(no_counts(f), no_counts(w))
+  pm <- attr(w, "pair_counts")
+  for (k in names(full)) {
+    S <- full[[k]]$patch_counts
+    m <- pm[[k]]$patch_margins
+    expect_null(pm[[k]]$patch_counts)
+    expect_identical(m$rows, apply(S, c(1, 3), sum))
+    expect_identical(m$cols, apply(S, c(2, 3), sum))
+    expect_identical(m$diag, t(vapply(seq_len(5), function(r) S[r, r, ],
+                                      numeric(dim(S)[3]))))
+    expect_identical(m$total, apply(S, 3, sum))
+    # the other fields are those of pair_counts()'s count
+    same <- setdiff(names(full[[k]]), c("patch_counts", "elapsed",
+                                        "grid_plan_s", "patches"))
+    expect_identical(pm[[k]][same], full[[k]][same])
+  }
+  # margins make no bootstrap, and say why
+  expect_error(wtheta_from_counts(pm$DD, pm$DR, pm$RR, error = "bootstrap"),
+               "`dd` keeps only their margins", fixed = TRUE)
+  expect_error(wtheta_from_counts(full$DD, pm$DR, full$RR,
+                                  error = "bootstrap"),
+               "`dr` keeps only their margins", fixed = TRUE)
+  # a jackknife from both forms together is the same again
+  expect_identical(
+    no_counts(untrusted_cov_ok(wtheta_from_counts(full$DD, pm$DR, pm$RR))),
+    no_counts(w))
 })
 
 test_that("wtheta_from_counts() refuses counts that do not agree", {

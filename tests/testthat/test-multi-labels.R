@@ -9,7 +9,7 @@ expect_same_count <- function(got, ref) {
   shared <- c("elapsed", "grid_plan_s", "pairs_skipped", "gpu_ms",
               "gpu_idle_s", "labelled", "theta_units")
   sums <- c("weighted", "weighted_below", "weighted_above",
-            "patch_weighted")
+            "patch_weighted", "patch_margins_weighted")
   expect_setequal(setdiff(names(got), shared), setdiff(names(ref), shared))
   for (k in setdiff(names(ref), c(shared, sums))) {
     expect_identical(got[[k]], ref[[k]], label = paste0("got$", k))

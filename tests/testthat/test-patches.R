@@ -199,3 +199,61 @@ test_that("nearest centres are the same on every instruction set, ties to the fi
     with_cpu_isa(isa, sky_patches(ran, n_patches = 9, seed = 2)))
   for (f in fits[-1L]) expect_identical(f, fits[[1L]])
 })
+
+test_that("pairs of patches beyond the last edge get no task, and their pairs are still counted", {
+  set.seed(12)
+  # patches a, b side by side, c far from both, d empty
+  x <- rbind(random_sky(150, ra = c(0, 6), dec = c(0, 6)),
+             random_sky(150, ra = c(7, 13), dec = c(0, 6)),
+             random_sky(120, ra = c(100, 106), dec = c(40, 46)))
+  x$w <- stats::runif(nrow(x), 0.5, 2)
+  lx <- factor(rep(c("a", "b", "c"), c(150, 150, 120)),
+               levels = c("a", "b", "c", "d"))
+  y <- rbind(random_sky(100, ra = c(0, 13), dec = c(0, 6)),
+             random_sky(80, ra = c(100, 106), dec = c(40, 46)))
+  ly <- factor(rep(c("b", "c"), c(100, 80)), levels = c("a", "b", "c", "d"))
+  e <- c(0.5, 1, 2, 4)
+  # which pairs of patches can hold a pair within the last edge: every
+  # pair that does (by brute force) is kept, the far ones are not
+  g <- wtheta:::group_patches(wtheta:::unit_vectors(x, 1L), as.integer(lx), 4L)
+  near <- .Call(wtheta:::C_patch_reach, g$xyz, attr(g$labels, "ranges"),
+                NULL, NULL, 4, 1L)
+  ang <- function(i, j) {
+    d <- outer(i, j, function(a, b) rowSums((g$xyz[a, , drop = FALSE] -
+                                               g$xyz[b, , drop = FALSE])^2))
+    2 * asin(sqrt(d) / 2) * 180 / pi
+  }
+  r <- attr(g$labels, "ranges")
+  for (p in 1:4) for (q in 1:4) {
+    ip <- seq_len(r[p, 2] - r[p, 1]) + r[p, 1]
+    iq <- seq_len(r[q, 2] - r[q, 1]) + r[q, 1]
+    if (!length(ip) || !length(iq)) {
+      expect_false(near[p, q])
+    } else if (min(ang(ip, iq)) <= 4) {
+      expect_true(near[p, q], info = paste(p, q))
+    }
+  }
+  expect_false(near[1, 3])
+  expect_true(near[1, 2])
+  # the counts, per pair of patches and in all, are brute force's, pairs
+  # beyond the last edge included; weighted sums to rounding
+  pc <- pair_counts(x, bins = e, threads = test_threads(),
+                    patches = list(x = lx), weights = "w", backend = "cpu")
+  expect_equal(slots_of(pc), ref_slots(x, NULL, e))
+  expect_identical(pc$patches, c("a", "b", "c"))   # labels as counted
+  for (i in 1:3) for (j in 1:3) {
+    si <- x[as.integer(lx) == i, ]
+    sj <- x[as.integer(lx) == j, ]
+    want <- if (i == j) ref_slots(si, NULL, e) else ref_slots(si, sj, e)
+    expect_equal(pc$patch_counts[i, j, ], want[2:4], info = paste(i, j))
+  }
+  pxy <- pair_counts(x, y, bins = e, threads = test_threads(),
+                     patches = list(x = lx, y = ly), backend = "cpu")
+  expect_equal(slots_of(pxy), ref_slots(x, y, e))
+  expect_equal(pxy$n_above + sum(pxy$counts) + pxy$n_below,
+               nrow(x) * nrow(y))
+  # weighted: every pair's weight is somewhere, the far ones beyond the
+  # last edge
+  expect_equal(pc$weighted_below + sum(pc$weighted) + pc$weighted_above,
+               (sum(x$w)^2 - sum(x$w^2)) / 2, tolerance = 1e-13)
+})

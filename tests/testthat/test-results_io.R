@@ -28,10 +28,19 @@ test_that("write_wtheta() and read_wtheta() round-trip exactly, CSV and FITS", {
   pc <- pair_counts(x, y, bins = theta_bins(1, 20, n = 4), threads = 1)
   write_pair_counts(pc, file.path(d, "pc.csv"))
   expect_identical(read_pair_counts(file.path(d, "pc.csv")), pc)
-  pp <- attr(w, "pair_counts")$DR                  # with patch arrays
+  pp <- pair_counts(x, y, bins = theta_bins(1, 20, n = 4), threads = 1,
+                    patches = attr(w, "patches"))    # with patch arrays
   write_pair_counts(pp, file.path(d, "pp.csv"))
   expect_identical(read_pair_counts(file.path(d, "pp.csv")), pp)
   expect_true(file.exists(file.path(d, "pp-patches.csv")))
+  pm <- attr(w, "pair_counts")$DR          # the jackknife's: margins only
+  write_pair_counts(pm, file.path(d, "pm.csv"))
+  expect_identical(read_pair_counts(file.path(d, "pm.csv")), pm)
+  mg <- unname(as.matrix(utils::read.csv(file.path(d, "pm-margins.csv"),
+                                         colClasses = "numeric")))
+  m <- pm$patch_margins
+  expect_identical(mg, unname(cbind(t(m$rows), t(m$cols), t(m$diag),
+                                    m$total)))
 
   skip_if_no_fits()
   f <- file.path(d, "w.fits")
@@ -54,7 +63,9 @@ test_that("write_wtheta() and read_wtheta() round-trip exactly, CSV and FITS", {
   expect_identical(sort(list.files(d, all.files = TRUE, no.. = TRUE)),
                    sort(c("w.csv", "w-cov.csv", "w-attributes.rds",
                           "pc.csv", "pc-attributes.rds", "pp.csv",
-                          "pp-patches.csv", "pp-attributes.rds", "w.fits")))
+                          "pp-patches.csv", "pp-attributes.rds", "pm.csv",
+                          "pm-margins.csv", "pm-attributes.rds",
+                          "w.fits")))
   write_pair_counts(pp, file.path(d, "pp.fits"))
   expect_identical(read_pair_counts(file.path(d, "pp.fits")), pp)
   pa <- wtheta:::fits_read_table(file.path(d, "pp.fits"), hdu = "PATCHES")
@@ -93,6 +104,40 @@ test_that("astropy reads what write_wtheta() writes (when present)", {
   # row-major: [i, j] of astropy's array is cov[i, j] of R's
   expect_identical(as.numeric(got[-(1:7)]),
                    as.vector(t(unname(attr(w, "cov")))))
+})
+
+test_that("astropy reads the patch margins write_pair_counts() writes", {
+  skip_if_no_fits()
+  py <- astropy_python()
+  set.seed(6)
+  w <- untrusted_cov_ok(
+    wtheta(random_catalog(300), random_catalog(500),
+           theta_bins(1, 20, n = 3), threads = 1, error = "jackknife",
+           n_patches = 4, weights = NULL))
+  pm <- attr(w, "pair_counts")$RR
+  m <- pm$patch_margins
+  expect_true(sum(m$total) > 0)
+  f <- paste0(withr_tempfile(), ".fits")
+  on.exit(unlink(f), add = TRUE)
+  write_pair_counts(pm, f)
+  expect_identical(read_pair_counts(f), pm)
+  out <- system2(py, c("-c", shQuote(paste0(
+    "from astropy.io import fits; ",
+    "h = fits.open('", f, "', checksum=True); ",
+    "h.verify('exception'); a = h['MARGINS'].data['MARGINS']; ",
+    "print(a.shape[0], a.shape[1], ",
+    "' '.join(repr(float(v)) for v in a.ravel()))"))),
+    stdout = TRUE, stderr = TRUE)
+  expect_null(attr(out, "status"))
+  got <- as.numeric(strsplit(out, " ")[[1]])
+  # one row per bin: 4 row sums, 4 column sums, 4 diagonal counts, total
+  expect_identical(got[1:2], c(3, 13))
+  expect_identical(got[-(1:2)],
+                   as.vector(t(cbind(t(m$rows), t(m$cols), t(m$diag),
+                                     m$total))))
+  # an auto count: its margins are symmetric, and the diagonal is in both
+  expect_identical(m$rows, m$cols)
+  expect_identical(m$total, colSums(m$rows))
 })
 
 test_that("PIP-weighted results say so in their keywords (astropy reads them)", {
