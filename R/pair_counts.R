@@ -377,7 +377,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   # the pairs of the pairs of patches beyond reach, added to those beyond
   # the last edge (far_pairs())
   with_far <- if (is.null(pa) || !length(far)) identity else function(res) {
-    far_pairs(res, far, n_patches, ra, rb, wa, wb, L, la, lb, is_auto)
+    far_pairs(res, far, n_patches, ra, rb, pa, pb, wa, wb, L, la, lb,
+              is_auto)
   }
   finish <- if (L$n_lab > 0L) function(res, fp) {
     count_labelled(res, L, a, b, edges, run, wa, wb, pa, pb, ra, rb, la, lb,
@@ -417,31 +418,32 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
 # of P patches; patch_tasks()) added to those beyond the last edge (the
 # last slot of `total`, `wtotal`) and to `pairs_skipped`: those pairs of
 # patches had no task, since their caps lie farther apart than the last
-# edge. ra, rb: the patches' ranges; wa, wb: weights (grouped) or NULL;
-# a labelled count (L, la, lb: label_sizes(), the labels, 1-based) adds
-# to each part its own label pair's pairs (label_parts() in
-# src/r/pending.c says which part holds which).
-far_pairs <- function(res, far, P, ra, rb, wa, wb, L, la, lb, is_auto) {
+# edge. ra, rb: the patches' ranges; pa, pb: the points' patches; wa, wb:
+# weights (grouped) or NULL; a labelled count (L, la, lb: label_sizes(),
+# the labels, 1-based) adds to each part its own label pair's pairs
+# (label_parts() in src/r/pending.c says which part holds which).
+far_pairs <- function(res, far, P, ra, rb, pa, pb, wa, wb, L, la, lb,
+                      is_auto) {
   if (is.null(res)) return(res)
   p <- far %% P + 1
   q <- far %/% P + 1
-  # points and weight sums per patch (rows) and label (columns)
-  per <- function(r, w, lab, n_lab) {
-    n <- as.integer(r[, 2L] - r[, 1L])
-    g <- rep.int(seq_len(nrow(r)), n)
+  # points and weight sums per patch (rows) and label (columns): without
+  # labels the points from the ranges, the weights in one C pass
+  per <- function(r, pt, w, lab, n_lab) {
+    g <- as.integer(pt)
     if (!is.null(lab)) g <- g + (as.integer(lab) - 1L) * nrow(r)
     size <- nrow(r) * n_lab
-    out <- list(n = matrix(as.double(tabulate(g, size)), nrow(r)))
+    n <- if (is.null(lab)) as.double(r[, 2L] - r[, 1L]) else
+      as.double(tabulate(g, size))
+    out <- list(n = matrix(n, nrow(r)))
     if (!is.null(w)) {
-      s <- numeric(size)
-      v <- rowsum(as.double(w), g, reorder = TRUE)
-      s[as.integer(rownames(v))] <- v[, 1L]
-      out$w <- matrix(s, nrow(r))
+      out$w <- matrix(.Call(C_weight_sums, as.double(w), g, size)$patch,
+                      nrow(r))
     }
     out
   }
-  A <- per(ra, wa, la, L$n_la)
-  B <- if (is_auto) A else per(rb, wb, lb, L$n_lb)
+  A <- per(ra, pa, wa, la, L$n_la)
+  B <- if (is_auto) A else per(rb, pb, wb, lb, L$n_lb)
   pairs <- function(x, y, s, t) sum(x[p, s] * y[q, t])
   add <- function(part, s, t, kind) {
     one <- function(x, y) if (kind == "pair") pairs(x, y, s, t) +
