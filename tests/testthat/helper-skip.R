@@ -54,3 +54,13 @@ astropy_python <- function() {
               stderr = FALSE) != 0) skip("no python3-astropy")
   py
 }
+
+# the words that Python code (its pieces pasted together) prints, run by
+# astropy_python(), which must exit without an error (a FITS checksum or
+# verify failure included)
+astropy_words <- function(...) {
+  out <- system2(astropy_python(), c("-c", shQuote(paste0(...))),
+                 stdout = TRUE, stderr = TRUE)
+  expect_null(attr(out, "status"))
+  strsplit(out, " ")[[1]]
+}
