@@ -170,11 +170,27 @@ check_call_memory <- function(cats, w, n_bins, n_counts, pat = NULL,
 }
 
 # footprint_check() of each pair of names c(data, random) in `pairs`,
-# with a warning for each mismatch; named "data/random"
+# with a warning for each mismatch; named "data/random". The cells of
+# the samples checked against the same randoms come from one C call,
+# which reads those randoms once.
 footprint_checks <- function(cats, pairs) {
-  out <- lapply(pairs, function(pr) {
-    fc <- check_footprint_of(catalog_radec(cats[[pr[1L]]]),
-                             catalog_radec(cats[[pr[2L]]]))
+  radec <- lapply(cats[unique(unlist(pairs))], catalog_radec)
+  found <- vector("list", length(pairs))
+  by_random <- split(seq_along(pairs), vapply(pairs, `[`, "", 2L))
+  for (rn in names(by_random)) {
+    r <- radec[[rn]]
+    k <- by_random[[rn]]
+    k <- k[vapply(k, function(i) footprint_checkable(radec[[pairs[[i]][1L]]],
+                                                     r), TRUE)]
+    if (length(k) < 2L) next
+    found[k] <- .Call(C_footprint_cells_many, lapply(k, function(i) {
+      d <- radec[[pairs[[i]][1L]]]
+      list(d$ra, d$dec)
+    }), r$ra, r$dec, footprint_thin(r), wtheta_threads())
+  }
+  out <- lapply(seq_along(pairs), function(i) {
+    pr <- pairs[[i]]
+    fc <- check_footprint_of(radec[[pr[1L]]], radec[[pr[2L]]], found[[i]])
     if (fc$verdict == "mismatch") {
       warning("`", pr[1L], "` and `", pr[2L], "` do not seem to share a ",
               "footprint: ", fc$message, ". See ?footprint_check; ",

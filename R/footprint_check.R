@@ -65,11 +65,20 @@ footprint_check <- function(data, random, columns = c("ra", "dec")) {
                      as_catalog(random, "random", columns))
 }
 
+# randoms beyond 2e6 are read every thin-th row (in C, not copied)
+footprint_thin <- function(r) max(1, ceiling(nrow(r) / 2e6))
+
+# whether footprint_check() of d and r looks at cells: enough points
+footprint_checkable <- function(d, r) {
+  nrow(d) >= 500L && ceiling(nrow(r) / footprint_thin(r)) >= 500L
+}
+
 # footprint_check() of catalogs checked already (as_catalog(): ra, dec),
-# which wtheta() has in hand
-check_footprint_of <- function(d, r) {
-  # randoms beyond 2e6 are read every thin-th row (in C, not copied)
-  thin <- max(1, ceiling(nrow(r) / 2e6))
+# which wtheta() has in hand; found: their cells from C when made already
+# (footprint_checks() makes those of several samples against one set of
+# randoms at once)
+check_footprint_of <- function(d, r, found = NULL) {
+  thin <- footprint_thin(r)
   out <- list(verdict = "too few points", message = "", n_cells = 0L,
               cell_area = NA_real_, F = NA_real_, p_value = NA_real_,
               trend = NA_real_, outside = NA_real_, largest = NULL,
@@ -85,8 +94,8 @@ check_footprint_of <- function(d, r) {
   # the grid's search (see Cells above), in C: every point's cell on the
   # finest grid (2^12 columns of ra by 2^11 rows of sin(dec)) once, then
   # the counts of each coarser level from those, until the search stops
-  found <- .Call(C_footprint_cells, d$ra, d$dec, r$ra, r$dec, thin,
-                 wtheta_threads())
+  found <- found %||% .Call(C_footprint_cells, d$ra, d$dec, r$ra, r$dec,
+                            thin, wtheta_threads())
   if (found$level < 0L) {
     out$message <- "too few points to check: fewer than 12 cells of 25"
     return(out)

@@ -44,6 +44,31 @@ static void fail(int st)
 
 /* the footprint check's cells (sky/cells.h): list(level, id, d, r) for the
  * level kept, level -1 and empty vectors when none */
+/* a footprint check's cells as R's list(level, id, d, r), c freed */
+static SEXP cells_list(wt_cells *c)
+{
+  const char *names[] = {"level", "id", "d", "r", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, ScalarInteger(c->level));
+  double *src[3] = {c->id, c->d, c->r};
+  for (int k = 0; k < 3; k++) {
+    SEXP v = allocVector(REALSXP, (R_xlen_t)c->n_cells);
+    SET_VECTOR_ELT(out, k + 1, v);
+    if (c->n_cells) memcpy(REAL(v), src[k], (size_t)c->n_cells * sizeof(double));
+  }
+  wt_cells_free(c);
+  UNPROTECT(1);
+  return out;
+}
+
+static void cells_status(int status)
+{
+  if (status == WT_ERR_NOMEM)
+    errorcall(R_NilValue, "wtheta: not enough memory for the footprint check's cells");
+  if (status != WT_OK) errorcall(R_NilValue, "wtheta internal: footprint cells (status %d)",
+                             status);
+}
+
 SEXP wt_r_footprint_cells(SEXP ra_d, SEXP dec_d, SEXP ra_r, SEXP dec_r,
                           SEXP thin, SEXP threads)
 {
@@ -51,25 +76,53 @@ SEXP wt_r_footprint_cells(SEXP ra_d, SEXP dec_d, SEXP ra_r, SEXP dec_r,
   if (XLENGTH(dec_d) != n_d || XLENGTH(dec_r) != n_r)
     errorcall(R_NilValue, "wtheta internal: ra and dec of different lengths");
   wt_cells c;
-  int status = wt_footprint_cells(
+  cells_status(wt_footprint_cells(
     wtr_real_or_die(ra_d, "ra"), wtr_real_or_die(dec_d, "dec"), n_d,
     wtr_real_or_die(ra_r, "ra"), wtr_real_or_die(dec_r, "dec"), n_r,
     (int64_t)asReal(thin), WT_CELLS_TOP, 12, 25.0, 256,
-    wtr_team_of(threads, n_d + n_r, WT_LIGHT_GRAIN), &c);
-  if (status == WT_ERR_NOMEM)
-    errorcall(R_NilValue, "wtheta: not enough memory for the footprint check's cells");
-  if (status != WT_OK) errorcall(R_NilValue, "wtheta internal: footprint cells (status %d)",
-                             status);
-  const char *names[] = {"level", "id", "d", "r", ""};
-  SEXP out = PROTECT(mkNamed(VECSXP, names));
-  SET_VECTOR_ELT(out, 0, ScalarInteger(c.level));
-  double *src[3] = {c.id, c.d, c.r};
-  for (int k = 0; k < 3; k++) {
-    SEXP v = allocVector(REALSXP, (R_xlen_t)c.n_cells);
-    SET_VECTOR_ELT(out, k + 1, v);
-    if (c.n_cells) memcpy(REAL(v), src[k], (size_t)c.n_cells * sizeof(double));
+    wtr_team_of(threads, n_d + n_r, WT_LIGHT_GRAIN), &c));
+  return cells_list(&c);
+}
+
+/* the same for several data sets (a list of list(ra, dec)) against one set
+ * of randoms, whose cells are made once: a list of the results */
+SEXP wt_r_footprint_cells_many(SEXP data, SEXP ra_r, SEXP dec_r, SEXP thin,
+                               SEXP threads)
+{
+  const int64_t n_r = XLENGTH(ra_r);
+  if (TYPEOF(data) != VECSXP || XLENGTH(dec_r) != n_r)
+    errorcall(R_NilValue, "wtheta internal: footprint cells of many");
+  const R_xlen_t k = XLENGTH(data);
+  for (R_xlen_t i = 0; i < k; i++) {
+    SEXP di = VECTOR_ELT(data, i);
+    if (TYPEOF(di) != VECSXP || XLENGTH(di) != 2 ||
+        XLENGTH(VECTOR_ELT(di, 0)) != XLENGTH(VECTOR_ELT(di, 1)) ||
+        XLENGTH(VECTOR_ELT(di, 0)) < 1)
+      errorcall(R_NilValue, "wtheta internal: footprint cells of many");
+    wtr_real_or_die(VECTOR_ELT(di, 0), "ra");
+    wtr_real_or_die(VECTOR_ELT(di, 1), "dec");
   }
-  wt_cells_free(&c);
+  const int nt = wtr_team_of(threads, n_r, WT_LIGHT_GRAIN);
+  wt_cells_randoms rr;
+  cells_status(wt_cells_randoms_make(
+    wtr_real_or_die(ra_r, "ra"), wtr_real_or_die(dec_r, "dec"), n_r,
+    (int64_t)asReal(thin), WT_CELLS_TOP, nt, &rr));
+  SEXP out = PROTECT(allocVector(VECSXP, k));
+  for (R_xlen_t i = 0; i < k; i++) {
+    SEXP di = VECTOR_ELT(data, i);
+    wt_cells c;
+    const int st = wt_footprint_cells_of(
+      &rr, REAL(VECTOR_ELT(di, 0)), REAL(VECTOR_ELT(di, 1)),
+      XLENGTH(VECTOR_ELT(di, 0)), 12, 25.0, 256,
+      wtr_team_of(threads, XLENGTH(VECTOR_ELT(di, 0)) + n_r,
+                  WT_LIGHT_GRAIN), &c);
+    if (st != WT_OK) {
+      wt_cells_randoms_free(&rr);
+      cells_status(st);
+    }
+    SET_VECTOR_ELT(out, i, cells_list(&c));
+  }
+  wt_cells_randoms_free(&rr);
   UNPROTECT(1);
   return out;
 }

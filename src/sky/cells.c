@@ -42,26 +42,6 @@ static inline uint32_t fine_key(double ra, double dec, double cols,
   return (uint32_t)c | ((uint32_t)r << (top + 1));
 }
 
-/* the finest cell of every data point (kd, n_d of them) and of every
- * step-th random (kr, m_r of them), in one parallel loop over both */
-static void fine_keys(const double *ra_d, const double *dec_d, int64_t n_d,
-                      const double *ra_r, const double *dec_r, int64_t m_r,
-                      int64_t step, int top, uint32_t *kd, uint32_t *kr,
-                      int threads)
-{
-  const double cols = ldexp(1.0, top + 1), rows = ldexp(1.0, top);
-  const int64_t m = n_d + m_r;
-#pragma omp parallel for num_threads(threads) schedule(static) if (m > 20000)
-  for (int64_t k = 0; k < m; k++) {
-    if (k < n_d) {
-      kd[k] = fine_key(ra_d[k], dec_d[k], cols, rows, top);
-    } else {
-      const int64_t i = (k - n_d) * step;
-      kr[k - n_d] = fine_key(ra_r[i], dec_r[i], cols, rows, top);
-    }
-  }
-}
-
 /* counts of the points per cell of level j into h (size cells, zeroed) */
 static int level_counts(const uint32_t *key, int64_t n, int top, int j,
                         uint64_t *h, int64_t size, int threads)
@@ -174,51 +154,95 @@ static void level_scan(const uint64_t *hd, const uint64_t *hr, int64_t size,
   *e_med = median(tmp, w);
 }
 
-int wt_footprint_cells(const double *ra_d, const double *dec_d, int64_t n_d,
-                       const double *ra_r, const double *dec_r,
-                       int64_t n_r_all, int64_t thin, int top, int min_well,
-                       double min_expected, int stop_well, int threads,
-                       wt_cells *out)
+/* fine keys of n points (every step-th of ra, dec), in parallel */
+static void keys_of(const double *ra, const double *dec, int64_t n,
+                    int64_t step, int top, uint32_t *k, int threads)
+{
+  const double cols = ldexp(1.0, top + 1), rows = ldexp(1.0, top);
+#pragma omp parallel for num_threads(threads) schedule(static) if (n > 20000)
+  for (int64_t i = 0; i < n; i++)
+    k[i] = fine_key(ra[i * step], dec[i * step], cols, rows, top);
+}
+
+/* the counts of levels 0..low (a block as level_offset() lays it out,
+ * zeroed) of n points of fine keys k: level low in one pass, the coarser
+ * ones from their children */
+static int low_levels(const uint32_t *k, int64_t n, int top, int low,
+                      uint64_t *lv, int threads)
+{
+  const int64_t size = (int64_t)1 << (2 * low + 1);
+  int status = level_counts(k, n, top, low, lv + level_offset(low), size,
+                            threads);
+  for (int j = low - 1; status == WT_OK && j >= 0; j--)
+    level_from_finer(lv + level_offset(j + 1), j, lv + level_offset(j));
+  return status;
+}
+
+void wt_cells_randoms_free(wt_cells_randoms *rr)
+{
+  free(rr->key);
+  free(rr->low);
+  memset(rr, 0, sizeof *rr);
+}
+
+int wt_cells_randoms_make(const double *ra_r, const double *dec_r,
+                          int64_t n_r_all, int64_t thin, int top,
+                          int threads, wt_cells_randoms *rr)
+{
+  memset(rr, 0, sizeof *rr);
+  if (n_r_all < 1 || thin < 1 || top < 0 || top > WT_CELLS_TOP ||
+      threads < 1)
+    return WT_ERR_ARG;
+  rr->top = top;
+  rr->n = (n_r_all + thin - 1) / thin;
+  rr->n_low_level = top < WT_CELLS_LOW ? top : WT_CELLS_LOW;
+  rr->key = (uint32_t *)malloc((size_t)rr->n * sizeof *rr->key);
+  rr->low = (uint64_t *)calloc((size_t)level_offset(rr->n_low_level + 1),
+                               sizeof *rr->low);
+  if (!rr->key || !rr->low) {
+    wt_cells_randoms_free(rr);
+    return WT_ERR_NOMEM;
+  }
+  keys_of(ra_r, dec_r, rr->n, thin, top, rr->key, threads);
+  int status = low_levels(rr->key, rr->n, top, rr->n_low_level, rr->low,
+                          threads);
+  if (status != WT_OK) wt_cells_randoms_free(rr);
+  return status;
+}
+
+int wt_footprint_cells_of(const wt_cells_randoms *rr, const double *ra_d,
+                          const double *dec_d, int64_t n_d, int min_well,
+                          double min_expected, int stop_well, int threads,
+                          wt_cells *out)
 {
   memset(out, 0, sizeof *out);
   out->level = -1;
-  if (n_d < 1 || n_r_all < 1 || thin < 1 || top < 0 || top > WT_CELLS_TOP ||
-      threads < 1)
-    return WT_ERR_ARG;
-  const int64_t n_r = (n_r_all + thin - 1) / thin;
+  if (n_d < 1 || threads < 1 || !rr->key) return WT_ERR_ARG;
+  const int top = rr->top, low = rr->n_low_level;
+  const int64_t n_r = rr->n;
+  const uint32_t *kr = rr->key;
   const int64_t cap = n_d + n_r;     /* occupied cells at any level */
   uint32_t *kd = (uint32_t *)malloc((size_t)n_d * sizeof *kd);
-  uint32_t *kr = (uint32_t *)malloc((size_t)n_r * sizeof *kr);
   const int64_t most = (int64_t)1 << (2 * top + 1);
   const int64_t occ_cap = cap < most ? cap : most;
   double *buf = (double *)malloc((size_t)occ_cap * 4 * sizeof *buf);
-  /* levels 0..low of the data, then of the randoms */
-  const int low = top < WT_CELLS_LOW ? top : WT_CELLS_LOW;
+  /* levels 0..low of the data (the randoms': rr->low) */
   const int64_t n_low = level_offset(low + 1);
-  uint64_t *lv = (uint64_t *)calloc(2 * (size_t)n_low, sizeof *lv);
-  int status = kd && kr && buf && lv ? WT_OK : WT_ERR_NOMEM;
-  if (status == WT_OK)
-    fine_keys(ra_d, dec_d, n_d, ra_r, dec_r, n_r, thin, top, kd, kr,
-              threads);
+  uint64_t *lv = (uint64_t *)calloc((size_t)n_low, sizeof *lv);
+  int status = kd && buf && lv ? WT_OK : WT_ERR_NOMEM;
   if (status == WT_OK) {
-    const int64_t size = (int64_t)1 << (2 * low + 1);
-    uint64_t *ld = lv + level_offset(low), *lr = ld + n_low;
-    status = level_counts(kd, n_d, top, low, ld, size, threads);
-    if (status == WT_OK)
-      status = level_counts(kr, n_r, top, low, lr, size, threads);
-    for (int j = low - 1; status == WT_OK && j >= 0; j--) {
-      level_from_finer(lv + level_offset(j + 1), j, lv + level_offset(j));
-      level_from_finer(lv + n_low + level_offset(j + 1), j,
-                       lv + n_low + level_offset(j));
-    }
+    keys_of(ra_d, dec_d, n_d, 1, top, kd, threads);
+    status = low_levels(kd, n_d, top, low, lv, threads);
   }
   double *id = buf, *d = buf + occ_cap, *r = buf + 2 * occ_cap,
          *tmp = buf + 3 * occ_cap;
   for (int j = 0; status == WT_OK && j <= top; j++) {
     const int64_t size = (int64_t)1 << (2 * j + 1);
     uint64_t *h = NULL;
+    const uint64_t *hr = NULL;
     if (j <= low) {
       h = lv + level_offset(j);
+      hr = rr->low + level_offset(j);
     } else {
       h = (uint64_t *)calloc(2 * (size_t)size, sizeof *h);
       if (!h) {
@@ -228,12 +252,13 @@ int wt_footprint_cells(const double *ra_d, const double *dec_d, int64_t n_d,
       status = level_counts(kd, n_d, top, j, h, size, threads);
       if (status == WT_OK)
         status = level_counts(kr, n_r, top, j, h + size, size, threads);
+      hr = h + size;
     }
     int64_t n_occ = 0, m = 0;
     double e_med = NAN;
     if (status == WT_OK)
-      level_scan(h, j <= low ? h + n_low : h + size, size, (double)n_d,
-                 (double)n_r, id, d, r, tmp, &n_occ, &m, &e_med);
+      level_scan(h, hr, size, (double)n_d, (double)n_r, id, d, r, tmp,
+                 &n_occ, &m, &e_med);
     if (j > low) free(h);
     if (status != WT_OK) break;
     if (m >= min_well && e_med >= min_expected) {
@@ -256,12 +281,30 @@ int wt_footprint_cells(const double *ra_d, const double *dec_d, int64_t n_d,
     if (m >= stop_well || !(e_med >= min_expected)) break;
   }
   free(kd);
-  free(kr);
   free(buf);
   free(lv);
   if (status != WT_OK) {
     wt_cells_free(out);
     out->level = -1;
   }
+  return status;
+}
+
+int wt_footprint_cells(const double *ra_d, const double *dec_d, int64_t n_d,
+                       const double *ra_r, const double *dec_r,
+                       int64_t n_r_all, int64_t thin, int top, int min_well,
+                       double min_expected, int stop_well, int threads,
+                       wt_cells *out)
+{
+  memset(out, 0, sizeof *out);
+  out->level = -1;
+  if (n_d < 1) return WT_ERR_ARG;
+  wt_cells_randoms rr;
+  int status = wt_cells_randoms_make(ra_r, dec_r, n_r_all, thin, top,
+                                     threads, &rr);
+  if (status != WT_OK) return status;
+  status = wt_footprint_cells_of(&rr, ra_d, dec_d, n_d, min_well,
+                                 min_expected, stop_well, threads, out);
+  wt_cells_randoms_free(&rr);
   return status;
 }

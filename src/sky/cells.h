@@ -33,4 +33,25 @@ int wt_footprint_cells(const double *ra_d, const double *dec_d, int64_t n_d,
                        double min_expected, int stop_well, int threads,
                        wt_cells *out);
 void wt_cells_free(wt_cells *c);
+
+/* The same search for several data sets against one set of randoms: the
+ * randoms' keys and their coarse levels, made once
+ * (wt_cells_randoms_make(), freed by wt_cells_randoms_free()), then
+ * wt_footprint_cells_of() for each data set, whose result is
+ * wt_footprint_cells()'s. */
+typedef struct {
+  int top, n_low_level;    /* finest level; levels 0..n_low_level kept */
+  int64_t n;               /* randoms read (every thin-th) */
+  uint32_t *key;           /* their finest cells */
+  uint64_t *low;           /* their counts at levels 0..n_low_level */
+} wt_cells_randoms;
+
+int wt_cells_randoms_make(const double *ra_r, const double *dec_r,
+                          int64_t n_r_all, int64_t thin, int top,
+                          int threads, wt_cells_randoms *rr);
+void wt_cells_randoms_free(wt_cells_randoms *rr);
+int wt_footprint_cells_of(const wt_cells_randoms *rr, const double *ra_d,
+                          const double *dec_d, int64_t n_d, int min_well,
+                          double min_expected, int stop_well, int threads,
+                          wt_cells *out);
 #endif

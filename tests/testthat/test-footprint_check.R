@@ -116,6 +116,48 @@ test_that("the check's cells, counted in C, are those of R's tabulate()", {
   few <- cells(g[1:300, ], r[1:300, ])
   expect_identical(few$level, -1L)
   expect_length(few$id, 0L)
+  # several data sets against one set of randoms, whose cells are made
+  # once: each result is that of its own call, fine levels included
+  many <- function(ds, r, thin = 1) {
+    r <- wtheta:::as_catalog(r, "r")
+    .Call(wtheta:::C_footprint_cells_many, lapply(ds, function(d) {
+      d <- wtheta:::as_catalog(d, "d")
+      list(d$ra, d$dec)
+    }), r$ra, r$dec, thin, 2L)
+  }
+  ds <- list(sim, sim[1:1500, ], rbind(sim, edge), g[1:300, ])
+  for (thin in c(1, 7)) {
+    expect_identical(many(ds, ran, thin),
+                     lapply(ds, function(d) cells(d, ran, thin)))
+  }
+  got <- many(list(small, small[1:5000, ]), small_r)
+  expect_identical(got, list(cells(small, small_r),
+                             cells(small[1:5000, ], small_r)))
+  expect_gt(got[[1]]$level, 7L)
+})
+
+test_that("the footprint checks of several samples against one set of randoms are each its own check", {
+  sim <- simulate_catalog(6000, ra_range = c(20, 60), dec_range = c(-10, 20),
+                          seed = 8)
+  ran <- random_catalog(40000, like = sim, seed = 9)
+  bad <- random_catalog(40000, ra_range = c(20, 60), dec_range = c(-10, 10),
+                        seed = 10)
+  cats <- list(a = sim[1:2000, ], b = sim[2001:6000, ], c = sim[1:300, ],
+               r = ran, s = bad)
+  cats <- lapply(cats, wtheta:::as_catalog, arg = "x")
+  pairs <- list(c("a", "r"), c("b", "r"), c("c", "r"), c("a", "s"),
+                c("b", "s"))
+  got <- suppressWarnings(wtheta:::footprint_checks(cats, pairs))
+  expect_identical(names(got), c("a/r", "b/r", "c/r", "a/s", "b/s"))
+  for (k in seq_along(pairs)) {
+    want <- wtheta:::check_footprint_of(cats[[pairs[[k]][1]]],
+                                        cats[[pairs[[k]][2]]])
+    expect_identical(got[[k]], want, info = names(got)[k])
+  }
+  expect_identical(got[["c/r"]]$verdict, "too few points")
+  expect_identical(got[["b/s"]]$verdict, "mismatch")
+  expect_warning(wtheta:::footprint_checks(cats, pairs[5]),
+                 "do not seem to share a footprint")
 })
 
 test_that("the check stays silent for simulations and their randoms", {
