@@ -64,8 +64,9 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
                        retries, timeout, mean_theta)
   how$pip <- pip
   # a jackknife needs only the margins of each count's patch arrays (rows,
-  # columns, diagonal: P x bins each), counted here; distributed counts
-  # (and PIP counts) keep the arrays
+  # columns, diagonal: P x bins each): a local count keeps only those, a
+  # distributed one reduces its merged arrays to them; PIP counts keep
+  # the arrays
   how$margins <- identical(error, "jackknife") && is.null(pip)
   n_counts <- if (is.null(counts)) 1L else length(counts)
   check_call_memory(cc$cats, w, length(edges) - 1L, n_counts, pat, resample,

@@ -95,12 +95,27 @@ count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
   if (is.null(how$run)) {
     pc <- count_pairs_future(a, b, edges, self_pairs, how, wa, wb, pa, pb,
                              n_patches, label, progress, ba, bb, pip)
+    if (isTRUE(how$margins)) pc <- margins_only(pc)
     return(if (defer) deferred(function() pc) else pc)
   }
   count_pairs(a, b, edges, self_pairs, how$run, threads, progress, wa, wb,
               pa, pb, n_patches, ha = ha, hb = hb,
               mean_theta = isTRUE(how$mean_theta), defer = defer, ba = ba,
               bb = bb, pip = pip, margins = isTRUE(how$margins))
+}
+
+# a count with patch arrays (merged from a distributed count's blocks)
+# that keeps only their margins instead, as a local count for a jackknife
+# does (count_pairs(margins = TRUE)): the same numbers
+margins_only <- function(pc) {
+  if (is.null(pc$patch_counts)) return(pc)
+  pc$patch_margins <- .Call(C_patch_margins, pc$patch_counts)
+  pc$patch_counts <- NULL
+  if (!is.null(pc$patch_weighted)) {
+    pc$patch_margins_weighted <- .Call(C_patch_margins, pc$patch_weighted)
+    pc$patch_weighted <- NULL
+  }
+  pc
 }
 
 # like count_pairs(), with the block pairs run as futures, one future per

@@ -21,7 +21,7 @@ same <- function(what, a, b) {
   cat(sprintf("  %-44s identical\n", what))
 }
 hist_of <- function(w) lapply(attr(w, "pair_counts"), function(p)
-  p[c("counts", "n_below", "n_above", "patch_counts")])
+  p[c("counts", "n_below", "n_above", "patch_counts", "patch_margins")])
 jobs <- 0
 count_s <- 0
 tally <- function(w) for (p in attr(w, "pair_counts")) {
@@ -42,7 +42,7 @@ slu <- wtheta(data, rand, bins, threads = 1, error = "jackknife",
               n_patches = 4, seed = 1, distribute = 2)
 t_slurm <- proc.time()[["elapsed"]] - t0
 tally(slu)
-same("histograms (DD, DR, RR, patch arrays)", hist_of(slu), hist_of(loc))
+same("histograms (DD, DR, RR, patch margins)", hist_of(slu), hist_of(loc))
 same("w", slu$w, loc$w)
 same("jackknife w_err", slu$w_err, loc$w_err)
 print(attr(slu, "pair_counts")$DR)

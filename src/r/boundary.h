@@ -101,6 +101,9 @@ SEXP wt_r_group_patches(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_jackknife_counts(SEXP, SEXP, SEXP);
 SEXP wt_r_jackknife_margins(SEXP, SEXP, SEXP);
 SEXP wt_r_patch_reach(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_patch_margins(SEXP);
+/* a new list(rows, cols, diag, total) of patch margins (r/patches.c) */
+SEXP wtr_margins_new(int P, int nb);
 SEXP wt_r_weight_sums(SEXP, SEXP, SEXP);
 SEXP wt_r_patch_vectors(SEXP, SEXP, SEXP, SEXP, SEXP);
 /* r/backend.c */

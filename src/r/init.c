@@ -34,6 +34,7 @@ static const R_CallMethodDef call_methods[] = {
   {"jackknife_counts", (DL_FUNC)&wt_r_jackknife_counts, 3},
   {"jackknife_margins", (DL_FUNC)&wt_r_jackknife_margins, 3},
   {"patch_reach", (DL_FUNC)&wt_r_patch_reach, 6},
+  {"patch_margins", (DL_FUNC)&wt_r_patch_margins, 1},
   {"weight_sums", (DL_FUNC)&wt_r_weight_sums, 3},
   {"patch_vectors", (DL_FUNC)&wt_r_patch_vectors, 5},
   {"default_threads", (DL_FUNC)&wt_r_default_threads, 1},

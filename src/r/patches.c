@@ -127,6 +127,37 @@ SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto, SEXP total)
   return out;
 }
 
+/* A new list(rows, cols, diag, total) for the margins of a patch array
+ * (wt_patch_margins): three P x n_bins matrices and n_bins values, unset */
+SEXP wtr_margins_new(int P, int nb)
+{
+  const char *names[] = {"rows", "cols", "diag", "total", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  for (int k = 0; k < 3; k++)
+    SET_VECTOR_ELT(out, k, allocMatrix(REALSXP, P, nb));
+  SET_VECTOR_ELT(out, 3, allocVector(REALSXP, nb));
+  UNPROTECT(1);
+  return out;
+}
+
+/* the margins of a patch array (P x P x n_bins, as wt_patch_array lays it
+ * out): those a count keeps for a jackknife (count_list() in pending.c),
+ * for the counts merged from a distributed count's blocks */
+SEXP wt_r_patch_margins(SEXP arr)
+{
+  SEXP dim = getAttrib(arr, R_DimSymbol);
+  if (TYPEOF(arr) != REALSXP || XLENGTH(dim) != 3 ||
+      INTEGER(dim)[1] != INTEGER(dim)[0])
+    error("wtheta internal: patch array");
+  const int P = INTEGER(dim)[0], nb = INTEGER(dim)[2];
+  SEXP out = PROTECT(wtr_margins_new(P, nb));
+  wt_patch_margins(REAL(arr), NULL, NULL, NULL, P, nb, 0,
+                   REAL(VECTOR_ELT(out, 0)), REAL(VECTOR_ELT(out, 1)),
+                   REAL(VECTOR_ELT(out, 2)), REAL(VECTOR_ELT(out, 3)));
+  UNPROTECT(1);
+  return out;
+}
+
 /* the same from a count's patch margins (see count_list() in pending.c):
  * list(rows, cols, diag, total), three P x n_bins matrices and n_bins
  * values */

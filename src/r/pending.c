@@ -26,11 +26,7 @@ static SEXP patch_margins(const uint64_t *counts, const double *wsums,
                           const int64_t *inv, int n_patches, int n_bins,
                           int is_auto)
 {
-  const char *names[] = {"rows", "cols", "diag", "total", ""};
-  SEXP out = PROTECT(mkNamed(VECSXP, names));
-  for (int k = 0; k < 3; k++)
-    SET_VECTOR_ELT(out, k, allocMatrix(REALSXP, n_patches, n_bins));
-  SET_VECTOR_ELT(out, 3, allocVector(REALSXP, n_bins));
+  SEXP out = PROTECT(wtr_margins_new(n_patches, n_bins));
   wt_patch_margins(NULL, counts, wsums, inv, n_patches, n_bins, is_auto,
                    REAL(VECTOR_ELT(out, 0)), REAL(VECTOR_ELT(out, 1)),
                    REAL(VECTOR_ELT(out, 2)), REAL(VECTOR_ELT(out, 3)));

@@ -57,6 +57,14 @@ test_that("sequential plan: block pairs add up to the whole count", {
            error = "jackknife", patches = "p", distribute = 2))
   expect_identical(a$w, b$w)
   expect_identical(a$w_err, b$w_err)
+  # both keep the margins of their patch arrays, the same numbers
+  for (k in c("DD", "DR", "RR")) {
+    pa <- attr(a, "pair_counts")[[k]]
+    pb <- attr(b, "pair_counts")[[k]]
+    expect_null(pb$patch_counts)
+    expect_identical(pb$patch_margins, pa$patch_margins)
+    expect_true(sum(pa$patch_margins$total) > 0)
+  }
   expect_error(pair_counts(cs$x, bins = cs$e, distribute = 0),
                "`distribute` must be a whole number >= 1")
   expect_error(pair_counts(cs$x, bins = cs$e, distribute = 2, devices = 0),
