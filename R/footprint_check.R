@@ -86,7 +86,7 @@ check_footprint_of <- function(d, r, found = NULL) {
   class(out) <- "footprint_check"
   n_d <- nrow(d)
   n_r <- ceiling(nrow(r) / thin)
-  if (n_d < 500L || n_r < 500L) {
+  if (!footprint_checkable(d, r)) {
     out$message <- sprintf("too few points to check (%d data, %d randoms)",
                            n_d, n_r)
     return(out)

@@ -445,6 +445,7 @@ far_pairs <- function(res, far, P, ra, rb, pa, pb, wa, wb, L, la, lb,
   A <- per(ra, pa, wa, la, L$n_la)
   B <- if (is_auto) A else per(rb, pb, wb, lb, L$n_lb)
   pairs <- function(x, y, s, t) sum(x[p, s] * y[q, t])
+  skipped <- sum(rowSums(A$n)[p] * rowSums(B$n)[q])
   add <- function(part, s, t, kind) {
     one <- function(x, y) if (kind == "pair") pairs(x, y, s, t) +
                             pairs(x, y, t, s) else pairs(x, y, s, t)
@@ -453,8 +454,7 @@ far_pairs <- function(res, far, P, ra, rb, pa, pb, wa, wb, L, la, lb,
     if (!is.null(part$wtotal)) {
       part$wtotal[last] <- part$wtotal[last] + one(A$w, B$w)
     }
-    part$pairs_skipped <- part$pairs_skipped +
-      sum(rowSums(A$n)[p] * rowSums(B$n)[q])
+    part$pairs_skipped <- part$pairs_skipped + skipped
     part
   }
   if (L$n_lab <= 0L) return(add(res, 1L, 1L, "one"))

@@ -23,6 +23,18 @@ static double slot_value(const uint64_t *counts, const double *wsums,
                 : wsums[(size_t)i * n_row + s];
 }
 
+/* the value [a, b] of a patch array in in-range slot s, from histogram ih
+ * of the pair and, in an auto count off the diagonal (mirror), it of its
+ * transpose */
+static double pair_value(const uint64_t *counts, const double *wsums,
+                         int64_t ih, int mirror, int64_t it, size_t n_row,
+                         size_t s)
+{
+  double v = slot_value(counts, wsums, ih, n_row, s);
+  if (mirror) v += slot_value(counts, wsums, it, n_row, s);
+  return v;
+}
+
 /* The counts of a patched count as an n_patches x n_patches x n_bins
  * array [a, b, bin] of the in-range slots, into o; the histogram of patch
  * pair a + b P is inv[a + b P] (see hist_of()). In an auto count the
@@ -37,13 +49,11 @@ void wt_patch_array(const uint64_t *counts, const double *wsums,
   for (size_t b = 0; b < P; b++)
     for (size_t a = 0; a < P; a++) {
       const size_t h = a + b * P, t = b + a * P;
-      const int64_t ih = hist_of(inv, h),
-                    it = is_auto && a != b ? hist_of(inv, t) : -1;
-      for (size_t k = 0; k < (size_t)n_bins; k++) {
-        double v = slot_value(counts, wsums, ih, n_row, k + 1);
-        if (is_auto && a != b) v += slot_value(counts, wsums, it, n_row, k + 1);
-        o[h + k * P * P] = v;
-      }
+      const int mirror = is_auto && a != b;
+      const int64_t ih = hist_of(inv, h), it = mirror ? hist_of(inv, t) : -1;
+      for (size_t k = 0; k < (size_t)n_bins; k++)
+        o[h + k * P * P] = pair_value(counts, wsums, ih, mirror, it, n_row,
+                                      k + 1);
     }
 }
 
@@ -75,13 +85,9 @@ void wt_patch_margins(const double *S, const uint64_t *counts,
                     it = S || !mirror ? -1 : hist_of(inv, t);
       if (!S && ih < 0 && it < 0) continue;
       for (size_t k = 0; k < nb; k++) {
-        double v;
-        if (S) {
-          v = S[h + k * P * P];
-        } else {
-          v = slot_value(counts, wsums, ih, n_row, k + 1);
-          if (mirror) v += slot_value(counts, wsums, it, n_row, k + 1);
-        }
+        const double v = S ? S[h + k * P * P]
+                           : pair_value(counts, wsums, ih, mirror, it,
+                                        n_row, k + 1);
         rows[a + k * P] += v;
         cols[b + k * P] += v;
         total[k] += v;

@@ -187,11 +187,12 @@ SEXP wt_r_jackknife_margins(SEXP margins, SEXP is_auto, SEXP total)
 
 /* the caps of the k patch ranges of xyz (ranges: k x 2, [start, end)),
  * into R_alloc'd centres (3 k) and radii (k) */
-static void range_caps(SEXP xyz, SEXP ranges, int n_threads, int *k,
+static void range_caps(SEXP xyz, SEXP ranges, SEXP threads, int *k,
                        double **c, double **rad)
 {
   wt_points p;
   wtr_points_of(xyz, &p);
+  const int n_threads = wtr_team_of(threads, p.n, WT_LIGHT_GRAIN);
   const double *rv = wtr_real_or_die(ranges, "ranges");
   if (XLENGTH(ranges) % 2 != 0 || XLENGTH(ranges) / 2 > INT_MAX)
     error("wtheta internal: ranges must be a k x 2 matrix");
@@ -216,16 +217,15 @@ static void range_caps(SEXP xyz, SEXP ranges, int n_threads, int *k,
 SEXP wt_r_patch_reach(SEXP xyz_a, SEXP ranges_a, SEXP xyz_b, SEXP ranges_b,
                       SEXP reach, SEXP threads)
 {
-  const int nt = wtr_team_of(threads, 1 << 20, WT_LIGHT_GRAIN);
   int ka, kb;
   double *ca, *ra, *cb, *rb;
-  range_caps(xyz_a, ranges_a, nt, &ka, &ca, &ra);
+  range_caps(xyz_a, ranges_a, threads, &ka, &ca, &ra);
   if (isNull(xyz_b)) {
     kb = ka;
     cb = ca;
     rb = ra;
   } else {
-    range_caps(xyz_b, ranges_b, nt, &kb, &cb, &rb);
+    range_caps(xyz_b, ranges_b, threads, &kb, &cb, &rb);
   }
   const double r = asReal(reach) * (M_PI / 180.0);
   if (!(r >= 0.0)) error("wtheta internal: reach");

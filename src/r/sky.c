@@ -42,8 +42,6 @@ static void fail(int st)
   if (st != WT_OK) errorcall(R_NilValue, "wtheta internal: HEALPix status %d", st);
 }
 
-/* the footprint check's cells (sky/cells.h): list(level, id, d, r) for the
- * level kept, level -1 and empty vectors when none */
 /* a footprint check's cells as R's list(level, id, d, r), c freed */
 static SEXP cells_list(wt_cells *c)
 {
@@ -69,6 +67,8 @@ static void cells_status(int status)
                              status);
 }
 
+/* the footprint check's cells (sky/cells.h): list(level, id, d, r) for the
+ * level kept, level -1 and empty vectors when none */
 SEXP wt_r_footprint_cells(SEXP ra_d, SEXP dec_d, SEXP ra_r, SEXP dec_r,
                           SEXP thin, SEXP threads)
 {
