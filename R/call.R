@@ -78,6 +78,8 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
   }
   cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads, bits)
   on_exit_of(envir, function() release_catalogs(cats))
+  # the cells of the grids that the call's counts share
+  how$grid_scale <- grid_scale(cats, edges)
   if (resample) check_random_patches(cats[randoms], pat)
   progress <- progress_start(progress, n_counts, envir)
   how <- checkpoint_open(how, what,
@@ -357,7 +359,8 @@ count_union <- function(u, r, edges, how, threads, progress, share, S) {
               u$weights, r$weights, u$patch, r$patch, u$n_patches %||% 0L,
               progress_share = share, ha = u$handle, hb = r$handle,
               la = u$lab, lb = r$lab, n_lab = S,
-              margins = isTRUE(how$margins))$res
+              margins = isTRUE(how$margins),
+              grid_scale = how$grid_scale %||% 1)$res
 }
 
 # Whether run_counts() overlaps its counts: on the GPU, run here (not

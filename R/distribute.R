@@ -101,7 +101,8 @@ count_planned <- function(how, a, b, edges, self_pairs, threads, progress,
   count_pairs(a, b, edges, self_pairs, how$run, threads, progress, wa, wb,
               pa, pb, n_patches, ha = ha, hb = hb,
               mean_theta = isTRUE(how$mean_theta), defer = defer, ba = ba,
-              bb = bb, pip = pip, margins = isTRUE(how$margins))
+              bb = bb, pip = pip, margins = isTRUE(how$margins),
+              grid_scale = how$grid_scale %||% 1)
 }
 
 # a count with patch arrays (merged from a distributed count's blocks)

@@ -303,7 +303,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
                         pb = NULL, n_patches = 0L, progress_share = 1,
                         ha = NULL, hb = NULL, mean_theta = FALSE,
                         defer = FALSE, ba = NULL, bb = NULL, pip = NULL,
-                        la = NULL, lb = NULL, n_lab = 0L, margins = FALSE) {
+                        la = NULL, lb = NULL, n_lab = 0L, margins = FALSE,
+                        grid_scale = 1) {
   start <- proc.time()[["elapsed"]]
   # a progressor (progressr) gets a sink for this count; see R/progress.R
   progress <- progress_sink(progress, progress_share)
@@ -394,7 +395,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     pending <- .Call(C_count_start, ca, cb, edges, self_pairs,
                      wt_constant("backend", run$backend), threads,
                      run$devices, tasks, as.integer(n_out * L$n),
-                     grid_mode(), isTRUE(mean_theta), pip$c, L$n_lab)
+                     grid_arg(grid_scale), isTRUE(mean_theta), pip$c,
+                     L$n_lab)
     # the fingerprints while the count runs in its thread
     fp <- tryCatch(fingerprints(), error = function(e) {
       .Call(C_count_cancel, pending)
@@ -407,7 +409,8 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   fp <- fingerprints()
   res <- .Call(C_pair_counts_catalogs, ca, cb, edges, self_pairs,
                wt_constant("backend", run$backend), threads, run$devices,
-               tasks, as.integer(n_out * L$n), progress, grid_mode(), n_p,
+               tasks, as.integer(n_out * L$n), progress, grid_arg(grid_scale),
+               n_p,
                isTRUE(mean_theta), pip$c, L$n_lab)
   out <- finish(with_far(res), fp)
   if (defer) deferred(function() out) else out
@@ -672,6 +675,34 @@ grid_mode <- function() {
   if (isFALSE(g)) return(wt_constant("grid", "never"))
   stop("option `wtheta.grid` must be \"auto\", TRUE, \"prune\" or FALSE, ",
        "not ", describe(g), ".", call. = FALSE)
+}
+
+# the grid mode as C takes it, with the call's widening of the grid's
+# cells (grid_scale()) where it is more than 1
+grid_arg <- function(scale = 1) {
+  mode <- grid_mode()
+  if (scale > 1) c(as.double(mode), scale) else mode
+}
+
+# The widening of the grid's cells for the counts of one call between the
+# catalogs `cats` (each with its unit vectors, xyz) for bins `edges`
+# (degrees): from 1 to 2, as far as they hold few points per cell (see
+# wt_grid_call_scale() in src/core/grid_policy.c). One value for all the
+# counts of a call, which share their catalogs' grids. 1 when the grid is
+# off (option wtheta.grid = FALSE); the option wtheta.grid_scale fixes it
+# (see ?wtheta-package, "Pruning and bulk counting").
+grid_scale <- function(cats, edges) {
+  g <- getOption("wtheta.grid_scale")
+  if (!is.null(g)) {
+    if (!is.numeric(g) || length(g) != 1L || is.na(g) || g < 1 || g > 2) {
+      stop("option `wtheta.grid_scale` must be one number from 1 to 2, ",
+           "not ", describe(g), ".", call. = FALSE)
+    }
+    return(as.double(g))
+  }
+  if (isFALSE(getOption("wtheta.grid", "auto"))) return(1)
+  .Call(C_grid_scale, lapply(unname(cats), `[[`, "xyz"),
+        edges[length(edges)])
 }
 
 # the count of cb x ca from that of ca x cb: the same pairs, with the

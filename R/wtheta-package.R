@@ -28,8 +28,7 @@
 #' the grid and 70 ms with it, 10^6-point ones 912 ms without and 387 ms
 #' with it), the
 #' points are sorted into cells on the sphere (declination bands
-#' cut in right ascension, a quarter of the last edge wide, each cell a tree
-#' of smaller nodes), and pairs of cells whose bounding caps stay beyond the
+#' cut in right ascension, each cell a tree of smaller nodes), and pairs of cells whose bounding caps stay beyond the
 #' last edge are not visited: their pairs are added to those beyond the
 #' last edge (`n_above`) by number. Node pairs whose least and greatest
 #' possible separation fall in one bin can likewise be added to that bin
@@ -42,7 +41,15 @@
 #' builds them once per catalog and reuses them for DD, DR and RR; only
 #' the walk over two catalogs' trees is made per count.
 #' `pairs_skipped` in a [pair_counts()] result says how many pairs were
-#' counted this way. The option `wtheta.grid` chooses: `"auto"` (the
+#' counted this way. Cells are a quarter of the last edge wide, or wider,
+#' up to half of it, when a call's catalogs hold few points per cell
+#' (fewer than about 80 at a quarter of the last edge, from a sample of up
+#' to 2^17 points of each): each pair of cells within reach costs a test,
+#' so cells of a few points cost more to pair than their pairs cost to
+#' count. One width serves all the counts of a call. The option
+#' `wtheta.grid_scale`, a number from 1 to 2, fixes the widening instead
+#' (1: a quarter of the last edge, the width of earlier versions); the
+#' counts are the same at any width. The option `wtheta.grid` chooses: `"auto"` (the
 #' default: as above, with bulk counting on the CPU only), `"prune"`
 #' (always prune, never bulk count), `TRUE` (always prune and bulk count)
 #' or `FALSE` (never). Bulk counting makes many small tasks: on the CPU it

@@ -213,6 +213,10 @@ typedef struct {
   /* pruning by the last edge and bulk counting of cell pairs: a
    * wt_grid_mode */
   int grid;
+  /* the grid's cells this many times as wide as the policy's (from
+   * wt_grid_call_scale(), once for all the counts of a call, which share
+   * their catalogs' grids); 0 or 1: the policy's */
+  double grid_scale;
   double pairs_skipped;    /* out: pairs the grid counted without visiting
                               them (beyond the last edge, or whole cell
                               pairs proved inside one bin) */
@@ -336,6 +340,14 @@ void wt_catalog_grid_done(wt_catalog *c);
 /* how many grid stages this process has built (tests show with it that
  * wtheta() builds each catalog's grid once) */
 double wt_grid_builds(void);
+/* core/grid_policy.c: the widening of the grid's cells (wt_job.grid_scale)
+ * for the counts of one call between the k catalogs p[0..k-1], for a last
+ * edge of theta_max_deg degrees: from 1 (the policy's cells) up to 2, as
+ * far as the densest catalog holds few points per non-empty cell (read
+ * from a sample of at most 2^17 points of each). Counts do not depend on
+ * it, only the time the grid takes. */
+double wt_grid_call_scale(const wt_points *const *p, int k,
+                          double theta_max_deg);
 
 /* core/count.c: dispatch (the grid when it pays, core/grid_policy.c; then
  * one engine) */

@@ -74,6 +74,12 @@ void wt_grid_stage_free(wt_grid_stage *s);
 const wt_grid_tree *wt_grid_stage_tree(const wt_grid_stage *s, int64_t r0,
                                        int64_t r1);
 
+/* grid_build.c: the non-empty cells of a grid of cells of cell_deg
+ * degrees that an even sample of at most 2^17 of p's points finds: all of
+ * them for smaller catalogs, else at most all; -1 when the grid has too
+ * many cells to count (over 2^24) or memory runs out, 0 for no points */
+int64_t wt_grid_cells_found(const wt_points *p, double cell_deg);
+
 /* what the walk over two stages makes */
 typedef struct {
   wt_task *tasks;          /* one task per kept pair of nodes, in the

@@ -557,6 +557,45 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
   return WT_OK;
 }
 
+/* Points sampled per catalog by wt_grid_cells_found(): an even stride over
+ * larger catalogs keeps the cost of a call's choice of cells small beside
+ * its counts (a pass over 10^8 points would take a second) */
+#define OCCUPANCY_SAMPLE ((int64_t)1 << 17)
+/* grids of more cells than this are not counted (a bitmap of 2 MB) */
+#define OCCUPANCY_MAX_CELLS ((int64_t)1 << 24)
+
+int64_t wt_grid_cells_found(const wt_points *p, double cell_deg)
+{
+  if (p->n <= 0) return 0;
+  grid_shape g;
+  memset(&g, 0, sizeof g);
+  if (shape_init(&g, cell_deg) != WT_OK || g.n_cells > OCCUPANCY_MAX_CELLS) {
+    shape_free(&g);
+    return -1;
+  }
+  uint64_t *seen = calloc((size_t)(g.n_cells + 63) / 64, sizeof *seen);
+  if (!seen) {
+    shape_free(&g);
+    return -1;
+  }
+  const int64_t m = p->n < OCCUPANCY_SAMPLE ? p->n : OCCUPANCY_SAMPLE;
+  int64_t cells = 0;
+  for (int64_t s = 0; s < m; s++) {
+    /* the s-th of m points spread evenly over the catalog */
+    const int64_t i = (int64_t)((double)s * (double)p->n / (double)m);
+    const uint64_t c = key_of(&g, p->x[i], p->y[i], p->z[i]) >>
+                       (2 * MORTON_BITS);
+    const uint64_t bit = (uint64_t)1 << (c & 63);
+    if (!(seen[c >> 6] & bit)) {
+      seen[c >> 6] |= bit;
+      cells++;
+    }
+  }
+  free(seen);
+  shape_free(&g);
+  return cells;
+}
+
 const wt_grid_tree *wt_grid_stage_tree(const wt_grid_stage *s, int64_t r0,
                                        int64_t r1)
 {

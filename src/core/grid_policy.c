@@ -31,6 +31,14 @@
  * shape measured in bench/kernel/kernel-notes.md, "Grid thresholds") */
 #define WT_GRID_CELLS_PER_EDGE 4.0
 #define WT_GRID_MIN_CELL_DEG 0.02
+/* ... but sparse catalogs take larger cells, up to WT_GRID_MAX_SCALE
+ * times as wide, so that the call's catalogs hold about
+ * WT_GRID_OCCUPANCY points per non-empty cell (wt_grid_call_scale()):
+ * the walk tests every pair of cells within reach, so cells of a few
+ * points each cost more to pair than their pairs cost to count
+ * (bench/kernel/kernel-notes.md, "Cells of sparse catalogs") */
+#define WT_GRID_OCCUPANCY 80.0
+#define WT_GRID_MAX_SCALE 2.0
 /* Node pairs that may be pruned are split down to this many pairs. The
  * GPU engine pays a host-side cost per task, so its tasks stay large; the
  * CPU engine hands tasks out in small work items anyway. */
@@ -53,7 +61,32 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
       (*theta_max > WT_GRID_AUTO_MAX_DEG || pairs < min_pairs)) return 0.0;
   /* WT_GRID_ALWAYS: with bulk counting; WT_GRID_PRUNE: pruning only */
   double h = *theta_max / WT_GRID_CELLS_PER_EDGE;
-  return h < WT_GRID_MIN_CELL_DEG ? WT_GRID_MIN_CELL_DEG : h;
+  if (h < WT_GRID_MIN_CELL_DEG) h = WT_GRID_MIN_CELL_DEG;
+  const double s = job->grid_scale;
+  return s > 1.0 ? h * (s < WT_GRID_MAX_SCALE ? s : WT_GRID_MAX_SCALE) : h;
+}
+
+double wt_grid_call_scale(const wt_points *const *p, int k,
+                          double theta_max_deg)
+{
+  if (!(theta_max_deg > 0.0)) return 1.0;
+  double h = theta_max_deg / WT_GRID_CELLS_PER_EDGE;
+  if (h < WT_GRID_MIN_CELL_DEG) h = WT_GRID_MIN_CELL_DEG;
+  /* the points of all the catalogs over the cells of the one that fills
+   * most: at least the mean occupancy of any of them, or of any union of
+   * them (a call's samples are counted as one); a sample's cells are at
+   * most the catalog's, which errs the same way (smaller cells) */
+  double n = 0.0, cells = 0.0;
+  for (int c = 0; c < k; c++) {
+    const int64_t f = wt_grid_cells_found(p[c], h);
+    if (f < 0) return 1.0;            /* too many cells to tell */
+    n += (double)p[c]->n;
+    if ((double)f > cells) cells = (double)f;
+  }
+  if (!(cells > 0.0)) return 1.0;
+  /* cells s times as wide hold about s^2 times the points */
+  const double s = sqrt(WT_GRID_OCCUPANCY / (n / cells));
+  return s < 1.0 ? 1.0 : s > WT_GRID_MAX_SCALE ? WT_GRID_MAX_SCALE : s;
 }
 
 /* Bulk counting inside bins visits fewer pairs but makes many small

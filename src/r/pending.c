@@ -205,6 +205,24 @@ static void pending_pip(wt_pending *p, SEXP pip)
   p->job.pip = &p->pip;
 }
 
+/* grid: the wt_grid_mode, or c(mode, scale), the call's widening of the
+ * grid's cells (wt_job.grid_scale; grid_scale() in R/pair_counts.R) */
+static void grid_of(SEXP grid, wt_job *job)
+{
+  job->grid = asInteger(grid);
+  if (job->grid < WT_GRID_NEVER || job->grid > WT_GRID_PRUNE)
+    error("wtheta internal: grid must be a wt_grid_mode, not %d", job->grid);
+  job->grid_scale = 0.0;
+  if (XLENGTH(grid) == 2) {
+    job->grid_scale = TYPEOF(grid) == REALSXP ? REAL(grid)[1]
+                                              : (double)INTEGER(grid)[1];
+    if (!(job->grid_scale >= 1.0 && job->grid_scale <= 2.0))
+      error("wtheta internal: the grid's scale must lie in [1, 2]");
+  } else if (XLENGTH(grid) != 1) {
+    error("wtheta internal: grid must be a mode, or a mode and a scale");
+  }
+}
+
 /* A new count, protected (one more to UNPROTECT), whose pointer keeps
  * `keep` alive; the job from the arguments, its buffers zeroed. job_in
  * holds the points (a, b, is_auto); ca, cb their catalogs or NULL. */
@@ -252,9 +270,7 @@ static SEXP pending_new(SEXP keep, const wt_job *job_in, wt_catalog *ca,
   p->devices = (int *)pending_alloc((size_t)job->n_devices, sizeof(int));
   memcpy(p->devices, INTEGER(devices), (size_t)job->n_devices * sizeof(int));
   job->devices = p->devices;
-  job->grid = asInteger(grid);
-  if (job->grid < WT_GRID_NEVER || job->grid > WT_GRID_PRUNE)
-    error("wtheta internal: grid must be a wt_grid_mode, not %d", job->grid);
+  grid_of(grid, job);
   p->upper = (double *)pending_alloc((size_t)n_edges + 1, sizeof(double));
   p->table = (uint16_t *)pending_alloc((size_t)wt_bins_table_capacity(),
                                        sizeof(uint16_t));
@@ -701,7 +717,7 @@ SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
   memset(&job, 0, sizeof job);
   job.backend = asInteger(backend);
   job.n_threads = wtr_team_of(threads, 0, 0);
-  job.grid = asInteger(grid);
+  grid_of(grid, &job);
   job.n_devices = 1;
   job.n_out = 1;
   /* tasks (patch pairs; NULL: the whole catalogs) and their histograms */
@@ -736,4 +752,21 @@ SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
   setAttrib(out, R_NamesSymbol, nm);
   UNPROTECT(2);
   return out;
+}
+
+/* the widening of the grid's cells for the counts of one call
+ * (wt_grid_call_scale()) between the catalogs whose unit vectors are in
+ * the list xyzs, for a last edge of theta_max degrees */
+SEXP wt_r_grid_scale(SEXP xyzs, SEXP theta_max)
+{
+  if (TYPEOF(xyzs) != VECSXP) error("wtheta internal: xyzs must be a list");
+  const int k = (int)XLENGTH(xyzs);
+  wt_points *p = (wt_points *)R_alloc((size_t)(k > 0 ? k : 1), sizeof *p);
+  const wt_points **pp =
+      (const wt_points **)R_alloc((size_t)(k > 0 ? k : 1), sizeof *pp);
+  for (int c = 0; c < k; c++) {
+    wtr_points_of(VECTOR_ELT(xyzs, c), &p[c]);
+    pp[c] = &p[c];
+  }
+  return ScalarReal(wt_grid_call_scale(pp, k, asReal(theta_max)));
 }

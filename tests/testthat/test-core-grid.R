@@ -190,3 +190,105 @@ test_that("the grouped walk of patch pairs sums weights as brute force does", {
     expect_gt(g1$pairs_skipped, 0)
   }
 })
+
+test_that("a call's cells widen as far as its catalogs hold few points per cell", {
+  # grid_scale() (wt_grid_call_scale(), src/core/grid_policy.c): cells a
+  # quarter of the last edge, widened by sqrt(80 / occupancy) within
+  # [1, 2], where occupancy is all the catalogs' points over the non-empty
+  # cells of the catalog that fills most. The cells recomputed here in R
+  # from the grid's definition (grid_build.c: declination bands of height
+  # h, each cut into floor(360 cos(dmin) / h) cells in right ascension)
+  cells_of <- function(x, h) {
+    nb <- ceiling(180 / h)
+    b <- pmin(pmax(floor((x$dec + 90) / h), 0), nb - 1)
+    d0 <- -90 + (seq_len(nb) - 1) * h
+    d1 <- pmin(d0 + h, 90)
+    dmin <- ifelse(d0 <= 0 & d1 >= 0, 0, pmin(abs(d0), abs(d1)))
+    nra <- pmax(floor(360 * cos(dmin * pi / 180) / h), 1)[b + 1]
+    k <- pmin(pmax(floor((x$ra %% 360) / 360 * nra), 0), nra - 1)
+    length(unique(paste(b, k)))
+  }
+  xyz <- function(x) list(xyz = wtheta:::unit_vectors(
+    wtheta:::check_catalog(x, "x"), 1L))
+  expected <- function(cats, last) {
+    h <- last / 4
+    occ <- sum(vapply(cats, nrow, 0)) / max(vapply(cats, cells_of, 0, h))
+    min(max(sqrt(80 / occ), 1), 2)
+  }
+  set.seed(37)
+  x <- random_sky(2000, ra = c(0, 60), dec = c(-30, 30))
+  y <- random_sky(6000, ra = c(0, 60), dec = c(-30, 30))
+  for (last in c(8, 12, 20)) {
+    s <- wtheta:::grid_scale(list(xyz(x), xyz(y)), c(0, 1, last))
+    expect_equal(s, expected(list(x, y), last), tolerance = 1e-14)
+  }
+  # 8,000 points in about 230 cells of 4 degrees: about 35 a cell, so
+  # cells about 1.5 times as wide, short of the cap
+  s8 <- wtheta:::grid_scale(list(xyz(x), xyz(y)), c(0, 1, 16))
+  expect_gt(s8, 1.3)
+  expect_lt(s8, 1.7)
+  # sparse: at most twice as wide; dense: the policy's quarter
+  expect_identical(wtheta:::grid_scale(list(xyz(x)), c(0, 1, 2)), 2)
+  dense <- random_sky(20000, ra = c(10, 12), dec = c(0, 2))
+  expect_identical(wtheta:::grid_scale(list(xyz(dense)), c(0, 0.5, 2)), 1)
+  # the grid off, or the option set: no reading of the points
+  expect_identical(with_grid(FALSE, wtheta:::grid_scale(list(xyz(x)),
+                                                        c(0, 1, 2))), 1)
+  old <- options(wtheta.grid_scale = 1.25)
+  on.exit(options(old))
+  expect_identical(wtheta:::grid_scale(list(xyz(x)), c(0, 1, 2)), 1.25)
+  for (bad in list(0.5, 3, NA_real_, "2", c(1, 2))) {
+    options(wtheta.grid_scale = bad)
+    expect_error(pair_counts(x, bins = c(0, 1)),
+                 "option `wtheta.grid_scale` must be one number from 1 to 2")
+  }
+})
+
+test_that("counts are the same at any width of the cells", {
+  # the widening changes which cell pairs the walk tests, never a count:
+  # counts, patch arrays and labelled parts identical to brute force at
+  # widths 1, 1.37 and 2; weight sums to rounding (order of summation)
+  set.seed(38)
+  x <- random_sky(2500, ra = c(0, 50), dec = c(-25, 25))
+  y <- random_sky(4000, ra = c(0, 50), dec = c(-25, 25))
+  x$w <- runif(nrow(x), 0.5, 2)
+  y$w <- runif(nrow(y), 0.5, 2)
+  x$p <- sample(1:6, nrow(x), replace = TRUE)
+  y$p <- sample(1:6, nrow(y), replace = TRUE)
+  e <- theta_bins(0.3, 8, n = 7, log = TRUE)
+  old <- options(wtheta.grid_scale = NULL)
+  on.exit(options(old))
+  run <- function(grid, scale, yy) {
+    options(wtheta.grid_scale = scale)
+    with_grid(grid, pair_counts(x, yy, e, weights = "w", patches = "p",
+                                backend = "cpu", threads = test_threads(),
+                                progress = FALSE))
+  }
+  for (yy in list(NULL, y)) {
+    b <- run(FALSE, 1, yy)
+    for (s in c(1, 1.37, 2)) {
+      g <- run(TRUE, s, yy)
+      expect_identical(slots_of(g), slots_of(b))
+      expect_identical(g$patch_counts, b$patch_counts)
+      expect_equal(g$patch_weighted, b$patch_weighted, tolerance = 1e-12)
+      expect_equal(g$weighted, b$weighted, tolerance = 1e-12)
+      expect_gt(g$pairs_skipped, 0)
+    }
+  }
+  # wtheta_multi(): the labelled counts of its samples, and the jackknife
+  S <- split(x[, c("ra", "dec")], rep(1:3, length.out = nrow(x)))
+  m <- lapply(c(1, 2), function(s) {
+    options(wtheta.grid_scale = s)
+    with_grid(TRUE, suppressWarnings(
+      wtheta_multi(S, y[, c("ra", "dec")], e, error = "jackknife",
+                   patches = sky_patches(y, n_patches = 8, seed = 1),
+                   threads = test_threads(), progress = FALSE)))
+  })
+  pm <- lapply(m, attr, "pair_counts")
+  expect_identical(lapply(pm[[1]], `[[`, "counts"),
+                   lapply(pm[[2]], `[[`, "counts"))
+  expect_identical(lapply(pm[[1]], `[[`, "patch_margins"),
+                   lapply(pm[[2]], `[[`, "patch_margins"))
+  expect_identical(m[[1]]$w, m[[2]]$w)
+  expect_identical(attr(m[[1]], "cov"), attr(m[[2]], "cov"))
+})
