@@ -316,20 +316,17 @@ spec_weights <- function(w, spec) {
 
 # the wtheta_multi object from its entries (in the order of ij)
 multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
-  f <- function(k) factor(samples[k], levels = samples)
-  rows <- lapply(seq_along(entries), function(r) {
-    e <- entries[[r]]
-    d <- data.frame(i = f(rep(ij[r, 1L], nrow(e))),
-                    j = f(rep(ij[r, 2L], nrow(e))),
-                    theta_lo = e$theta_lo, theta_hi = e$theta_hi,
-                    theta = e$theta)
-    if (!is.null(e$theta_mean)) d$theta_mean <- e$theta_mean
-    d$w <- e$w
-    if (!is.null(e$w_err)) d$w_err <- e$w_err
-    d
-  })
-  out <- do.call(rbind, rows)
-  rownames(out) <- NULL
+  # the entries' columns joined (rbind() of a data frame per entry took
+  # most of this function's 12 ms at 21 entries)
+  nr <- vapply(entries, nrow, 0L)
+  col <- function(name) unlist(lapply(entries, `[[`, name), use.names = FALSE)
+  f <- function(k) factor(samples[rep(k, nr)], levels = samples)
+  out <- data.frame(i = f(ij[, 1L]), j = f(ij[, 2L]),
+                    theta_lo = col("theta_lo"), theta_hi = col("theta_hi"),
+                    theta = col("theta"))
+  if (!is.null(entries[[1L]]$theta_mean)) out$theta_mean <- col("theta_mean")
+  out$w <- col("w")
+  if (!is.null(entries[[1L]]$w_err)) out$w_err <- col("w_err")
   first <- entries[[1L]]
   reps <- NULL
   cov <- NULL

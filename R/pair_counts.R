@@ -686,12 +686,13 @@ grid_arg <- function(scale = 1) {
 
 # The widening of the grid's cells for the counts of one call between the
 # catalogs `cats` (each with its unit vectors, xyz) for bins `edges`
-# (degrees): from 1 to 2, as far as they hold few points per cell (see
-# wt_grid_call_scale() in src/core/grid_policy.c). One value for all the
+# (degrees), read on `threads` threads: from 1 to 2, as far as they hold
+# few points per cell (see wt_grid_call_scale() in
+# src/core/grid_policy.c). One value for all the
 # counts of a call, which share their catalogs' grids. 1 when the grid is
 # off (option wtheta.grid = FALSE); the option wtheta.grid_scale fixes it
 # (see ?wtheta-package, "Pruning and bulk counting").
-grid_scale <- function(cats, edges) {
+grid_scale <- function(cats, edges, threads = 1L) {
   g <- getOption("wtheta.grid_scale")
   if (!is.null(g)) {
     if (!is.numeric(g) || length(g) != 1L || is.na(g) || g < 1 || g > 2) {
@@ -702,7 +703,7 @@ grid_scale <- function(cats, edges) {
   }
   if (isFALSE(getOption("wtheta.grid", "auto"))) return(1)
   .Call(C_grid_scale, lapply(unname(cats), `[[`, "xyz"),
-        edges[length(edges)])
+        edges[length(edges)], as.integer(threads))
 }
 
 # the count of cb x ca from that of ca x cb: the same pairs, with the

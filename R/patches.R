@@ -300,21 +300,13 @@ seed_used <- function(error, seed, patches) {
 # The typical size of the patches of a prepared, grouped catalog (the
 # randoms), in degrees: the median over patches of 2 sqrt(2) times the rms
 # angle of a patch's points from their mean direction (the diameter of a
-# uniform disc with that rms), from at most 400 points of each patch
+# uniform disc with that rms), from at most 400 points of each patch, spread
+# evenly over its range
 patch_size <- function(cat) {
   r <- attr(cat$patch, "ranges")
   if (is.null(r)) return(NA_real_)
-  d <- vapply(seq_len(nrow(r)), function(k) {
-    n <- r[k, 2L] - r[k, 1L]
-    if (n < 2) return(NA_real_)
-    i <- unique(round(seq(r[k, 1L] + 1, r[k, 2L], length.out = min(n, 400))))
-    u <- cat$xyz[i, , drop = FALSE]
-    m <- colMeans(u)
-    m <- m / sqrt(sum(m^2))
-    a <- acos(pmin(1, pmax(-1, u %*% m)))
-    2 * sqrt(2) * sqrt(mean(a^2)) * (180 / pi)
-  }, 0)
-  stats::median(d, na.rm = TRUE)
+  # in C (wt_r_patch_sizes(): a loop over patches in R took 7-9 ms at 100)
+  stats::median(.Call(C_patch_sizes, cat$xyz, r), na.rm = TRUE)
 }
 
 # the most patches: the n^2 histograms of pairs of patches are numbered

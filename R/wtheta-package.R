@@ -44,7 +44,7 @@
 #' counted this way. Cells are a quarter of the last edge wide, or wider,
 #' up to half of it, when a call's catalogs hold few points per cell
 #' (fewer than about 80 at a quarter of the last edge, from a sample of up
-#' to 2^17 points of each): each pair of cells within reach costs a test,
+#' to 2^15 points of each): each pair of cells within reach costs a test,
 #' so cells of a few points cost more to pair than their pairs cost to
 #' count. One width serves all the counts of a call. The option
 #' `wtheta.grid_scale`, a number from 1 to 2, fixes the widening instead

@@ -343,11 +343,11 @@ double wt_grid_builds(void);
 /* core/grid_policy.c: the widening of the grid's cells (wt_job.grid_scale)
  * for the counts of one call between the k catalogs p[0..k-1], for a last
  * edge of theta_max_deg degrees: from 1 (the policy's cells) up to 2, as
- * far as the densest catalog holds few points per non-empty cell (read
- * from a sample of at most 2^17 points of each). Counts do not depend on
- * it, only the time the grid takes. */
+ * far as the catalogs hold few points per non-empty cell (read from a
+ * sample of at most 2^15 points of each, on at most n_threads threads).
+ * Counts do not depend on it, only the time the grid takes. */
 double wt_grid_call_scale(const wt_points *const *p, int k,
-                          double theta_max_deg);
+                          double theta_max_deg, int n_threads);
 
 /* core/count.c: dispatch (the grid when it pays, core/grid_policy.c; then
  * one engine) */

@@ -75,10 +75,12 @@ const wt_grid_tree *wt_grid_stage_tree(const wt_grid_stage *s, int64_t r0,
                                        int64_t r1);
 
 /* grid_build.c: the non-empty cells of a grid of cells of cell_deg
- * degrees that an even sample of at most 2^17 of p's points finds: all of
- * them for smaller catalogs, else at most all; -1 when the grid has too
- * many cells to count (over 2^24) or memory runs out, 0 for no points */
-int64_t wt_grid_cells_found(const wt_points *p, double cell_deg);
+ * degrees that an even sample of at most 2^15 of p's points finds (on at
+ * most n_threads threads): all of them for smaller catalogs, else at most
+ * all; -1 when the grid has too many cells to count (over 2^24) or memory
+ * runs out, 0 for no points */
+int64_t wt_grid_cells_found(const wt_points *p, double cell_deg,
+                            int n_threads);
 
 /* what the walk over two stages makes */
 typedef struct {

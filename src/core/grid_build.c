@@ -18,6 +18,7 @@
 #include <string.h>
 #include "wt.h"
 #include "grid.h"
+#include "threads.h"
 
 #define DEG (M_PI / 180.0)
 #define MORTON_BITS WT_MORTON_BITS
@@ -560,11 +561,12 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
 /* Points sampled per catalog by wt_grid_cells_found(): an even stride over
  * larger catalogs keeps the cost of a call's choice of cells small beside
  * its counts (a pass over 10^8 points would take a second) */
-#define OCCUPANCY_SAMPLE ((int64_t)1 << 17)
+#define OCCUPANCY_SAMPLE ((int64_t)1 << 15)
 /* grids of more cells than this are not counted (a bitmap of 2 MB) */
 #define OCCUPANCY_MAX_CELLS ((int64_t)1 << 24)
 
-int64_t wt_grid_cells_found(const wt_points *p, double cell_deg)
+int64_t wt_grid_cells_found(const wt_points *p, double cell_deg,
+                            int n_threads)
 {
   if (p->n <= 0) return 0;
   grid_shape g;
@@ -573,24 +575,36 @@ int64_t wt_grid_cells_found(const wt_points *p, double cell_deg)
     shape_free(&g);
     return -1;
   }
+  const int64_t m = p->n < OCCUPANCY_SAMPLE ? p->n : OCCUPANCY_SAMPLE;
   uint64_t *seen = calloc((size_t)(g.n_cells + 63) / 64, sizeof *seen);
-  if (!seen) {
+  uint64_t *cell = malloc((size_t)m * sizeof *cell);
+  if (!seen || !cell) {
+    free(seen);
+    free(cell);
     shape_free(&g);
     return -1;
   }
-  const int64_t m = p->n < OCCUPANCY_SAMPLE ? p->n : OCCUPANCY_SAMPLE;
-  int64_t cells = 0;
+  /* the cells of the sample in parallel (the asin and atan2 of a key are
+   * most of the cost), then marked */
+  const int nt = wt_threads_for(n_threads, m, WT_LIGHT_GRAIN);
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(nt) schedule(static)
+#endif
   for (int64_t s = 0; s < m; s++) {
     /* the s-th of m points spread evenly over the catalog */
     const int64_t i = (int64_t)((double)s * (double)p->n / (double)m);
-    const uint64_t c = key_of(&g, p->x[i], p->y[i], p->z[i]) >>
-                       (2 * MORTON_BITS);
-    const uint64_t bit = (uint64_t)1 << (c & 63);
+    cell[s] = key_of(&g, p->x[i], p->y[i], p->z[i]) >> (2 * MORTON_BITS);
+  }
+  (void)nt;
+  int64_t cells = 0;
+  for (int64_t s = 0; s < m; s++) {
+    const uint64_t c = cell[s], bit = (uint64_t)1 << (c & 63);
     if (!(seen[c >> 6] & bit)) {
       seen[c >> 6] |= bit;
       cells++;
     }
   }
+  free(cell);
   free(seen);
   shape_free(&g);
   return cells;

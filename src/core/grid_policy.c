@@ -67,7 +67,7 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
 }
 
 double wt_grid_call_scale(const wt_points *const *p, int k,
-                          double theta_max_deg)
+                          double theta_max_deg, int n_threads)
 {
   if (!(theta_max_deg > 0.0)) return 1.0;
   double h = theta_max_deg / WT_GRID_CELLS_PER_EDGE;
@@ -78,7 +78,7 @@ double wt_grid_call_scale(const wt_points *const *p, int k,
    * most the catalog's, which errs the same way (smaller cells) */
   double n = 0.0, cells = 0.0;
   for (int c = 0; c < k; c++) {
-    const int64_t f = wt_grid_cells_found(p[c], h);
+    const int64_t f = wt_grid_cells_found(p[c], h, n_threads);
     if (f < 0) return 1.0;            /* too many cells to tell */
     n += (double)p[c]->n;
     if ((double)f > cells) cells = (double)f;

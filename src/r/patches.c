@@ -315,3 +315,50 @@ SEXP wt_r_weight_sums(SEXP w, SEXP patch, SEXP n_patches)
   UNPROTECT(1);
   return out;
 }
+
+/* patch_size() (R/patches.R): for each patch range of xyz (k x 2,
+ * [start, end)), 2 sqrt(2) times the rms angle in degrees of at most 400
+ * of its points, spread evenly over the range as seq(length.out = ) does,
+ * from their normalised mean (the diameter of a uniform disc with that
+ * rms); NA for a range of fewer than two points */
+SEXP wt_r_patch_sizes(SEXP xyz, SEXP ranges)
+{
+  wt_points p;
+  wtr_points_of(xyz, &p);
+  const double *rv = wtr_real_or_die(ranges, "ranges");
+  if (XLENGTH(ranges) % 2 != 0)
+    error("wtheta internal: ranges must be a k x 2 matrix");
+  const R_xlen_t k = XLENGTH(ranges) / 2;
+  SEXP out = PROTECT(allocVector(REALSXP, k));
+  double *o = REAL(out);
+  for (R_xlen_t q = 0; q < k; q++) {
+    const int64_t a = (int64_t)rv[q], b = (int64_t)rv[q + k], n = b - a;
+    if (a < 0 || n < 0 || b > p.n)
+      error("wtheta internal: a patch range outside the catalog");
+    if (n < 2) {
+      o[q] = NA_REAL;
+      continue;
+    }
+    const int64_t m = n < 400 ? n : 400;
+    const double by = (double)(n - 1) / (double)(m - 1);
+    double s[3] = {0.0, 0.0, 0.0};
+    for (int64_t j = 0; j < m; j++) {
+      const int64_t i = a + (int64_t)nearbyint((double)j * by);
+      s[0] += p.x[i];
+      s[1] += p.y[i];
+      s[2] += p.z[i];
+    }
+    const double len = sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+    double sa = 0.0;
+    for (int64_t j = 0; j < m; j++) {
+      const int64_t i = a + (int64_t)nearbyint((double)j * by);
+      double d = (p.x[i] * s[0] + p.y[i] * s[1] + p.z[i] * s[2]) / len;
+      d = d > 1.0 ? 1.0 : d < -1.0 ? -1.0 : d;
+      const double ang = acos(d);
+      sa += ang * ang;
+    }
+    o[q] = 2.0 * sqrt(2.0) * sqrt(sa / (double)m) * (180.0 / M_PI);
+  }
+  UNPROTECT(1);
+  return out;
+}

@@ -757,8 +757,9 @@ SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
 /* the widening of the grid's cells for the counts of one call
  * (wt_grid_call_scale()) between the catalogs whose unit vectors are in
  * the list xyzs, for a last edge of theta_max degrees */
-SEXP wt_r_grid_scale(SEXP xyzs, SEXP theta_max)
+SEXP wt_r_grid_scale(SEXP xyzs, SEXP theta_max, SEXP threads)
 {
+  const int n_threads = wtr_team_of(threads, 0, 0);
   if (TYPEOF(xyzs) != VECSXP) error("wtheta internal: xyzs must be a list");
   const int k = (int)XLENGTH(xyzs);
   wt_points *p = (wt_points *)R_alloc((size_t)(k > 0 ? k : 1), sizeof *p);
@@ -768,5 +769,5 @@ SEXP wt_r_grid_scale(SEXP xyzs, SEXP theta_max)
     wtr_points_of(VECTOR_ELT(xyzs, c), &p[c]);
     pp[c] = &p[c];
   }
-  return ScalarReal(wt_grid_call_scale(pp, k, asReal(theta_max)));
+  return ScalarReal(wt_grid_call_scale(pp, k, asReal(theta_max), n_threads));
 }

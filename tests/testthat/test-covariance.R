@@ -92,6 +92,30 @@ test_that("patch_size() gives the diameter of disc-shaped patches", {
   expect_equal(wtheta:::patch_size(p), 10, tolerance = 0.03)
 })
 
+test_that("patch_size() follows its definition, patch by patch", {
+  # the median over patches of 2 sqrt(2) times the rms angle from the
+  # normalised mean of at most 400 points spread over each patch's range,
+  # recomputed here in R; a patch of one point has none
+  set.seed(4)
+  n <- 3001
+  x <- random_sky(n, ra = c(0, 40), dec = c(-20, 20))
+  lab <- c(sample(1:7, n - 1, replace = TRUE), 8)
+  p <- prepare_catalog(x, patches = lab)
+  r <- attr(p$patch, "ranges")
+  d <- vapply(seq_len(nrow(r)), function(k) {
+    m <- r[k, 2L] - r[k, 1L]
+    if (m < 2) return(NA_real_)
+    i <- round(seq(r[k, 1L] + 1, r[k, 2L], length.out = min(m, 400)))
+    u <- p$xyz[i, , drop = FALSE]
+    c0 <- colMeans(u)
+    a <- acos(pmin(1, pmax(-1, u %*% (c0 / sqrt(sum(c0^2))))))
+    2 * sqrt(2) * sqrt(mean(a^2)) * 180 / pi
+  }, 0)
+  expect_identical(sum(is.na(d)), 1L)
+  expect_equal(wtheta:::patch_size(p), stats::median(d, na.rm = TRUE),
+               tolerance = 1e-12)
+})
+
 test_that("?wtheta_cov documents the Hartlap factor", {
   rd <- tools::Rd_db("wtheta")[["wtheta_cov.Rd"]]
   txt <- paste(capture.output(tools::Rd2txt(rd, options = list(
