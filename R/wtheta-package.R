@@ -46,7 +46,10 @@
 #' (fewer than about 80 at a quarter of the last edge, from a sample of up
 #' to 2^15 points of each): each pair of cells within reach costs a test,
 #' so cells of a few points cost more to pair than their pairs cost to
-#' count. One width serves all the counts of a call. The option
+#' count. One width, in steps of 2^(1/4), serves all the counts of a
+#' call; a prepared catalog whose grid an earlier call built keeps it when
+#' its width is one of this call's (a quarter to half of the last edge).
+#' The option
 #' `wtheta.grid_scale`, a number from 1 to 2, fixes the widening instead
 #' (1: a quarter of the last edge, the width of earlier versions); the
 #' counts are the same at any width. The option `wtheta.grid` chooses: `"auto"` (the

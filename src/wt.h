@@ -337,6 +337,8 @@ void wt_catalog_drop_grid(wt_catalog *c);
 int wt_catalog_grid(wt_catalog *c, double cell_deg, int n_threads,
                     const wt_grid_stage **out);
 void wt_catalog_grid_done(wt_catalog *c);
+/* the cell size (degrees) of the catalog's cached grid stage, 0 for none */
+double wt_catalog_grid_cell(wt_catalog *c);
 /* how many grid stages this process has built (tests show with it that
  * wtheta() builds each catalog's grid once) */
 double wt_grid_builds(void);
@@ -344,10 +346,16 @@ double wt_grid_builds(void);
  * for the counts of one call between the k catalogs p[0..k-1], for a last
  * edge of theta_max_deg degrees: from 1 (the policy's cells) up to 2, as
  * far as the catalogs hold few points per non-empty cell (read from a
- * sample of at most 2^15 points of each, on at most n_threads threads).
- * Counts do not depend on it, only the time the grid takes. */
+ * sample of at most 2^15 points of each, on at most n_threads threads),
+ * in steps of 2^(1/4), so that calls on much the same catalogs agree.
+ * cached[0..k-1]: the cell sizes of the catalogs' cached grid stages (0:
+ * none; NULL: none at all); the first that is a widening of this edge's
+ * cells (1 to 2) is kept, so that a prepared catalog's grid serves the
+ * next call too. Counts do not depend on it, only the time the grid
+ * takes. */
 double wt_grid_call_scale(const wt_points *const *p, int k,
-                          double theta_max_deg, int n_threads);
+                          double theta_max_deg, int n_threads,
+                          const double *cached);
 
 /* core/count.c: dispatch (the grid when it pays, core/grid_policy.c; then
  * one engine) */

@@ -122,6 +122,14 @@ int wt_catalog_grid(wt_catalog *c, double cell_deg, int n_threads,
   return status;
 }
 
+double wt_catalog_grid_cell(wt_catalog *c)
+{
+  pthread_mutex_lock(&grid_lock);
+  const double cell = c->grid ? c->grid->cell_deg : 0.0;
+  pthread_mutex_unlock(&grid_lock);
+  return cell;
+}
+
 void wt_catalog_grid_done(wt_catalog *c)
 {
   pthread_mutex_lock(&grid_lock);

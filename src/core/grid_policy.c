@@ -67,11 +67,19 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
 }
 
 double wt_grid_call_scale(const wt_points *const *p, int k,
-                          double theta_max_deg, int n_threads)
+                          double theta_max_deg, int n_threads,
+                          const double *cached)
 {
   if (!(theta_max_deg > 0.0)) return 1.0;
   double h = theta_max_deg / WT_GRID_CELLS_PER_EDGE;
   if (h < WT_GRID_MIN_CELL_DEG) h = WT_GRID_MIN_CELL_DEG;
+  /* a catalog's cached grid of a widening of these cells: kept */
+  for (int c = 0; cached && c < k; c++) {
+    const double s0 = cached[c] / h;
+    if (s0 >= 1.0 - 1e-12 && s0 <= WT_GRID_MAX_SCALE * (1.0 + 1e-12))
+      return s0 < 1.0 ? 1.0 : s0 > WT_GRID_MAX_SCALE ? WT_GRID_MAX_SCALE
+                                                     : s0;
+  }
   /* the points of all the catalogs over the cells of the one that fills
    * most: at least the mean occupancy of any of them, or of any union of
    * them (a call's samples are counted as one); a sample's cells are at
@@ -84,9 +92,12 @@ double wt_grid_call_scale(const wt_points *const *p, int k,
     if ((double)f > cells) cells = (double)f;
   }
   if (!(cells > 0.0)) return 1.0;
-  /* cells s times as wide hold about s^2 times the points */
+  /* cells s times as wide hold about s^2 times the points; s in steps of
+   * 2^(1/4) */
   const double s = sqrt(WT_GRID_OCCUPANCY / (n / cells));
-  return s < 1.0 ? 1.0 : s > WT_GRID_MAX_SCALE ? WT_GRID_MAX_SCALE : s;
+  if (!(s > 1.0)) return 1.0;
+  const double q = pow(2.0, nearbyint(4.0 * log2(s)) / 4.0);
+  return q < 1.0 ? 1.0 : q > WT_GRID_MAX_SCALE ? WT_GRID_MAX_SCALE : q;
 }
 
 /* Bulk counting inside bins visits fewer pairs but makes many small

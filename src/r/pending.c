@@ -756,18 +756,28 @@ SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
 
 /* the widening of the grid's cells for the counts of one call
  * (wt_grid_call_scale()) between the catalogs whose unit vectors are in
- * the list xyzs, for a last edge of theta_max degrees */
-SEXP wt_r_grid_scale(SEXP xyzs, SEXP theta_max, SEXP threads)
+ * the list xyzs, for a last edge of theta_max degrees; ptrs: a list of
+ * their C catalogs where they have one (NULL elsewhere), whose cached
+ * grids a call keeps when it can */
+SEXP wt_r_grid_scale(SEXP xyzs, SEXP theta_max, SEXP threads, SEXP ptrs)
 {
   const int n_threads = wtr_team_of(threads, 0, 0);
-  if (TYPEOF(xyzs) != VECSXP) error("wtheta internal: xyzs must be a list");
+  if (TYPEOF(xyzs) != VECSXP || TYPEOF(ptrs) != VECSXP ||
+      XLENGTH(ptrs) != XLENGTH(xyzs))
+    error("wtheta internal: xyzs and ptrs must be lists of one length");
   const int k = (int)XLENGTH(xyzs);
   wt_points *p = (wt_points *)R_alloc((size_t)(k > 0 ? k : 1), sizeof *p);
   const wt_points **pp =
       (const wt_points **)R_alloc((size_t)(k > 0 ? k : 1), sizeof *pp);
+  double *cached = (double *)R_alloc((size_t)(k > 0 ? k : 1), sizeof *cached);
   for (int c = 0; c < k; c++) {
     wtr_points_of(VECTOR_ELT(xyzs, c), &p[c]);
     pp[c] = &p[c];
+    SEXP ptr = VECTOR_ELT(ptrs, c);
+    cached[c] = TYPEOF(ptr) == EXTPTRSXP && R_ExternalPtrAddr(ptr)
+                  ? wt_catalog_grid_cell(wtr_catalog_of(ptr, "ptrs"))
+                  : 0.0;
   }
-  return ScalarReal(wt_grid_call_scale(pp, k, asReal(theta_max), n_threads));
+  return ScalarReal(wt_grid_call_scale(pp, k, asReal(theta_max), n_threads,
+                                       cached));
 }

@@ -213,7 +213,9 @@ test_that("a call's cells widen as far as its catalogs hold few points per cell"
   expected <- function(cats, last) {
     h <- last / 4
     occ <- sum(vapply(cats, nrow, 0)) / max(vapply(cats, cells_of, 0, h))
-    min(max(sqrt(80 / occ), 1), 2)
+    s <- sqrt(80 / occ)
+    # in steps of 2^(1/4)
+    if (s <= 1) 1 else min(max(2^(round(4 * log2(s)) / 4), 1), 2)
   }
   set.seed(37)
   x <- random_sky(2000, ra = c(0, 60), dec = c(-30, 30))
@@ -223,10 +225,9 @@ test_that("a call's cells widen as far as its catalogs hold few points per cell"
     expect_equal(s, expected(list(x, y), last), tolerance = 1e-14)
   }
   # 8,000 points in about 230 cells of 4 degrees: about 35 a cell, so
-  # cells about 1.5 times as wide, short of the cap
+  # cells about 1.5 times as wide, the step 2^(2/4) below the cap
   s8 <- wtheta:::grid_scale(list(xyz(x), xyz(y)), c(0, 1, 16))
-  expect_gt(s8, 1.3)
-  expect_lt(s8, 1.7)
+  expect_equal(s8, sqrt(2), tolerance = 1e-14)
   # sparse: at most twice as wide; dense: the policy's quarter
   expect_identical(wtheta:::grid_scale(list(xyz(x)), c(0, 1, 2)), 2)
   dense <- random_sky(20000, ra = c(10, 12), dec = c(0, 2))
@@ -242,6 +243,42 @@ test_that("a call's cells widen as far as its catalogs hold few points per cell"
     expect_error(pair_counts(x, bins = c(0, 1)),
                  "option `wtheta.grid_scale` must be one number from 1 to 2")
   }
+})
+
+test_that("a prepared catalog's grid serves the next call with other partners", {
+  # the widening comes from all of a call's catalogs, so calls that pair
+  # one prepared catalog with others of other sizes would choose other
+  # cells and build its grid again; a call keeps the widening of a grid a
+  # catalog already has, when it is one of this edge's (1 to 2)
+  set.seed(39)
+  # a 10 x 10 degree box in cells of 2 degrees (a quarter of 8): about 25
+  # cells, 56 points a cell with d1 (cells 2^(1/4) times as wide), 88 with
+  # d2 (the quarter)
+  box <- function(n) random_sky(n, ra = c(0, 10), dec = c(-5, 5))
+  r <- prepare_catalog(box(1200))
+  d1 <- box(200)
+  d2 <- box(1000)
+  e <- c(0.5, 2, 8)
+  run <- function(d) with_grid(TRUE, wtheta(d, r, bins = e, backend = "cpu",
+                                            threads = test_threads(),
+                                            check_footprint = FALSE,
+                                            progress = FALSE))
+  xyz <- function(x) list(xyz = wtheta:::unit_vectors(
+    wtheta:::check_catalog(x, "x"), 1L))
+  # without the cache the two calls would widen differently
+  s1 <- wtheta:::grid_scale(list(xyz(d1), list(xyz = r$xyz)), e)
+  s2 <- wtheta:::grid_scale(list(xyz(d2), list(xyz = r$xyz)), e)
+  expect_false(identical(s1, s2))
+  run(d1)
+  b0 <- wtheta:::grid_builds()
+  w2 <- run(d2)
+  # d2's grid only: r's is kept
+  expect_identical(wtheta:::grid_builds() - b0, 1)
+  old <- options(wtheta.grid_scale = s2)
+  on.exit(options(old))
+  expect_identical(w2$DD, wtheta(d2, r, bins = e, backend = "cpu",
+                                 check_footprint = FALSE,
+                                 progress = FALSE)$DD)
 })
 
 test_that("counts are the same at any width of the cells", {
