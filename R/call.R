@@ -79,7 +79,7 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
   cats <- call_catalogs(cc$cats, cc$prepared, w, pat, threads, bits)
   on_exit_of(envir, function() release_catalogs(cats))
   # the cells of the grids that the call's counts share
-  how$grid_scale <- grid_scale(cats, edges, threads)
+  how$grid_scale <- grid_scale(cats, edges, threads, how$run$backend)
   if (resample) check_random_patches(cats[randoms], pat)
   progress <- progress_start(progress, n_counts, envir)
   how <- checkpoint_open(how, what,

@@ -686,14 +686,17 @@ grid_arg <- function(scale = 1) {
 
 # The widening of the grid's cells for the counts of one call between the
 # catalogs `cats` (each with its unit vectors, xyz) for bins `edges`
-# (degrees), read on `threads` threads: from 1 to 2 in steps of 2^(1/4),
-# as far as they hold few points per cell, or that of a grid a catalog
-# (prepared) keeps from an earlier call (see wt_grid_call_scale() in
-# src/core/grid_policy.c). One value for all the counts of a call, which
-# share their catalogs' grids. 1 when the grid is
-# off (option wtheta.grid = FALSE); the option wtheta.grid_scale fixes it
-# (see ?wtheta-package, "Pruning and bulk counting").
-grid_scale <- function(cats, edges, threads = 1L) {
+# (degrees) on `backend` ("cpu" or "cuda"), read on `threads` threads: from
+# 1 to 2 in steps of 2^(1/4), as far as they hold few points per cell, or
+# that of a grid a catalog (prepared) keeps from an earlier call (see
+# wt_grid_call_scale() in src/core/grid_policy.c). One value for all the
+# counts of a call, which share their catalogs' grids. 1, with nothing
+# read, when no count of the call can take the grid (option wtheta.grid
+# FALSE, bins beyond 60 degrees or too few pairs in auto mode) and for
+# distributed counts (backend NULL), whose workers count blocks with the
+# policy's cells; the option wtheta.grid_scale fixes it (see
+# ?wtheta-package, "Pruning and bulk counting").
+grid_scale <- function(cats, edges, threads = 1L, backend = "cpu") {
   g <- getOption("wtheta.grid_scale")
   if (!is.null(g)) {
     if (!is.numeric(g) || length(g) != 1L || is.na(g) || g < 1 || g > 2) {
@@ -702,10 +705,10 @@ grid_scale <- function(cats, edges, threads = 1L) {
     }
     return(as.double(g))
   }
-  if (isFALSE(getOption("wtheta.grid", "auto"))) return(1)
+  if (is.null(backend)) return(1)
   .Call(C_grid_scale, lapply(unname(cats), `[[`, "xyz"),
-        edges[length(edges)], as.integer(threads),
-        lapply(unname(cats), function(x) x$handle$ptr))
+        edges[length(edges)], grid_mode(), wt_constant("backend", backend),
+        as.integer(threads), lapply(unname(cats), function(x) x$handle$ptr))
 }
 
 # the count of cb x ca from that of ca x cb: the same pairs, with the

@@ -28,8 +28,8 @@
 #' the grid and 70 ms with it, 10^6-point ones 912 ms without and 387 ms
 #' with it), the
 #' points are sorted into cells on the sphere (declination bands
-#' cut in right ascension, each cell a tree of smaller nodes), and pairs of cells whose bounding caps stay beyond the
-#' last edge are not visited: their pairs are added to those beyond the
+#' cut in right ascension, each cell a tree of smaller nodes), and pairs
+#' of cells whose bounding caps stay beyond the last edge are not visited: their pairs are added to those beyond the
 #' last edge (`n_above`) by number. Node pairs whose least and greatest
 #' possible separation fall in one bin can likewise be added to that bin
 #' without visiting their pairs (bulk counting; PIP counts visit them for
@@ -49,10 +49,10 @@
 #' count. One width, in steps of 2^(1/4), serves all the counts of a
 #' call; a prepared catalog whose grid an earlier call built keeps it when
 #' its width is one of this call's (a quarter to half of the last edge).
-#' The option
-#' `wtheta.grid_scale`, a number from 1 to 2, fixes the widening instead
-#' (1: a quarter of the last edge, the width of earlier versions); the
-#' counts are the same at any width. The option `wtheta.grid` chooses: `"auto"` (the
+#' The option `wtheta.grid_scale`, a number from 1 to 2, fixes the
+#' widening instead (1: a quarter of the last edge, the width of earlier
+#' versions); the counts are the same at any width. The option
+#' `wtheta.grid` chooses: `"auto"` (the
 #' default: as above, with bulk counting on the CPU only), `"prune"`
 #' (always prune, never bulk count), `TRUE` (always prune and bulk count)
 #' or `FALSE` (never). Bulk counting makes many small tasks: on the CPU it

@@ -344,7 +344,10 @@ double wt_catalog_grid_cell(wt_catalog *c);
 double wt_grid_builds(void);
 /* core/grid_policy.c: the widening of the grid's cells (wt_job.grid_scale)
  * for the counts of one call between the k catalogs p[0..k-1], for a last
- * edge of theta_max_deg degrees: from 1 (the policy's cells) up to 2, as
+ * edge of theta_max_deg degrees, in grid mode grid_mode (a wt_grid_mode)
+ * on backend (1 at once, nothing read, when no count of the call can take
+ * the grid, as for bins beyond 60 degrees in auto mode): from 1 (the
+ * policy's cells) up to 2, as
  * far as the catalogs hold few points per non-empty cell (read from a
  * sample of at most 2^15 points of each, on at most n_threads threads),
  * in steps of 2^(1/4), so that calls on much the same catalogs agree.
@@ -354,8 +357,8 @@ double wt_grid_builds(void);
  * next call too. Counts do not depend on it, only the time the grid
  * takes. */
 double wt_grid_call_scale(const wt_points *const *p, int k,
-                          double theta_max_deg, int n_threads,
-                          const double *cached);
+                          double theta_max_deg, int grid_mode, int backend,
+                          int n_threads, const double *cached);
 
 /* core/count.c: dispatch (the grid when it pays, core/grid_policy.c; then
  * one engine) */

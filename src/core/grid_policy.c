@@ -45,6 +45,35 @@
 #define WT_GRID_MIN_SPLIT_CPU ((double)(1 << 20))
 #define WT_GRID_MIN_SPLIT_GPU ((double)(1 << 27))
 
+/* Whether a count in grid mode `mode` on `backend` with a last edge of
+ * theta_max degrees and `pairs` pairs takes the grid; many_tasks: a job
+ * of many tasks (patch pairs) */
+static int grid_pays(int mode, int backend, int many_tasks, double theta_max,
+                     double pairs)
+{
+  if (mode == WT_GRID_NEVER || !(theta_max < 180.0)) return 0;
+  if (mode != WT_GRID_AUTO) return 1;
+  const double min_pairs = backend == WT_BACKEND_CUDA
+    ? WT_GRID_AUTO_MIN_PAIRS_GPU
+    : many_tasks ? WT_GRID_AUTO_MIN_PAIRS_CPU_TASKS
+                 : WT_GRID_AUTO_MIN_PAIRS_CPU;
+  return theta_max <= WT_GRID_AUTO_MAX_DEG && pairs >= min_pairs;
+}
+
+/* the policy's cells for a last edge of theta_max degrees: a quarter of
+ * it, with a floor */
+static double quarter_cell(double theta_max)
+{
+  const double h = theta_max / WT_GRID_CELLS_PER_EDGE;
+  return h < WT_GRID_MIN_CELL_DEG ? WT_GRID_MIN_CELL_DEG : h;
+}
+
+/* s within [1, WT_GRID_MAX_SCALE] */
+static double scale_within(double s)
+{
+  return s < 1.0 ? 1.0 : s > WT_GRID_MAX_SCALE ? WT_GRID_MAX_SCALE : s;
+}
+
 /* The largest angle and the cell size of the grid, or 0 when the job is
  * better counted without one. */
 static double grid_cell(const wt_job *job, double pairs, double *theta_max)
@@ -53,42 +82,40 @@ static double grid_cell(const wt_job *job, double pairs, double *theta_max)
   double c2 = b->upper[b->n_bins];
   if (job->grid == WT_GRID_NEVER || !(c2 < 4.0)) return 0.0;
   *theta_max = 2.0 * asin(sqrt(c2) / 2.0) * (180.0 / M_PI);
-  const double min_pairs = job->backend == WT_BACKEND_CUDA
-    ? WT_GRID_AUTO_MIN_PAIRS_GPU
-    : job->n_tasks > 1 ? WT_GRID_AUTO_MIN_PAIRS_CPU_TASKS
-                       : WT_GRID_AUTO_MIN_PAIRS_CPU;
-  if (job->grid == WT_GRID_AUTO &&
-      (*theta_max > WT_GRID_AUTO_MAX_DEG || pairs < min_pairs)) return 0.0;
+  if (!grid_pays(job->grid, job->backend, job->n_tasks > 1, *theta_max,
+                 pairs))
+    return 0.0;
   /* WT_GRID_ALWAYS: with bulk counting; WT_GRID_PRUNE: pruning only */
-  double h = *theta_max / WT_GRID_CELLS_PER_EDGE;
-  if (h < WT_GRID_MIN_CELL_DEG) h = WT_GRID_MIN_CELL_DEG;
-  const double s = job->grid_scale;
-  return s > 1.0 ? h * (s < WT_GRID_MAX_SCALE ? s : WT_GRID_MAX_SCALE) : h;
+  const double h = quarter_cell(*theta_max);
+  return job->grid_scale > 1.0 ? h * scale_within(job->grid_scale) : h;
 }
 
 double wt_grid_call_scale(const wt_points *const *p, int k,
-                          double theta_max_deg, int n_threads,
-                          const double *cached)
+                          double theta_max_deg, int grid_mode, int backend,
+                          int n_threads, const double *cached)
 {
-  if (!(theta_max_deg > 0.0)) return 1.0;
-  double h = theta_max_deg / WT_GRID_CELLS_PER_EDGE;
-  if (h < WT_GRID_MIN_CELL_DEG) h = WT_GRID_MIN_CELL_DEG;
+  /* no count of the call takes the grid (its largest count holds at most
+   * the square of all its points): nothing to read */
+  double n = 0.0;
+  for (int c = 0; c < k; c++) n += (double)p[c]->n;
+  if (!(theta_max_deg > 0.0) ||
+      !grid_pays(grid_mode, backend, 1, theta_max_deg, n * n))
+    return 1.0;
+  const double h = quarter_cell(theta_max_deg);
   /* a catalog's cached grid of a widening of these cells: kept */
   for (int c = 0; cached && c < k; c++) {
     const double s0 = cached[c] / h;
     if (s0 >= 1.0 - 1e-12 && s0 <= WT_GRID_MAX_SCALE * (1.0 + 1e-12))
-      return s0 < 1.0 ? 1.0 : s0 > WT_GRID_MAX_SCALE ? WT_GRID_MAX_SCALE
-                                                     : s0;
+      return scale_within(s0);
   }
   /* the points of all the catalogs over the cells of the one that fills
    * most: at least the mean occupancy of any of them, or of any union of
    * them (a call's samples are counted as one); a sample's cells are at
    * most the catalog's, which errs the same way (smaller cells) */
-  double n = 0.0, cells = 0.0;
+  double cells = 0.0;
   for (int c = 0; c < k; c++) {
     const int64_t f = wt_grid_cells_found(p[c], h, n_threads);
     if (f < 0) return 1.0;            /* too many cells to tell */
-    n += (double)p[c]->n;
     if ((double)f > cells) cells = (double)f;
   }
   if (!(cells > 0.0)) return 1.0;
@@ -96,8 +123,7 @@ double wt_grid_call_scale(const wt_points *const *p, int k,
    * 2^(1/4) */
   const double s = sqrt(WT_GRID_OCCUPANCY / (n / cells));
   if (!(s > 1.0)) return 1.0;
-  const double q = pow(2.0, nearbyint(4.0 * log2(s)) / 4.0);
-  return q < 1.0 ? 1.0 : q > WT_GRID_MAX_SCALE ? WT_GRID_MAX_SCALE : q;
+  return scale_within(pow(2.0, nearbyint(4.0 * log2(s)) / 4.0));
 }
 
 /* Bulk counting inside bins visits fewer pairs but makes many small

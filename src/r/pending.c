@@ -756,10 +756,11 @@ SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
 
 /* the widening of the grid's cells for the counts of one call
  * (wt_grid_call_scale()) between the catalogs whose unit vectors are in
- * the list xyzs, for a last edge of theta_max degrees; ptrs: a list of
- * their C catalogs where they have one (NULL elsewhere), whose cached
- * grids a call keeps when it can */
-SEXP wt_r_grid_scale(SEXP xyzs, SEXP theta_max, SEXP threads, SEXP ptrs)
+ * the list xyzs, for a last edge of theta_max degrees, grid mode `grid`
+ * on `backend`; ptrs: a list of their C catalogs where they have one
+ * (NULL elsewhere), whose cached grids a call keeps when it can */
+SEXP wt_r_grid_scale(SEXP xyzs, SEXP theta_max, SEXP grid, SEXP backend,
+                     SEXP threads, SEXP ptrs)
 {
   const int n_threads = wtr_team_of(threads, 0, 0);
   if (TYPEOF(xyzs) != VECSXP || TYPEOF(ptrs) != VECSXP ||
@@ -778,6 +779,7 @@ SEXP wt_r_grid_scale(SEXP xyzs, SEXP theta_max, SEXP threads, SEXP ptrs)
                   ? wt_catalog_grid_cell(wtr_catalog_of(ptr, "ptrs"))
                   : 0.0;
   }
-  return ScalarReal(wt_grid_call_scale(pp, k, asReal(theta_max), n_threads,
-                                       cached));
+  return ScalarReal(wt_grid_call_scale(pp, k, asReal(theta_max),
+                                       asInteger(grid), asInteger(backend),
+                                       n_threads, cached));
 }

@@ -235,6 +235,23 @@ test_that("a call's cells widen as far as its catalogs hold few points per cell"
   # the grid off, or the option set: no reading of the points
   expect_identical(with_grid(FALSE, wtheta:::grid_scale(list(xyz(x)),
                                                         c(0, 1, 2))), 1)
+  # nor where no count of the call takes the grid in auto mode: bins
+  # beyond 60 degrees, or too few pairs for the GPU; a grid forced on
+  # widens the same cells
+  # (1,500 points on the whole sky: enough pairs for the CPU's grid, about
+  # 11 a cell of 17.5 degrees)
+  wide <- c(0, 1, 70)
+  sky <- list(xyz(random_sky(1500)))
+  expect_identical(wtheta:::grid_scale(sky, wide), 1)
+  expect_identical(with_grid(TRUE, wtheta:::grid_scale(sky, wide)), 2)
+  expect_identical(wtheta:::grid_scale(sky, c(0, 1, 50)), 2)
+  expect_identical(wtheta:::grid_scale(list(xyz(x)), c(0, 1, 2),
+                                       backend = "cuda"), 1)
+  expect_identical(with_grid(TRUE, wtheta:::grid_scale(
+    list(xyz(x)), c(0, 1, 2), backend = "cuda")), 2)
+  # distributed counts (no backend here): the policy's cells
+  expect_identical(wtheta:::grid_scale(list(xyz(x)), c(0, 1, 2),
+                                       backend = NULL), 1)
   old <- options(wtheta.grid_scale = 1.25)
   on.exit(options(old))
   expect_identical(wtheta:::grid_scale(list(xyz(x)), c(0, 1, 2)), 1.25)
