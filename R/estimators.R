@@ -52,7 +52,7 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
               if (length(bad) > 10L) ", ...", "; widen the bins, use ",
               "fewer patches or add randoms.", call. = FALSE)
     }
-    cov <- replicate_cov(reps, error)
+    cov <- replicate_cov(reps, error, first$threads)
     out$w_err <- sqrt(diag(cov))
   }
   if (!is.null(cov)) {
@@ -108,12 +108,20 @@ count_n_patches <- function(pc) {
 
 # the covariance of replicate w (bins x replicates, or any stack of
 # rows): jackknife (P - 1) / P sum (w_k - mean)(w_k - mean)^T, bootstrap
-# the sample covariance
-replicate_cov <- function(reps, error) {
+# the sample covariance. The jackknife's products in C on the counts'
+# `threads` (NA, the GPU's, is one; at most wtheta_threads(), as counts
+# read from a file may come from a larger machine): the reference BLAS
+# took 3-4 ms of a six-sample tomography's joint 420 x 420, and C sums
+# each entry in one order, so the joint matrix's diagonal blocks are the
+# correlations' own bit for bit.
+replicate_cov <- function(reps, error, threads = 1L) {
   if (error == "jackknife") {
     P <- ncol(reps)
     d <- reps - rowMeans(reps)
-    (P - 1) / P * tcrossprod(d)
+    if (!is.double(d)) storage.mode(d) <- "double"
+    threads <- if (length(threads) == 1L && !is.na(threads))
+      min(threads, wtheta_threads()) else 1L
+    .Call(C_row_products, d, (P - 1) / P, as.integer(threads))
   } else {
     stats::cov(t(reps))
   }
@@ -244,11 +252,19 @@ replicate_counts <- function(pc, m, pair_m, error, weighted) {
          if (pc$self_pairs) "counts with self pairs do not have yet" else
            "this count does not carry", ".", call. = FALSE)
   }
-  t1 <- colSums(m * s1)
+  # sum_a m[a, r] s[a] for each replicate r; a jackknife's m (1 - diag(P),
+  # so m^2 = m) in C, the same numbers as colSums() without its P x P
+  # product (tens of microseconds a time, several times a count)
+  msum <- if (error == "jackknife") {
+    function(s, m) .Call(C_jackknife_sums, as.double(s))
+  } else {
+    function(s, m) colSums(m * s)
+  }
+  t1 <- msum(s1, m)
   total <- if (pip) {
     pip_replicate_norm(pc$patch_pip_norm, m, is_auto)
-  } else if (!is_auto) t1 * colSums(m * s2) else if (pc$self_pairs)
-    t1^2 else (t1^2 - colSums(m^2 * s1_sq)) / 2
+  } else if (!is_auto) t1 * msum(s2, m) else if (pc$self_pairs)
+    t1^2 else (t1^2 - msum(s1_sq, m^2)) / 2
   if (error == "jackknife") {
     # leaving patch r out: all pairs, less row r and column r of S, plus
     # S[r, r] that both took away (m^T S m in O(P^2) a bin, in C), each

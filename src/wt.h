@@ -295,6 +295,9 @@ void wt_jackknife_margins(const double *rows, const double *cols,
                           int nb, int is_auto, const double *norm, double *o);
 void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
                          const double *norm, double *scratch, double *o);
+void wt_jackknife_sums(const double *s, int P, double *o);
+void wt_row_products(const double *d, int64_t n, int64_t k, double scale,
+                     double *o, int T);
 void wt_group_by_label(const double *x, const double *y, const double *z,
                        const int *lab, const double *wv, int64_t n, int P,
                        int *cnt, int64_t *at, double *ox, double *oy,

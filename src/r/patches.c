@@ -127,6 +127,34 @@ SEXP wt_r_jackknife_counts(SEXP arr, SEXP is_auto, SEXP total)
   return out;
 }
 
+/* each jackknife replicate's sum of the per-patch values s: P values
+ * (wt_jackknife_sums) */
+SEXP wt_r_jackknife_sums(SEXP s)
+{
+  const double *v = wtr_real_or_die(s, "s");
+  if (XLENGTH(s) > INT_MAX) error("wtheta internal: too many patches");
+  const int P = (int)XLENGTH(s);
+  SEXP out = PROTECT(allocVector(REALSXP, P));
+  wt_jackknife_sums(v, P, REAL(out));
+  UNPROTECT(1);
+  return out;
+}
+
+/* scale d d^T of a matrix d (wt_row_products), on up to `threads` CPU
+ * threads */
+SEXP wt_r_row_products(SEXP d, SEXP scale, SEXP threads)
+{
+  SEXP dim = getAttrib(d, R_DimSymbol);
+  if (TYPEOF(d) != REALSXP || XLENGTH(dim) != 2)
+    error("wtheta internal: row products need a double matrix");
+  const int n = INTEGER(dim)[0], k = INTEGER(dim)[1];
+  const int T = wtr_team_of(threads, (int64_t)n * n * k, WT_LIGHT_GRAIN);
+  SEXP out = PROTECT(allocMatrix(REALSXP, n, n));
+  wt_row_products(REAL(d), n, k, asReal(scale), REAL(out), T);
+  UNPROTECT(1);
+  return out;
+}
+
 /* A new list(rows, cols, diag, total) for the margins of a patch array
  * (wt_patch_margins): three P x n_bins matrices and n_bins values, unset */
 SEXP wtr_margins_new(int P, int nb)
