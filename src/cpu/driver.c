@@ -42,10 +42,18 @@ static void flush(const wt_ctx *c, wt_thread *t)
     flush_count(c, t);
     return;
   }
+  /* in vectors: a labelled job's copies hold La Lb histograms each, and
+   * its many small work items flush them all (restrict: the counters and
+   * the record never overlap) */
+  const int hist = c->hist;
+  uint64_t *restrict acc = t->acc;
   for (int k = 0; k < c->copies; k++) {
-    uint32_t *h = t->h + (size_t)k * c->hist;
-    for (int s = 0; s < c->hist; s++) {
-      t->acc[s] += h[s];
+    uint32_t *restrict h = t->h + (size_t)k * hist;
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+    for (int s = 0; s < hist; s++) {
+      acc[s] += h[s];
       h[s] = 0;
     }
   }
