@@ -1,6 +1,7 @@
 /* Resampling arithmetic on plain arrays: patch arrays and their margins
  * from the per-task histograms, jackknife replicates, and the stable
  * counting sort that groups a catalog by patch. r/patches.c wraps them for R. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"
@@ -120,13 +121,25 @@ void wt_jackknife_margins(const double *rows, const double *cols,
   }
 }
 
-/* The jackknife replicates' sums of per-patch values s (P of them):
+/* The jackknife replicates' sums of per-patch values s (P finite ones):
  * o[r] = the sum of s[a] over every patch a but r, added in the order of
  * a in long double, as R's colSums() of (1 - diag(P)) * s adds them (its
  * zero term changes no sum), so both give the same numbers bit for bit.
  * The replicates' normalisers are made of these. */
 void wt_jackknife_sums(const double *s, int P, double *o)
 {
+  /* whole numbers whose sum is below 2^53 (point counts): every partial
+   * sum is exact, so the total less s[r] is the same number, in O(P) */
+  double total = 0.0;
+  int whole = 1;
+  for (int a = 0; a < P && whole; a++) {
+    whole = s[a] >= 0.0 && s[a] == floor(s[a]);
+    total += s[a];
+  }
+  if (whole && total < 0x1p53) {
+    for (int r = 0; r < P; r++) o[r] = total - s[r];
+    return;
+  }
   for (int r = 0; r < P; r++) {
     long double acc = 0.0L;
     for (int a = 0; a < P; a++)

@@ -125,13 +125,15 @@ test_that("?wtheta_cov documents the Hartlap factor", {
 })
 
 test_that("the jackknife's sums and covariance in C are R's, bit for bit", {
-  # each replicate's sum of per-patch values leaving its patch out, as
-  # colSums() of (1 - diag(P)) * s adds them (long double, in order)
+  # each replicate's sum of per-patch values (finite: points and weight
+  # sums) leaving its patch out, as colSums() of (1 - diag(P)) * s adds
+  # them (long double, in order); whole numbers below 2^53 by difference
   set.seed(3)
   P <- 37
   m <- 1 - diag(P)
   for (s in list(as.double(rpois(P, 300)), runif(P) * 10^runif(P, -8, 8),
-                 c(1, 1e-16, 1e-16, -1), 5)) {
+                 c(1, 1e-16, 1e-16, -1), 5, c(2^52, 2^52, 3, 1),
+                 c(7, 2.5, 1e20, 4))) {
     m <- 1 - diag(length(s))
     expect_identical(.Call(wtheta:::C_jackknife_sums, s), colSums(m * s))
   }
