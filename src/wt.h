@@ -296,6 +296,16 @@ void wt_jackknife_margins(const double *rows, const double *cols,
 void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
                          const double *norm, double *scratch, double *o);
 void wt_jackknife_sums(const double *s, int P, double *o);
+/* where wt_patch_parts() puts one part's numbers */
+typedef struct {
+  double *tot, *wtot;           /* n_bins + 2 each; wtot NULL: unweighted */
+  double *m[4], *wm[4];         /* margins: rows, cols, diag, total */
+  double *arr, *warr;           /* or the patch arrays (m[0] NULL) */
+} wt_part_out;
+void wt_patch_parts(const uint64_t *counts, const double *wsums,
+                    const int64_t *inv, const int *is_auto, int n,
+                    int n_patches, int n_bins, const wt_part_out *out,
+                    uint64_t *scratch, int T);
 void wt_row_products(const double *d, int64_t n, int64_t k, double scale,
                      double *o, int T);
 void wt_group_by_label(const double *x, const double *y, const double *z,

@@ -97,6 +97,58 @@ void wt_patch_margins(const double *S, const uint64_t *counts,
     }
 }
 
+/* The parts of a labelled count with P patches (n of them, on T
+ * threads): part k's histogram of the pair of patches h (P^2 of them) is
+ * histogram inv[k P^2 + h] of counts and wsums (n_row = n_bins + 2 slots
+ * each; -1: none), an auto count when is_auto[k]. For each part, what
+ * count_list() in src/r/pending.c returns of its histograms gathered in
+ * the order of h: into out[k], tot (n_row totals of all slots, exact in
+ * 64 bits), wtot (weight sums, in that order; NULL: unweighted), and the
+ * margins of its patch array (m: rows, cols, diag, total; wm of the
+ * weight sums) or, when m[0] is NULL, the arrays (arr, warr). scratch:
+ * n n_row counters. */
+void wt_patch_parts(const uint64_t *counts, const double *wsums,
+                    const int64_t *inv, const int *is_auto, int n,
+                    int n_patches, int n_bins, const wt_part_out *out,
+                    uint64_t *scratch, int T)
+{
+  const size_t n_h = (size_t)n_patches * (size_t)n_patches,
+               n_row = (size_t)n_bins + 2;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
+#endif
+  for (int k = 0; k < n; k++) {
+    const int64_t *iv = inv + (size_t)k * n_h;
+    const wt_part_out *o = &out[k];
+    uint64_t *c = scratch + (size_t)k * n_row;
+    for (size_t s = 0; s < n_row; s++) {
+      c[s] = 0;
+      if (o->wtot) o->wtot[s] = 0.0;
+    }
+    for (size_t h = 0; h < n_h; h++) {
+      if (iv[h] < 0) continue;
+      const size_t at = (size_t)iv[h] * n_row;
+      for (size_t s = 0; s < n_row; s++) c[s] += counts[at + s];
+      if (o->wtot)
+        for (size_t s = 0; s < n_row; s++) o->wtot[s] += wsums[at + s];
+    }
+    for (size_t s = 0; s < n_row; s++) o->tot[s] = (double)c[s];
+    if (o->m[0]) {
+      wt_patch_margins(NULL, counts, NULL, iv, n_patches, n_bins,
+                       is_auto[k], o->m[0], o->m[1], o->m[2], o->m[3]);
+      if (o->wm[0])
+        wt_patch_margins(NULL, NULL, wsums, iv, n_patches, n_bins,
+                         is_auto[k], o->wm[0], o->wm[1], o->wm[2], o->wm[3]);
+    } else {
+      wt_patch_array(counts, NULL, iv, n_patches, n_bins, is_auto[k], o->arr);
+      if (o->warr)
+        wt_patch_array(NULL, wsums, iv, n_patches, n_bins, is_auto[k],
+                       o->warr);
+    }
+  }
+  (void)T;
+}
+
 /* Jackknife replicate counts from the margins of a patch array
  * (wt_patch_margins): leaving patch r out keeps all pairs less row r and
  * column r of each bin, plus S[r, r] that both removed. For an auto count
