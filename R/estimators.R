@@ -52,7 +52,7 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
               if (length(bad) > 10L) ", ...", "; widen the bins, use ",
               "fewer patches or add randoms.", call. = FALSE)
     }
-    cov <- replicate_cov(reps, error, first$threads)
+    cov <- replicate_cov(reps, error)
     out$w_err <- sqrt(diag(cov))
   }
   if (!is.null(cov)) {
@@ -108,20 +108,12 @@ count_n_patches <- function(pc) {
 
 # the covariance of replicate w (bins x replicates, or any stack of
 # rows): jackknife (P - 1) / P sum (w_k - mean)(w_k - mean)^T, bootstrap
-# the sample covariance. The jackknife's products in C on the counts'
-# `threads` (NA, the GPU's, is one; at most wtheta_threads(), as counts
-# read from a file may come from a larger machine): the reference BLAS
-# took 3-4 ms of a six-sample tomography's joint 420 x 420, and C sums
-# each entry in one order, so the joint matrix's diagonal blocks are the
-# correlations' own bit for bit.
-replicate_cov <- function(reps, error, threads = 1L) {
+# the sample covariance
+replicate_cov <- function(reps, error) {
   if (error == "jackknife") {
     P <- ncol(reps)
     d <- reps - rowMeans(reps)
-    if (!is.double(d)) storage.mode(d) <- "double"
-    threads <- if (length(threads) == 1L && !is.na(threads))
-      min(threads, wtheta_threads()) else 1L
-    .Call(C_row_products, d, (P - 1) / P, as.integer(threads))
+    (P - 1) / P * tcrossprod(d)
   } else {
     stats::cov(t(reps))
   }
