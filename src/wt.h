@@ -269,6 +269,9 @@ double wt_pip_factor(const wt_pip *pip, int c, double d2);
 void wt_nearest_centre(const double *x, const double *y, const double *z,
                        int64_t n, const double *cx, const double *cy,
                        const double *cz, int k, int *label, int n_threads);
+void wt_far_pairs(const double *x, int La, const double *y, int Lb,
+                  const int *p, const int *q, int64_t n_far, int P,
+                  double *out);
 void wt_kmeanspp(const double *x, const double *y, const double *z,
                  int64_t n, int k, const double *draw, double *d2,
                  double *cx, double *cy, double *cz, int n_threads);

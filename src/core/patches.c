@@ -326,3 +326,25 @@ int wt_caps_within(double ax, double ay, double az, double ar, double bx,
   if (ar >= M_PI || br >= M_PI || reach >= M_PI) return 1;
   return chord_angle(ax, ay, az, bx, by, bz) - ar - br <= reach + 1e-9;
 }
+
+/* The pairs between the pairs of patches that no task counted (the far
+ * ones: p[f], q[f], 0-based, f < n_far) for every pair of labels: out[s +
+ * t La] = the sum over f of x[p[f] + s P] y[q[f] + t P], x and y the
+ * points (or weight sums) per patch (rows) and label (columns), P x La
+ * and P x Lb. Each product in double, added in the order of f in long
+ * double, as R's sum(x[p, s] * y[q, t]) adds them: the same numbers. */
+void wt_far_pairs(const double *x, int La, const double *y, int Lb,
+                  const int *p, const int *q, int64_t n_far, int P,
+                  double *out)
+{
+  for (int t = 0; t < Lb; t++)
+    for (int s = 0; s < La; s++) {
+      const double *xs = x + (size_t)s * P, *yt = y + (size_t)t * P;
+      long double acc = 0.0L;
+      for (int64_t f = 0; f < n_far; f++) {
+        const double v = xs[p[f]] * yt[q[f]];
+        acc += v;
+      }
+      out[s + (size_t)t * La] = (double)acc;
+    }
+}

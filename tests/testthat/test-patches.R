@@ -257,3 +257,23 @@ test_that("pairs of patches beyond the last edge get no task, and their pairs ar
   expect_equal(pc$weighted_below + sum(pc$weighted) + pc$weighted_above,
                (sum(x$w)^2 - sum(x$w^2)) / 2, tolerance = 1e-13)
 })
+
+test_that("the pairs of far pairs of patches are R's sums, bit for bit", {
+  # per patch (rows) and label (columns): counts, and weight sums whose
+  # order of summation shows in the last bits
+  set.seed(11)
+  P <- 9
+  far <- sort(sample(P * P, 50)) - 1
+  p <- far %% P + 1
+  q <- far %/% P + 1
+  for (x in list(matrix(as.double(rpois(P * 3, 40)), P),
+                 matrix(runif(P * 3) * 10^runif(P * 3, -6, 6), P))) {
+    y <- x[, c(2, 1), drop = FALSE] * 1.5
+    got <- .Call(wtheta:::C_far_pairs, x, y, as.integer(p), as.integer(q))
+    want <- outer(1:3, 1:2, Vectorize(function(s, t) sum(x[p, s] * y[q, t])))
+    expect_identical(got, want)
+  }
+  expect_identical(.Call(wtheta:::C_far_pairs, x, y, integer(), integer()),
+                   matrix(0, 3, 2))
+  expect_error(.Call(wtheta:::C_far_pairs, x, y, 10L, 1L), "outside 1..9")
+})
