@@ -332,7 +332,7 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
   cov <- NULL
   if (error %in% c("jackknife", "bootstrap")) {
     reps <- do.call(rbind, lapply(entries, attr, "replicates"))
-    cov <- replicate_cov(reps, error)
+    cov <- replicate_cov(reps, error, attr(first, "threads"))
   } else if (error == "poisson") {
     cov <- diag(out$w_err^2, sum(nr))
   }

@@ -309,6 +309,8 @@ void wt_patch_parts(const uint64_t *counts, const double *wsums,
                     const int64_t *inv, const int *is_auto, int n,
                     int n_patches, int n_bins, const wt_part_out *out,
                     uint64_t *scratch, int T);
+void wt_row_products(const double *d, int64_t n, int64_t k, double scale,
+                     double *o, int T);
 void wt_group_by_label(const double *x, const double *y, const double *z,
                        const int *lab, const double *wv, int64_t n, int P,
                        int *cnt, int64_t *at, double *ox, double *oy,

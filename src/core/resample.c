@@ -200,6 +200,52 @@ void wt_jackknife_sums(const double *s, int P, double *o)
   }
 }
 
+/* The products of the rows of d (n rows, k columns, column-major):
+ * o[i + j n] = scale * sum_l d[i + l n] d[j + l n], an n x n symmetric
+ * matrix. Each entry sums its k products in the order of l, whatever T,
+ * so a block of rows gives the same numbers as a matrix of those rows
+ * alone (a joint covariance's diagonal blocks are the correlations' own,
+ * bit for bit). Columns j on T threads; each column's entries i <= j
+ * side by side, then mirrored. */
+void wt_row_products(const double *d, int64_t n, int64_t k, double scale,
+                     double *o, int T)
+{
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(dynamic, 4)
+#endif
+  for (int64_t j = 0; j < n; j++) {
+    double *restrict oj = o + j * n;
+    for (int64_t i = 0; i <= j; i++) oj[i] = 0.0;
+    int64_t l = 0;
+    /* four columns of d a pass over oj, added one after another */
+    for (; l + 4 <= k; l += 4) {
+      const double *restrict d0 = d + l * n, *restrict d1 = d0 + n,
+                             *restrict d2 = d1 + n, *restrict d3 = d2 + n;
+      const double t0 = d0[j], t1 = d1[j], t2 = d2[j], t3 = d3[j];
+#ifdef _OPENMP
+#pragma omp simd
+#endif
+      for (int64_t i = 0; i <= j; i++) {
+        double v = oj[i];
+        v += t0 * d0[i];
+        v += t1 * d1[i];
+        v += t2 * d2[i];
+        v += t3 * d3[i];
+        oj[i] = v;
+      }
+    }
+    for (; l < k; l++) {
+      const double *restrict dl = d + l * n;
+      const double t = dl[j];
+      for (int64_t i = 0; i <= j; i++) oj[i] += t * dl[i];
+    }
+    for (int64_t i = 0; i <= j; i++) oj[i] *= scale;
+  }
+  (void)T;
+  for (int64_t j = 0; j < n; j++)
+    for (int64_t i = j + 1; i < n; i++) o[i + j * n] = o[j + i * n];
+}
+
 /* Jackknife replicate counts from a patch array S (P x P x n_bins, the
  * layout of wt_patch_array), as wt_jackknife_margins from its margins;
  * scratch: (3 P + 1) nb doubles */

@@ -104,6 +104,7 @@ SEXP wt_r_jackknife_counts(SEXP, SEXP, SEXP);
 SEXP wt_r_jackknife_margins(SEXP, SEXP, SEXP);
 SEXP wt_r_jackknife_sums(SEXP);
 SEXP wt_r_far_pairs(SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_row_products(SEXP, SEXP, SEXP);
 SEXP wt_r_patch_reach(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_patch_margins(SEXP);
 /* a new list(rows, cols, diag, total) of patch margins (r/patches.c) */

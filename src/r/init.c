@@ -37,6 +37,7 @@ static const R_CallMethodDef call_methods[] = {
   {"jackknife_margins", (DL_FUNC)&wt_r_jackknife_margins, 3},
   {"jackknife_sums", (DL_FUNC)&wt_r_jackknife_sums, 1},
   {"far_pairs", (DL_FUNC)&wt_r_far_pairs, 4},
+  {"row_products", (DL_FUNC)&wt_r_row_products, 3},
   {"patch_reach", (DL_FUNC)&wt_r_patch_reach, 6},
   {"patch_margins", (DL_FUNC)&wt_r_patch_margins, 1},
   {"weight_sums", (DL_FUNC)&wt_r_weight_sums, 3},

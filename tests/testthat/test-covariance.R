@@ -124,7 +124,7 @@ test_that("?wtheta_cov documents the Hartlap factor", {
   expect_match(txt, "(P - p - 2) / (P - 1)", fixed = TRUE)
 })
 
-test_that("the jackknife's sums in C are R's, bit for bit", {
+test_that("the jackknife's sums and covariance in C are R's, bit for bit", {
   # each replicate's sum of per-patch values (finite: points and weight
   # sums) leaving its patch out, as colSums() of (1 - diag(P)) * s adds
   # them (long double, in order); whole numbers below 2^53 by difference
@@ -137,4 +137,24 @@ test_that("the jackknife's sums in C are R's, bit for bit", {
     m <- 1 - diag(length(s))
     expect_identical(.Call(wtheta:::C_jackknife_sums, s), colSums(m * s))
   }
+  # the jackknife covariance: scale d d^T with each entry summed over the
+  # replicates in order, as the reference BLAS does; a block of rows gives
+  # the block of the whole, so a joint covariance's diagonal blocks are
+  # each correlation's own
+  for (dims in list(c(420, 100), c(7, 13), c(1, 5), c(30, 3))) {
+    x <- matrix(rnorm(prod(dims)), dims[1])
+    d <- x - rowMeans(x)
+    got <- .Call(wtheta:::C_row_products, d, 0.75, 2L)
+    expect_equal(got, 0.75 * tcrossprod(d), tolerance = 1e-14)
+    expect_identical(got, t(got))
+    k <- seq_len(min(5, dims[1]))
+    expect_identical(got[k, k, drop = FALSE],
+                     .Call(wtheta:::C_row_products, d[k, , drop = FALSE],
+                           0.75, 1L))
+  }
+  # a replicate with no value (NA) spreads to its row and column only
+  d <- matrix(c(1, NA, 3, 4, 5, 6), 2)
+  got <- .Call(wtheta:::C_row_products, d, 1, 1L)
+  expect_equal(got[1, 1], 1 + 9 + 25)
+  expect_true(all(is.na(got[2, ])) && all(is.na(got[, 2])))
 })
