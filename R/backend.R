@@ -115,6 +115,21 @@ constants_cache <- new.env(parent = emptyenv())
 #'   0.293-0.320 s). Slurm jobs that hold their cores (`--cpus-per-task`)
 #'   do not need it.
 #'
+#' @section A multithreaded BLAS: R's matrix products go to its BLAS, and
+#'   many R builds use OpenBLAS, whose threads also keep spinning for a
+#'   while after each product. Counts that start in that while share the
+#'   cores with them. A call of wtheta multiplies no matrices through the
+#'   BLAS between its counts, nor after them for jackknife errors (their
+#'   covariance is made in C on the counts' threads, in the order the
+#'   reference BLAS adds: the same numbers); bootstrap replicates are
+#'   products of patch arrays and use it. Matrix products of your own just
+#'   before a call can slow its counts on a machine with many cores: on
+#'   the H100 machine's 16-core Xeon, whose R uses OpenBLAS, a six-sample
+#'   tomography with jackknife errors (`bench/survey.R` at 2 x 10^4 x
+#'   10^5, 16 threads, calls in a row, each then ending with a product
+#'   through the BLAS) took a median of 0.149-0.150 s, and 0.083-0.088 s
+#'   with `OPENBLAS_NUM_THREADS=1` set in the shell that started R.
+#'
 #' @return A single integer.
 #' @seealso [wtheta_backends()], the `threads` argument of [pair_counts()] and
 #'   [wtheta()].
