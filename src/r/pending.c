@@ -285,6 +285,24 @@ static SEXP pending_new(SEXP keep, const wt_job *job_in, wt_catalog *ca,
   return holder;
 }
 
+/* The list of a count's result that count_list() fills (see it for the
+ * elements), with the job's gpu_ms, pairs_skipped and plan_s set and the
+ * rest NULL; margins: whether the patch elements hold margins */
+static SEXP count_list_new(int margins, const wt_job *job)
+{
+  const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", "total",
+                         "wtotal",
+                         margins ? "patch_margins" : "patch_counts",
+                         margins ? "patch_margins_weighted" : "patch_weighted",
+                         "plan_s", "thtotal", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 2, ScalarReal(job->gpu_ms));
+  SET_VECTOR_ELT(out, 3, ScalarReal(job->pairs_skipped));
+  SET_VECTOR_ELT(out, 8, ScalarReal(job->plan_s));
+  UNPROTECT(1);
+  return out;
+}
+
 /* What a count returns to R from its histograms: n_out of them, n_edges
  * + 1 slots each, at slots (and weight sums wsum, angle sums thsum, or
  * NULL): the list count_result() reads (see pending_result()); job: its
@@ -360,20 +378,12 @@ static SEXP count_list(const uint64_t *hist, const double *wsum,
                : patch_array(NULL, wsum, inv, n_patches, n_edges - 1,
                              is_auto);
   PROTECT(pweights);
-  const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", "total",
-                         "wtotal",
-                         margins ? "patch_margins" : "patch_counts",
-                         margins ? "patch_margins_weighted" : "patch_weighted",
-                         "plan_s", "thtotal", ""};
-  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SEXP out = PROTECT(count_list_new(margins, job));
   SET_VECTOR_ELT(out, 6, pcounts);
   SET_VECTOR_ELT(out, 7, pweights);
-  SET_VECTOR_ELT(out, 8, ScalarReal(job->plan_s));
   SET_VECTOR_ELT(out, 9, thtotal);
   SET_VECTOR_ELT(out, 0, slots);
   SET_VECTOR_ELT(out, 1, ws);
-  SET_VECTOR_ELT(out, 2, ScalarReal(job->gpu_ms));
-  SET_VECTOR_ELT(out, 3, ScalarReal(job->pairs_skipped));
   SET_VECTOR_ELT(out, 4, total);
   SET_VECTOR_ELT(out, 5, wtotal);
   UNPROTECT(8);
@@ -386,12 +396,7 @@ static SEXP part_list_new(int n_patches, int n_bins, int weighted,
                           int margins, const wt_job *job, wt_part_out *o)
 {
   const R_xlen_t n_row = (R_xlen_t)n_bins + 2;
-  const char *names[] = {"slots", "wsum", "gpu_ms", "pairs_skipped", "total",
-                         "wtotal",
-                         margins ? "patch_margins" : "patch_counts",
-                         margins ? "patch_margins_weighted" : "patch_weighted",
-                         "plan_s", "thtotal", ""};
-  SEXP out = PROTECT(mkNamed(VECSXP, names));
+  SEXP out = PROTECT(count_list_new(margins, job));
   memset(o, 0, sizeof *o);
   SET_VECTOR_ELT(out, 4, allocVector(REALSXP, n_row));
   o->tot = REAL(VECTOR_ELT(out, 4));
@@ -409,9 +414,6 @@ static SEXP part_list_new(int n_patches, int n_bins, int weighted,
     else
       *(w ? &o->warr : &o->arr) = REAL(v);
   }
-  SET_VECTOR_ELT(out, 2, ScalarReal(job->gpu_ms));
-  SET_VECTOR_ELT(out, 3, ScalarReal(job->pairs_skipped));
-  SET_VECTOR_ELT(out, 8, ScalarReal(job->plan_s));
   UNPROTECT(1);
   return out;
 }
