@@ -585,8 +585,9 @@ int64_t wt_grid_cells_found(const wt_points *p, double cell_deg,
     return -1;
   }
   /* the cells of the sample in parallel (the asin and atan2 of a key are
-   * most of the cost), then marked */
-  const int nt = wt_threads_for(n_threads, m, WT_LIGHT_GRAIN);
+   * most of the cost: the light grain kept the 2^15 points of a sample on
+   * one thread), then marked */
+  const int nt = wt_threads_for(n_threads, m, WT_TRIG_GRAIN);
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nt) schedule(static)
 #endif

@@ -11,5 +11,9 @@ int wt_cap_threads(int requested);
 /* at most one thread per grain points of a light pass */
 int wt_threads_for(int requested, int64_t n, int64_t grain);
 #define WT_LIGHT_GRAIN 25000
+/* ... per grain dot products of the nearest patch centres, and per grain
+ * points of a pass with trigonometric functions per point */
+#define WT_NEAREST_GRAIN 100000
+#define WT_TRIG_GRAIN 4096
 void wt_threads_init(void);
 #endif

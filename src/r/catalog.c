@@ -43,7 +43,8 @@ SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
     n[c] = (int64_t)nc;
     total += n[c];
   }
-  const int t = wtr_team_of(threads, total, WT_LIGHT_GRAIN);
+  /* a sine and cosine of each angle a point: the trigonometric grain */
+  const int t = wtr_team_of(threads, total, WT_TRIG_GRAIN);
   if (wt_unit_vectors_many(k, r, d, n, x, y, z, t) != WT_OK)
     error("wtheta: not enough memory for the unit vectors");
   UNPROTECT(1);
