@@ -423,14 +423,14 @@ static SEXP part_list_new(int n_patches, int n_bins, int weighted,
  * margins or arrays made on the job's threads (wt_patch_parts(); in
  * series they took milliseconds of a six-sample tomography's 27 parts
  * with 100 patches). The numbers are count_list()'s of the part's
- * histograms gathered in order. blk: the block of each pair of patches
- * (-1: none) */
+ * histograms gathered in order. */
 static SEXP label_parts_patched(const uint64_t *slots, const double *wsum,
                                 int n_bins, int La, int Lb, int is_auto,
-                                patch_form pf, const int64_t *blk,
-                                int n_parts, const wt_job *job)
+                                patch_form pf, int n_parts, const wt_job *job)
 {
   const size_t P = (size_t)pf.n, n_h = P * P, n_row = (size_t)n_bins + 2;
+  /* the block of each pair of patches (-1: none, beyond reach) */
+  const int64_t *blk = patch_inv(pf);
   int64_t *inv = (int64_t *)R_alloc((size_t)n_parts * n_h, sizeof *inv);
   int *autos = (int *)R_alloc((size_t)n_parts, sizeof *autos);
   wt_part_out *po = (wt_part_out *)R_alloc((size_t)n_parts, sizeof *po);
@@ -491,60 +491,24 @@ static SEXP label_parts(const uint64_t *slots, const double *wsum,
   const int n_edges = n_bins + 1;
   const size_t n_row = (size_t)n_edges + 1, n_h = (size_t)P * (size_t)P;
   const size_t n_blocks = pf.map ? (size_t)pf.n_map : n_h;
-  const int weighted = wsum != NULL;
   if ((size_t)n_out != n_blocks * (size_t)La * (size_t)Lb ||
       (is_auto && La != Lb))
     error("wtheta internal: a labelled count of %d histograms, not %d x %d "
           "x %d", n_out, (int)n_blocks, La, Lb);
   const int n_parts = is_auto ? La * (La + 1) / 2 : La * Lb;
-  /* the block of each pair of patches (-1: none, beyond reach) */
-  const int64_t *blk = n_patches > 0 ? patch_inv(pf) : NULL;
   if (n_patches > 0)
     return label_parts_patched(slots, wsum, n_bins, La, Lb, is_auto, pf,
-                               blk, n_parts, job);
-  /* a part's histograms, those it has in the order of their pairs of
-   * patches, and where each pair's is (inv) */
-  uint64_t *buf = (uint64_t *)R_alloc(n_h * n_row, sizeof(uint64_t));
-  double *wbuf = weighted ? (double *)R_alloc(n_h * n_row, sizeof(double))
-                          : NULL;
-  int64_t *inv = (int64_t *)R_alloc(n_h, sizeof *inv);
+                               n_parts, job);
+  /* without patches each part is the one histogram of its label pair */
   SEXP out = PROTECT(allocVector(VECSXP, n_parts));
   int k = 0;
   for (int s = 0; s < La; s++)
     for (int t = is_auto ? s : 0; t < Lb; t++, k++) {
-      const int kind = !is_auto ? 2 : s == t ? 0 : 1;
-      int64_t n = 0;
-      for (size_t b = 0; b < (size_t)P; b++)
-        for (size_t a = 0; a < (size_t)P; a++) {
-          const size_t h = a + b * (size_t)P;
-          /* the block and its label pair that hold this part's pairs of
-           * patches a and b */
-          size_t from = h;
-          int ls = s, lt = t;
-          if (kind == 0 && a > b) {
-            inv[h] = -1;
-            continue;
-          }
-          if (kind == 1 && a > b) {
-            from = b + a * (size_t)P;
-            ls = t;
-            lt = s;
-          }
-          const int64_t c = blk ? blk[from] : (int64_t)from;
-          if (c < 0) {
-            inv[h] = -1;
-            continue;
-          }
-          const size_t src = ((size_t)c * La + ls) * Lb + lt;
-          memcpy(buf + n * n_row, slots + src * n_row, n_row * sizeof *buf);
-          if (wbuf)
-            memcpy(wbuf + n * n_row, wsum + src * n_row,
-                   n_row * sizeof *wbuf);
-          inv[h] = n++;
-        }
-      SET_VECTOR_ELT(out, k, count_list(buf, wbuf, NULL, (int)n, n_edges,
-                                        kind == 0, n_patches, pf.margins,
-                                        inv, job));
+      const size_t src = (size_t)s * Lb + t;
+      SET_VECTOR_ELT(out, k, count_list(slots + src * n_row,
+                                        wsum ? wsum + src * n_row : NULL,
+                                        NULL, 1, n_edges, is_auto && s == t,
+                                        0, pf.margins, NULL, job));
     }
   UNPROTECT(1);
   return out;
