@@ -41,8 +41,12 @@
 #define WT_GRID_MAX_SCALE 2.0
 /* Node pairs that may be pruned are split down to this many pairs. The
  * GPU engine pays a host-side cost per task, so its tasks stay large; the
- * CPU engine hands tasks out in small work items anyway. */
-#define WT_GRID_MIN_SPLIT_CPU ((double)(1 << 20))
+ * CPU engine hands tasks out in small work items anyway, and smaller node
+ * pairs prune more pairs beyond the last edge and give the narrow kernel
+ * narrower slot ranges: 2^16 against 2^20 took 10^6 x 10^6 from 58.6 to
+ * 54.9 s and 3 x 10^5 from 7.7 to 6.6-6.7 s on one thread
+ * (bench/kernel/kernel-notes.md, "Splitting node pairs further") */
+#define WT_GRID_MIN_SPLIT_CPU ((double)(1 << 16))
 #define WT_GRID_MIN_SPLIT_GPU ((double)(1 << 27))
 
 /* Whether a count in grid mode `mode` on `backend` with a last edge of
