@@ -108,12 +108,14 @@ enum {
 /* grid_walk.c: the node pairs of job's tasks between stage a and stage b
  * (b == a for an auto job) for a last edge of theta_max_deg, treating the
  * node pairs inside one bin as bulk (a WT_WALK_* mode) says, and
- * splitting node pairs that may be pruned down to min_split pairs;
+ * splitting node pairs that may be pruned down to min_split pairs, and
+ * those of more than min_bulk pairs whose quarters would each lie inside
+ * one bin (bulk counting two levels down);
  * WT_ERR_ARG when a task's range is not a range of its catalog (then
  * count without a grid) or the stages' cells differ */
 int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
                  const wt_grid_stage *b, double theta_max_deg, int bulk,
-                 double min_split, wt_grid *gr);
+                 double min_split, double min_bulk, wt_grid *gr);
 void wt_grid_free(wt_grid *gr);
 
 /* grid_policy.c: the grid's plan of one count */

@@ -21,7 +21,6 @@
 #include "labels.h"
 
 #define DEG (M_PI / 180.0)
-#define MIN_BULK ((double)(1 << 14)) /* pairs below which it always is */
 
 typedef wt_grid_shape grid_shape;
 typedef wt_grid_node node;
@@ -34,6 +33,9 @@ typedef struct {                     /* what the walk writes */
                                         one bin become tasks of one slot */
   double min_split;                  /* pairs below which a node pair is a
                                         task, unless bulk counting beckons */
+  double min_bulk;                   /* pairs above which a node pair is
+                                        split when its quarters would lie
+                                        inside one bin */
   wt_task *t;
   int64_t n_tasks, cap_tasks;
   double *bulk_n, *bulk_w;           /* histograms out0, out0 + 1, ... of
@@ -207,7 +209,7 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
   /* split while it may prune, or while nodes a quarter the size would lie
    * inside one bin (bulk counting two levels down) */
   int hopeful = 0;
-  if (wk->bulk && !diag && pairs > MIN_BULK) {
+  if (wk->bulk && !diag && pairs > wk->min_bulk) {
     double s = chord(a->c, b->c), q = (a->r + b->r) / 4.0;
     int qlo, qhi;
     slot_range(wk, fmax(0.0, s - q) * fmax(0.0, s - q), (s + q) * (s + q),
@@ -398,6 +400,7 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
       w->bulk = wk->bulk;
       w->fixed = wk->fixed;
       w->min_split = wk->min_split;
+      w->min_bulk = wk->min_bulk;
       w->bulk_n = sums + (size_t)c * 2 * (size_t)n_slots;
       w->bulk_w = w->bulk_n + n_slots;
       w->out0 = t->out;
@@ -733,6 +736,7 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
       w->bulk = wk->bulk;
       w->fixed = wk->fixed;
       w->min_split = wk->min_split;
+      w->min_bulk = wk->min_bulk;
       int st = scratch ? group_unit(&G, w, u[3 * k], u[3 * k + 1],
                                     u[3 * k + 2], scratch,
                                     scratch + 2 * max_m)
@@ -802,7 +806,7 @@ void wt_grid_free(wt_grid *gr)
 
 int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
                  const wt_grid_stage *b, double theta_max_deg, int bulk,
-                 double min_split, wt_grid *gr)
+                 double min_split, double min_bulk, wt_grid *gr)
 {
   memset(gr, 0, sizeof *gr);
   if (a->cell_deg != b->cell_deg || (job->is_auto && a != b))
@@ -823,6 +827,7 @@ int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
   wk.bulk = bulk != WT_WALK_PRUNE;
   wk.fixed = bulk == WT_WALK_FIXED;
   wk.min_split = min_split;
+  wk.min_bulk = min_bulk;
   /* the tasks' histograms (labels: n_out is those times La Lb) */
   int la, lb;
   wt_labels_sizes(job, &la, &lb);
