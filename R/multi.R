@@ -439,9 +439,15 @@ labelled_part <- function(parts, La, Lb, s, t, kind) {
 # are those of ca and cb. Its `elapsed` (the labelled count's seconds,
 # given), `grid_plan_s` and `pairs_skipped` are those of the labelled
 # count, which counted this and the other samples' pairs together, and
-# are the same in every count made of it; `labelled` is TRUE.
+# are the same in every count made of it; `labelled` is TRUE. fa, fb: the
+# fingerprints of ca and cb, when made already.
 labelled_pair_counts <- function(part, ca, cb, edges, run, threads,
-                                 elapsed) {
+                                 elapsed,
+                                 fa = catalog_fingerprint(ca$xyz, ca$handle,
+                                                          threads),
+                                 fb = if (!is.null(cb))
+                                   catalog_fingerprint(cb$xyz, cb$handle,
+                                                       threads)) {
   pa <- ca$patch
   pb <- if (!is.null(cb)) cb$patch
   P <- catalog_n_patches(ca)
@@ -455,9 +461,7 @@ labelled_pair_counts <- function(part, ca, cb, edges, run, threads,
   pc$gpu_idle_s <- gpu_idle(elapsed, pc$gpu_ms, run$devices)
   pc <- pip_result(pc, NULL, ca$weights, cb$weights, NULL, NULL,
                    is.null(cb), FALSE, pa, pb, P)
-  pc <- add_fingerprints(pc, catalog_fingerprint(ca$xyz, ca$handle, threads),
-                         if (!is.null(cb))
-                           catalog_fingerprint(cb$xyz, cb$handle, threads))
+  pc <- add_fingerprints(pc, fa, fb)
   if (!is.null(pa)) pc$patches <- ca$patches
   pc$labelled <- TRUE
   pc

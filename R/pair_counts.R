@@ -365,9 +365,13 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   L <- label_sizes(la, lb, n_lab, is_auto)
   ca <- catalog_handle(ha, a, if (weighted) wa, ra, ba, L$la0)
   cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb, bb, L$lb0)
-  fingerprints <- function() list(catalog_fingerprint(a, ha, threads),
-                                  if (!is_auto)
-                                    catalog_fingerprint(b, hb, threads))
+  # (a labelled count's parts carry their samples' fingerprints, not the
+  # union's: labelled_pair_counts())
+  fingerprints <- function() {
+    if (L$n_lab > 0L) return(NULL)
+    list(catalog_fingerprint(a, ha, threads),
+         if (!is_auto) catalog_fingerprint(b, hb, threads))
+  }
   # labelled: each label pair's part comes back as a count of its own
   # would (label_parts() in src/r/pending.c; for count_labelled())
   # the patches, the form of their counts (1: margins) and the pair of
@@ -383,7 +387,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   }
   finish <- if (L$n_lab > 0L) function(res, fp) {
     count_labelled(res, L, a, b, edges, run, wa, wb, pa, pb, ra, rb, la, lb,
-                   n_out, n_patches, fp)
+                   n_out, n_patches)
   } else function(res, fp) {
     pc <- count_result(res, a, b, edges, self_pairs, run, threads, progress,
                        wa, wb, pa, pb, ra, rb, n_patches, mean_theta, start)
