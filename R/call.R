@@ -282,7 +282,7 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
                                 meanwhile = function() NULL) {
   keys <- vapply(counts, count_key, "")
   S <- length(data_keys)
-  key <- function(x, y) count_key(list(x = x, y = y, self_pairs = FALSE))
+  key <- function(x, y) spec_key(x, y, FALSE)
   # what the labelled counts serve: key -> kind, labels s and t (1-based)
   served <- list()
   for (s in seq_len(S)) {
