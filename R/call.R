@@ -282,7 +282,7 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
                                 meanwhile = function() NULL) {
   keys <- vapply(counts, count_key, "")
   S <- length(data_keys)
-  key <- function(x, y) count_key(list(x = x, y = y, self_pairs = FALSE))
+  key <- function(x, y) spec_key(x, y, FALSE)
   # what the labelled counts serve: key -> kind, labels s and t (1-based)
   served <- list()
   for (s in seq_len(S)) {
@@ -305,6 +305,17 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
   done <- list()
   u <- labelled_union(cats[data_keys])
   on.exit(catalog_release(u$handle), add = TRUE)
+  # each catalog's fingerprint once for the counts split from the
+  # labelled ones (a sample's serves S + 1 of them; the handles of the
+  # samples, counted only in the union, keep none)
+  fps <- list()
+  fingerprint <- function(nm) {
+    if (is.null(fps[[nm]])) {
+      fps[[nm]] <<- catalog_fingerprint(cats[[nm]]$xyz, cats[[nm]]$handle,
+                                        threads)
+    }
+    fps[[nm]]
+  }
   # each separate count of a labelled count records that count's seconds
   split <- function(res, which, La, Lb, start) {
     elapsed <- proc.time()[["elapsed"]] - start
@@ -314,7 +325,10 @@ run_counts_labelled <- function(how, cats, counts, edges, threads, progress,
       part <- labelled_part(res, La, Lb, sv$s - 1L, t - 1L, sv$kind)
       done[[k]] <<- labelled_pair_counts(part, cats[[sv$x]],
                                          if (!is.null(sv$y)) cats[[sv$y]],
-                                         edges, how$run, threads, elapsed)
+                                         edges, how$run, threads, elapsed,
+                                         fingerprint(sv$x),
+                                         if (!is.null(sv$y))
+                                           fingerprint(sv$y))
     }
   }
   auto <- names(served)[kinds != "cross"]

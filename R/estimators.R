@@ -9,8 +9,11 @@
 # given (wtheta_multi() shares one draw among its correlations).
 # `reduced`: where the replicates' normalised counts are kept and found
 # again (replicate_cache()), when several results share counts and `m`.
+# `bin_names`: the covariance's row and column names, format() of the bin
+# centres, when made already (wtheta_multi(): the same for each
+# correlation; format() a time cost 30 us).
 wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
-                          m = NULL, reduced = NULL) {
+                          m = NULL, reduced = NULL, bin_names = NULL) {
   is_cross <- "D1D2" %in% names(pcs)
   first <- pcs[[1L]]
   edges <- first$edges
@@ -43,8 +46,9 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
   } else if (resample) {
     reps <- replicate_w(pcs, estimator, is_cross, error, n_boot, seed,
                         weighted, m, reduced)
-    bad <- which(rowSums(!is.finite(reps)) > 0)
-    if (length(bad)) {
+    finite <- is.finite(reps)
+    if (!all(finite)) {
+      bad <- which(rowSums(!finite) > 0)
       warning("w_err is NA in ", length(bad), " bin(s) where a ", error,
               " replicate of w has a zero denominator: bin",
               if (length(bad) > 1L) "s", " ",
@@ -56,7 +60,7 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
     out$w_err <- sqrt(diag(cov))
   }
   if (!is.null(cov)) {
-    nm <- format(out$theta)
+    nm <- bin_names %||% format(out$theta)
     dimnames(cov) <- list(nm, nm)
   }
   n <- function(pc, k) {

@@ -34,16 +34,16 @@ label_sizes <- function(la, lb, n_lab, is_auto) {
 # a, b (unit vectors), wa, wb (weights), pa, pb (patch numbers), ra, rb
 # (patch ranges), la, lb (sample labels, 1-based, or NULL); the sizes
 # (label_sizes()), n_tasks_out, n_patches, edges, is_auto, backend,
-# pairs_skipped and plan_s (the count's) and fp (the catalogs'
-# fingerprints).
+# pairs_skipped and plan_s (the count's). No fingerprints: the union's
+# would serve no separate count (labelled_pair_counts() gives each its
+# samples').
 count_labelled <- function(res, L, a, b, edges, run, wa, wb, pa, pb, ra, rb,
-                           la, lb, n_tasks_out, n_patches, fp) {
+                           la, lb, n_tasks_out, n_patches) {
   if (is.null(res)) signal_interrupt()
   list(res = res, a = a, b = b, wa = wa, wb = wb, pa = pa, pb = pb,
        ra = ra, rb = rb, la = la, lb = if (!is.null(b)) lb,
        n_lab = L$n_lab, n_la = L$n_la, n_lb = L$n_lb,
        n_tasks_out = n_tasks_out, n_patches = n_patches, edges = edges,
        is_auto = is.null(b), backend = run$backend,
-       pairs_skipped = res[[1L]]$pairs_skipped, plan_s = res[[1L]]$plan_s,
-       fp = fp)
+       pairs_skipped = res[[1L]]$pairs_skipped, plan_s = res[[1L]]$plan_s)
 }

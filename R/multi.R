@@ -183,11 +183,14 @@ wtheta_multi <- function(data, random, bins,
   # correlations sharing it
   reduced <- new.env(parent = emptyenv())
   transposed <- new.env(parent = emptyenv())
+  # every count has the call's bins: their names in each covariance, once
+  bin_names <- format(bin_centres(done[[1L]]$edges)$theta)
   entries <- lapply(seq_len(nrow(ij)), function(r) {
     keys <- lapply(specs[[r]], function(s) paste(count_key(s), s$transposed))
     names(keys) <- vapply(specs[[r]], `[[`, "", "col")
     e <- wtheta_result(spec_counts(specs[[r]], done, transposed), estimator,
-                       error, n_boot, seed, m, replicate_cache(reduced, keys))
+                       error, n_boot, seed, m, replicate_cache(reduced, keys),
+                       bin_names)
     attr(e, "pip") <- pip_record(pip, attr(e, "pair_counts"))
     e
   })
@@ -319,7 +322,10 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
   # the entries' columns joined, a data frame once at the end (rbind() of
   # a data frame per entry took most of this function's 12 ms at 21)
   nr <- vapply(entries, nrow, 0L)
-  col <- function(name) unlist(lapply(entries, `[[`, name), use.names = FALSE)
+  # .subset2(): the entries' `[[.data.frame` method cost 0.2 ms a call
+  col <- function(name) {
+    unlist(lapply(entries, .subset2, name), use.names = FALSE)
+  }
   f <- function(k) factor(samples[rep(k, nr)], levels = samples)
   out <- list(i = f(ij[, 1L]), j = f(ij[, 2L]),
               theta_lo = col("theta_lo"), theta_hi = col("theta_hi"),
@@ -337,7 +343,9 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
     cov <- diag(out$w_err^2, sum(nr))
   }
   if (!is.null(cov)) {
-    nm <- paste(out$i, out$j, format(out$theta))
+    # format() of the entries' bins, as each entry's covariance names them
+    nm <- paste(out$i, out$j, unlist(lapply(entries, function(e)
+      rownames(attr(e, "cov"))), use.names = FALSE))
     dimnames(cov) <- list(nm, nm)
   }
   structure(out, class = c("wtheta_multi", "data.frame"),
@@ -439,9 +447,15 @@ labelled_part <- function(parts, La, Lb, s, t, kind) {
 # are those of ca and cb. Its `elapsed` (the labelled count's seconds,
 # given), `grid_plan_s` and `pairs_skipped` are those of the labelled
 # count, which counted this and the other samples' pairs together, and
-# are the same in every count made of it; `labelled` is TRUE.
+# are the same in every count made of it; `labelled` is TRUE. fa, fb: the
+# fingerprints of ca and cb, when made already.
 labelled_pair_counts <- function(part, ca, cb, edges, run, threads,
-                                 elapsed) {
+                                 elapsed,
+                                 fa = catalog_fingerprint(ca$xyz, ca$handle,
+                                                          threads),
+                                 fb = if (!is.null(cb))
+                                   catalog_fingerprint(cb$xyz, cb$handle,
+                                                       threads)) {
   pa <- ca$patch
   pb <- if (!is.null(cb)) cb$patch
   P <- catalog_n_patches(ca)
@@ -455,9 +469,7 @@ labelled_pair_counts <- function(part, ca, cb, edges, run, threads,
   pc$gpu_idle_s <- gpu_idle(elapsed, pc$gpu_ms, run$devices)
   pc <- pip_result(pc, NULL, ca$weights, cb$weights, NULL, NULL,
                    is.null(cb), FALSE, pa, pb, P)
-  pc <- add_fingerprints(pc, catalog_fingerprint(ca$xyz, ca$handle, threads),
-                         if (!is.null(cb))
-                           catalog_fingerprint(cb$xyz, cb$handle, threads))
+  pc <- add_fingerprints(pc, fa, fb)
   if (!is.null(pa)) pc$patches <- ca$patches
   pc$labelled <- TRUE
   pc

@@ -339,16 +339,20 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
       rb <- attr(pb, "ranges")
     }
     # one task per pair of patches within reach of each other, each with
-    # a histogram; the pairs of the others lie beyond the last edge
+    # a histogram; the pairs of the others lie beyond the last edge. The
+    # pairs (a, b) are all for cross, a <= b for auto, each numbered as
+    # its histogram (a - 1) + (b - 1) P, the column-major [a, b] of the
+    # P x P matrix `near`; tasks are made for the pairs run only (the P^2
+    # rows of every pair, then subset, took 0.26-0.35 ms a count at 100
+    # patches, now 0.1)
     near <- .Call(C_patch_reach, a, ra, if (!is_auto) b,
                   if (!is_auto) rb, edges[length(edges)], threads)
-    tasks <- patch_tasks(ra, rb, is_auto)
-    keep <- near[tasks[, 5L] + 1L]
-    if (!any(keep)) keep[1L] <- TRUE
-    far <- tasks[!keep, 5L]
-    tasks <- tasks[keep, , drop = FALSE]
-    patch_map <- as.integer(tasks[, 5L])
-    tasks[, 5L] <- seq_along(patch_map) - 1
+    pairs <- if (is_auto) upper.tri(near, diag = TRUE) else TRUE
+    task <- near & pairs
+    if (!any(task)) task[1L] <- TRUE
+    patch_map <- which(task) - 1L
+    far <- which(pairs & !task) - 1L
+    tasks <- patch_tasks(ra, rb, patch_map)
     n_out <- length(patch_map)
   }
   # only a count between catalogs that outlive it runs in a thread
@@ -365,9 +369,13 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   L <- label_sizes(la, lb, n_lab, is_auto)
   ca <- catalog_handle(ha, a, if (weighted) wa, ra, ba, L$la0)
   cb <- if (!is_auto) catalog_handle(hb, b, if (weighted) wb, rb, bb, L$lb0)
-  fingerprints <- function() list(catalog_fingerprint(a, ha, threads),
-                                  if (!is_auto)
-                                    catalog_fingerprint(b, hb, threads))
+  # (a labelled count's parts carry their samples' fingerprints, not the
+  # union's: labelled_pair_counts())
+  fingerprints <- function() {
+    if (L$n_lab > 0L) return(NULL)
+    list(catalog_fingerprint(a, ha, threads),
+         if (!is_auto) catalog_fingerprint(b, hb, threads))
+  }
   # labelled: each label pair's part comes back as a count of its own
   # would (label_parts() in src/r/pending.c; for count_labelled())
   # the patches, the form of their counts (1: margins) and the pair of
@@ -383,7 +391,7 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
   }
   finish <- if (L$n_lab > 0L) function(res, fp) {
     count_labelled(res, L, a, b, edges, run, wa, wb, pa, pb, ra, rb, la, lb,
-                   n_out, n_patches, fp)
+                   n_out, n_patches)
   } else function(res, fp) {
     pc <- count_result(res, a, b, edges, self_pairs, run, threads, progress,
                        wa, wb, pa, pb, ra, rb, n_patches, mean_theta, start)
@@ -428,8 +436,13 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
 far_pairs <- function(res, far, P, ra, rb, pa, pb, wa, wb, L, la, lb,
                       is_auto) {
   if (is.null(res)) return(res)
-  p <- far %% P + 1
-  q <- far %/% P + 1
+  # the patches a, b (1-based) of each pair a + b P: in integers (far <
+  # P^2 fits, max_patches), as C takes them; double %% and %/% took 0.3 ms
+  # of a 6-sample tomography's three counts
+  far <- as.integer(far)
+  P <- as.integer(P)
+  p <- far %% P + 1L
+  q <- far %/% P + 1L
   # points and weight sums per patch (rows) and label (columns): without
   # labels the points from the ranges, the weights in one C pass
   per <- function(r, pt, w, lab, n_lab) {
@@ -452,9 +465,7 @@ far_pairs <- function(res, far, P, ra, rb, pa, pb, wa, wb, L, la, lb,
   # pair cost milliseconds a call, and BLAS products, multithreaded in
   # many R builds, left spinning threads that slowed the next count 2-3x
   # on 16 cores)
-  p0 <- as.integer(p)
-  q0 <- as.integer(q)
-  pairs <- function(x, y) .Call(C_far_pairs, x, y, p0, q0)
+  pairs <- function(x, y) .Call(C_far_pairs, x, y, p, q)
   skipped <- sum(rowSums(A$n)[p] * rowSums(B$n)[q])
   n_far <- pairs(A$n, B$n)
   w_far <- if (!is.null(A$w)) pairs(A$w, B$w)

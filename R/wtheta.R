@@ -331,13 +331,13 @@ check_error_args <- function(error, patches, n_patches, n_boot, seed) {
 # D1D2: the counts that sum their pairs' angles when mean_theta is asked),
 # and angular: which table of angular upweights the count takes ("DD" for
 # DD and D1D2, "DR" for DR, D1R2 and R1D2, FALSE for the randoms' pairs:
-# none; see run_counts()).
+# none; see run_counts()), and key, its count_key(), made once.
 correlation_spec <- function(d1, r1, d2 = NULL, r2 = NULL,
                              self_pairs = FALSE) {
   s <- function(col, x, y, sp = FALSE, t = FALSE, mean = FALSE,
                 angular = NULL) {
     list(col = col, x = x, y = y, self_pairs = sp, transposed = t,
-         mean = mean, angular = angular)
+         mean = mean, angular = angular, key = spec_key(x, y, sp))
   }
   if (is.null(d2)) {
     return(list(s("DD", d1, NULL, self_pairs, mean = TRUE, angular = "DD"),
@@ -402,8 +402,15 @@ pip_record <- function(pip, pcs) {
        angular = pip$tables_by_count)
 }
 
+# the name of the count a spec asks for (the spec's own key when
+# correlation_spec() made it: wtheta_multi() looks its 78 specs up four
+# times over, and paste() a time cost a millisecond a call)
 count_key <- function(s) {
-  paste(s$x, s$y %||% s$x, s$self_pairs, sep = "-")
+  s$key %||% spec_key(s$x, s$y, s$self_pairs)
+}
+
+spec_key <- function(x, y, self_pairs) {
+  paste(x, y %||% x, self_pairs, sep = "-")
 }
 
 # the distinct counts of a list of specs (one per key), each with mean
@@ -411,9 +418,10 @@ count_key <- function(s) {
 unique_counts <- function(spec) {
   keys <- vapply(spec, count_key, "")
   mean <- vapply(spec, function(s) isTRUE(s$mean), TRUE)
-  out <- spec[!duplicated(keys)]
+  first <- which(!duplicated(keys))
+  out <- spec[first]
   for (k in seq_along(out)) {
-    out[[k]]$mean <- any(mean[keys == count_key(out[[k]])])
+    out[[k]]$mean <- any(mean[keys == keys[first[k]]])
   }
   out
 }
