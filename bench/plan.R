@@ -63,7 +63,10 @@ for (n in ns) {
     ranges <- attr(ns_$with_ranges(list(labels = sort(lab),
                                         counts = tabulate(lab, n_patches)))$labels,
                    "ranges")
-    tasks <- ns_$patch_tasks(ranges, ranges, TRUE)
+    # every pair a <= b of patches, h = (a - 1) + (b - 1) P, as an auto
+    # count's tasks before those beyond reach are left out
+    h <- which(upper.tri(diag(n_patches), diag = TRUE)) - 1
+    tasks <- ns_$patch_tasks(ranges, ranges, h)
   }
   for (th in thread_set) {
     for (g in list("prune", TRUE)) {
