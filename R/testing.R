@@ -49,6 +49,11 @@
 #'     angular upweights, no \code{mean_theta}), which counts pairs by bin
 #'     and popcount: one false pair in the first bin, of popcount 0, per
 #'     call of its kernels.
+#'   \item \code{slots}: not a failure: the CUDA engine keeps two chunks of
+#'     2^21 points on a device at a time, loading them again as its
+#'     launches move between chunks, even where the whole catalogs would
+#'     fit on the device and be loaded once, so that a test covers both.
+#'     The counts stay right.
 #' }
 #'
 #' A name may end in \code{@d} (e.g. \code{launch@1}): on the GPU the fault

@@ -153,6 +153,10 @@ enum {
   WT_FAULT_PIPCOUNT = 64,  /* the CPU's count form of PIP jobs (unit
                               weights) adds one false pair per call of its
                               kernels: the same */
+  WT_FAULT_SLOTS = 128,    /* not a failure: the CUDA engine keeps its two
+                              chunk slots (chunks loaded again) where whole
+                              catalogs would fit on the device, so that
+                              tests cover both ways */
   /* the CUDA faults strike every device of a job, or, when the bits from
    * WT_FAULT_DEVICE_SHIFT up hold d + 1 (WTHETA_TEST_FAULT=launch@d),
    * device d only: one failing device of several (wt_fault_on_device) */
@@ -205,6 +209,11 @@ typedef struct {
    * are folded: (s, t) and (t, s), s < t, add into (s, t), and (t, s) is
    * 0. */
   int n_lab;
+  /* 1: the points of a (and b) are in spatial order already, as the grid
+   * sorts them (by cell, then Morton code inside the cell: grid_build.c),
+   * so the CUDA engine does not order them again on the device (on 10^8
+   * full-sky points its kernels took the same time either way) */
+  int ordered;
   /* called from the main thread between chunks with the pairs counted so
    * far and the total of the job; nonzero means stop (interrupt) */
   int (*poll)(void *ctx, double done, double total);

@@ -244,6 +244,7 @@ static int plan_grid(wt_job *job, double pairs, double h, double theta_max,
   if (!job->is_auto) sub->b = sb->sorted;
   sub->tasks = gr->tasks;
   sub->n_tasks = gr->n_tasks;
+  sub->ordered = 1;
   return WT_OK;
 }
 

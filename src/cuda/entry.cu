@@ -60,7 +60,11 @@
  * keys whose high bits are the point's segment between task boundaries, so
  * points move only inside task ranges) so that the lanes of a warp hold
  * close points (fewer bank conflicts), and packs the float and double
- * copies the kernels read. Work is cut into launches of bounded size that
+ * copies the kernels read. Points that come in spatial order (the grid's,
+ * job->ordered) are packed as they are. When the catalogs' packed copies
+ * fit in half the free device memory, every chunk is loaded once and stays
+ * for the call; otherwise two slots hold the chunks of the launch at hand.
+ * Work is cut into launches of bounded size that
  * blocks pull item by item; launches are queued one ahead of the one
  * running. One host thread drives each device; the calling thread polls
  * (job->poll, with the pairs of the launches retired so far) and joins.
@@ -183,9 +187,13 @@ int count_impl(wt_job *job)
   plan_launches(job, CHUNK, row_points(plan.tiled()),
                 launch_pairs(plan.tiled(), total, job->n_devices), rows,
                 launches);
-  std::vector<long long> bounds_a = task_bounds(job, 0);
-  std::vector<long long> bounds_b =
-      job->is_auto ? std::vector<long long>() : task_bounds(job, 1);
+  /* the task boundaries the device ordering keeps points inside; none
+   * when the points come ordered (the grid's) */
+  std::vector<long long> bounds_a, bounds_b;
+  if (!job->ordered) {
+    bounds_a = task_bounds(job, 0);
+    if (!job->is_auto) bounds_b = task_bounds(job, 1);
+  }
 
   Shared sh;
   sh.job = job;

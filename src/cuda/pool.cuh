@@ -38,6 +38,9 @@ struct Ctx {
   cudaEvent_t ev0[2] = {nullptr, nullptr}, ev1[2] = {nullptr, nullptr};
   int sm_count = 0;
   Buf f[2], d[2];              /* resident chunks: float and double copies */
+  Buf rf[2], rd[2];            /* whole catalogs resident (a, b): the same
+                                  copies of every chunk, chunk c at
+                                  c * CHUNK (Worker::plan_resident) */
   Buf raw, key[2], idx[2], sort_tmp;   /* chunk upload and ordering */
   Buf bnd[2];                  /* task boundaries of each catalog */
   Buf ghist, gw, gt, counter, items, upper, thr, cmap, btab;  /* gt: angles */
@@ -63,7 +66,8 @@ void buf_free(Buf &b, bool host)
 void ctx_destroy(Ctx *c)
 {
   if (c->stream) cudaStreamSynchronize(c->stream);
-  Buf *dev_bufs[] = {&c->f[0], &c->f[1], &c->d[0], &c->d[1], &c->raw,
+  Buf *dev_bufs[] = {&c->f[0], &c->f[1], &c->d[0], &c->d[1], &c->rf[0],
+                     &c->rf[1], &c->rd[0], &c->rd[1], &c->raw,
                      &c->key[0], &c->key[1], &c->idx[0], &c->idx[1],
                      &c->sort_tmp, &c->bnd[0], &c->bnd[1], &c->ghist,
                      &c->gw, &c->gt, &c->counter, &c->items,

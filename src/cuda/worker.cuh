@@ -97,6 +97,23 @@ class Worker {
     int cat = -1, chunk = -1;
     int64_t n = 0;
   } slot_[2];
+  /* Whole catalogs resident (plan_resident()): every chunk is loaded
+   * once, into rd/rf at c * CHUNK, and stays for the call; have_[cat][c]
+   * once it is queued. Otherwise two slots hold the chunks of the launch
+   * at hand, loaded again as launches move between chunk pairs. */
+  bool resident_ = false;
+  std::vector<char> have_[2];
+  /* the device orders each chunk (order.cuh) unless the job's points come
+   * in spatial order already (wt_job.ordered: the grid's) */
+  bool sort_ = true;
+
+  /* where the packed points of one resident chunk are */
+  struct View {
+    const DPt *d = nullptr;
+    const float4 *f = nullptr;
+    const uint32_t *bits = nullptr;   /* PIP words (slots only) */
+    int64_t n = 0;
+  };
 
   bool ck(cudaError_t e, const char *what)
   {
@@ -199,26 +216,61 @@ class Worker {
            2 * (size_t)q->n_ang + 1;
   }
 
-  /* make chunk (cat, c) resident in a slot other than `keep`: its raw
-   * coordinates (and weights) are copied to the device, which orders and
-   * packs them. All of it is queued on the stream, behind any kernel still
-   * running. */
-  bool load_chunk(int cat, int c, int keep, int &which, bool fast)
+  /* chunk (cat, c) on the device, its packed copies in v: loaded unless
+   * it is there already, into a slot other than `keep` (the slot used in
+   * *slot; -1 with whole catalogs resident) */
+  bool load_chunk(int cat, int c, int keep, View &v, int &slot, bool fast)
   {
-    for (int s = 0; s < 2; s++)
-      if (slot_[s].cat == cat && slot_[s].chunk == c) {
-        which = s;
-        return true;
-      }
     Ctx &C = *ctx_;
-    int s = keep == 0 ? 1 : 0;
+    if (resident_) {
+      const size_t off = (size_t)c * (size_t)CHUNK;
+      const wt_points &p = cat == 0 ? sh_.job->a : sh_.job->b;
+      v.d = static_cast<const DPt *>(C.rd[cat].p) + off;
+      v.f = fast ? static_cast<const float4 *>(C.rf[cat].p) + off : nullptr;
+      v.bits = nullptr;
+      v.n = chunk_len(p.n, c, CHUNK);
+      slot = -1;
+      if (have_[cat][(size_t)c]) return true;
+      have_[cat][(size_t)c] = 1;
+      return upload(cat, c, const_cast<float4 *>(v.f),
+                    const_cast<DPt *>(v.d), nullptr);
+    }
+    int s = -1;
+    for (int k = 0; k < 2; k++)
+      if (slot_[k].cat == cat && slot_[k].chunk == c) s = k;
+    if (s < 0) {
+      s = keep == 0 ? 1 : 0;
+      slot_[s].cat = -1;
+      if (!upload(cat, c, fast ? static_cast<float4 *>(C.f[s].p) : nullptr,
+                  static_cast<DPt *>(C.d[s].p),
+                  static_cast<uint32_t *>(C.bits[s].p)))
+        return false;
+      slot_[s].cat = cat;
+      slot_[s].chunk = c;
+      slot_[s].n = chunk_len((cat == 0 ? sh_.job->a : sh_.job->b).n, c,
+                             CHUNK);
+    }
+    v.d = static_cast<const DPt *>(C.d[s].p);
+    v.f = fast ? static_cast<const float4 *>(C.f[s].p) : nullptr;
+    v.bits = static_cast<const uint32_t *>(C.bits[s].p);
+    v.n = slot_[s].n;
+    slot = s;
+    return true;
+  }
+
+  /* chunk (cat, c) to the device: its raw coordinates (and weights, PIP
+   * words) are copied, ordered (sort_) and packed into f (when not null),
+   * d and bits (PIP). All of it is queued on the stream, behind any
+   * kernel still running. */
+  bool upload(int cat, int c, float4 *fout, DPt *dout, uint32_t *bout)
+  {
+    Ctx &C = *ctx_;
     const wt_points &p = cat == 0 ? sh_.job->a : sh_.job->b;
     const int64_t start = (int64_t)c * CHUNK, n = chunk_len(p.n, c, CHUNK);
     double *rx = static_cast<double *>(C.raw.p);
     double *ry = rx + cap_, *rz = ry + cap_;
     double *rw = sh_.plan->weighted ? rz + cap_ : nullptr;
     const size_t nb = (size_t)n * sizeof(double);
-    slot_[s].cat = -1;
     if (!ck(cudaMemcpyAsync(rx, p.x + start, nb, cudaMemcpyHostToDevice,
                             C.stream), "cudaMemcpyAsync of coordinates") ||
         !ck(cudaMemcpyAsync(ry, p.y + start, nb, cudaMemcpyHostToDevice,
@@ -243,7 +295,7 @@ class Worker {
     const int blocks = (int)((n + threads - 1) / threads);
     const uint32_t *order = nullptr;
 #ifndef WT_CUDA_NOSORT
-    {
+    if (sort_) {
       unsigned long long *k0 = static_cast<unsigned long long *>(C.key[0].p);
       unsigned long long *k1 = static_cast<unsigned long long *>(C.key[1].p);
       uint32_t *i0 = static_cast<uint32_t *>(C.idx[0].p);
@@ -274,21 +326,14 @@ class Worker {
     }
 #endif
     wt_pack_kernel<<<blocks, threads, 0, C.stream>>>(
-        rx, ry, rz, rw, order, (int)n,
-        fast ? static_cast<float4 *>(C.f[s].p) : nullptr,
-        static_cast<DPt *>(C.d[s].p));
+        rx, ry, rz, rw, order, (int)n, fout, dout);
     if (!ck(cudaGetLastError(), "launch of the packing kernel")) return false;
     if (nw > 0) {
       wt_pack_bits_kernel<<<blocks, threads, 0, C.stream>>>(
-          rb, order, (int)n, nw, (long long)cap_,
-          static_cast<uint32_t *>(C.bits[s].p));
+          rb, order, (int)n, nw, (long long)cap_, bout);
       if (!ck(cudaGetLastError(), "launch of the bitwise packing kernel"))
         return false;
     }
-    slot_[s].cat = cat;
-    slot_[s].chunk = c;
-    slot_[s].n = n;
-    which = s;
     return true;
   }
 
@@ -373,7 +418,9 @@ class Worker {
       if (n > item_cap) item_cap = n;
     }
     const size_t cap = (size_t)cap_;
-    for (int s = 0; s < (job->is_auto && nA <= CHUNK ? 1 : 2); s++) {
+    if (!plan_resident()) return false;
+    for (int s = 0; s < (resident_ ? 0 : job->is_auto && nA <= CHUNK ? 1 : 2);
+         s++) {
       if (!need(C.d[s], cap * sizeof(DPt))) return false;
       if (plan.tiled() && !need(C.f[s], cap * sizeof(float4)))
         return false;
@@ -390,7 +437,10 @@ class Worker {
     if (job->pip && !need(C.pipt, pip_table_len() * sizeof(double)))
       return false;
 #ifndef WT_CUDA_NOSORT
-    if (!reserve_ordering()) return false;
+    sort_ = !job->ordered;
+    if (sort_ && !reserve_ordering()) return false;
+#else
+    sort_ = false;
 #endif
     const size_t n_hist = hist_len();
     return need(C.ghist, n_hist * sizeof(unsigned long long)) &&
@@ -401,6 +451,46 @@ class Worker {
            need(C.hitems[0], item_cap * sizeof(Item), true) &&
            need(C.hitems[1], item_cap * sizeof(Item), true) &&
            need(C.upper, (size_t)sh_.an->n_slots * sizeof(double));
+  }
+
+  /* Whole catalogs resident when they span more than the two slots hold
+   * and their packed copies fit in half the device's free memory (PIP
+   * words keep to the slots): each chunk is then copied, ordered and
+   * packed once, not again each time the launches come back to it
+   * (10^8 points in 48 chunks took 279 loads). The buffers stay with the
+   * context for the next call, as the others do. */
+  bool plan_resident()
+  {
+    const wt_job *job = sh_.job;
+    const int ncat = job->is_auto ? 1 : 2;
+    int64_t chunks = 0;
+    for (int cat = 0; cat < ncat; cat++)
+      chunks += (((cat == 0 ? job->a : job->b).n) + CHUNK - 1) / CHUNK;
+    resident_ = false;
+    if (chunks <= 2 || pip_words() > 0 || faulted(WT_FAULT_SLOTS))
+      return true;
+    const bool tiled = sh_.plan->tiled();
+    Ctx &C = *ctx_;
+    size_t grow = 0;             /* bytes the buffers must grow by */
+    for (int cat = 0; cat < ncat; cat++) {
+      const size_t n = (size_t)(cat == 0 ? job->a : job->b).n;
+      const size_t d = n * sizeof(DPt), f = tiled ? n * sizeof(float4) : 0;
+      grow += (d > C.rd[cat].bytes ? d - C.rd[cat].bytes : 0) +
+              (f > C.rf[cat].bytes ? f - C.rf[cat].bytes : 0);
+    }
+    size_t free_b = 0, total_b = 0;
+    if (!ck(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo"))
+      return false;
+    if (grow > free_b / 2) return true;
+    for (int cat = 0; cat < ncat; cat++) {
+      const size_t n = (size_t)(cat == 0 ? job->a : job->b).n;
+      if (!need(C.rd[cat], n * sizeof(DPt)) ||
+          (tiled && !need(C.rf[cat], n * sizeof(float4))))
+        return false;
+      have_[cat].assign((size_t)((n + CHUNK - 1) / CHUNK), 0);
+    }
+    resident_ = true;
+    return true;
   }
 
 #ifndef WT_CUDA_NOSORT
@@ -534,11 +624,12 @@ class Worker {
     Ctx &C = *ctx_;
     const int b = (int)(launched_ & 1);
     if (!retire(b)) return false;
-    int si = 0, sj = 0;
-    if (!load_chunk(0, L.cI, -1, si, plan.tiled())) return false;
+    int si = -1, sj = -1;
+    View vI, vJ;
+    if (!load_chunk(0, L.cI, -1, vI, si, plan.tiled())) return false;
     if (L.same) {
-      sj = si;
-    } else if (!load_chunk(sh_.job->is_auto ? 0 : 1, L.cJ, si, sj,
+      vJ = vI;
+    } else if (!load_chunk(sh_.job->is_auto ? 0 : 1, L.cJ, si, vJ, sj,
                            plan.tiled())) {
       return false;
     }
@@ -563,8 +654,8 @@ class Worker {
         !ck(cudaEventRecord(C.ev0[b], C.stream), "cudaEventRecord"))
       return false;
     const bool queued = plan.fast
-        ? queue_fast(si, sj, (int)items.size(), nblocks)
-        : queue_exact(si, sj, (int)items.size(), nblocks, plan.wfast);
+        ? queue_fast(vI, vJ, (int)items.size(), nblocks)
+        : queue_exact(vI, vJ, (int)items.size(), nblocks, plan.wfast);
     if (!queued || !ck(cudaGetLastError(), "kernel launch") ||
         !ck(cudaEventRecord(C.ev1[b], C.stream), "cudaEventRecord"))
       return false;
@@ -575,16 +666,16 @@ class Worker {
              inject(WT_FAULT_LAUNCH, cudaErrorLaunchFailure, "kernel launch"));
   }
 
-  /* the arguments both kernels take: resident chunks si and sj, the
+  /* the arguments both kernels take: resident chunks vI and vJ, the
    * launch's items, the edges and the histograms */
   template <class Args>
-  void common_args(Args &a, int si, int sj, int n_items)
+  void common_args(Args &a, const View &vI, const View &vJ, int n_items)
   {
     Ctx &C = *ctx_;
-    a.dI = static_cast<const DPt *>(C.d[si].p);
-    a.dJ = static_cast<const DPt *>(C.d[sj].p);
-    a.nI = (int)slot_[si].n;
-    a.nJ = (int)slot_[sj].n;
+    a.dI = vI.d;
+    a.dJ = vJ.d;
+    a.nI = (int)vI.n;
+    a.nJ = (int)vJ.n;
     a.items = static_cast<const Item *>(C.items.p);
     a.n_items = n_items;
     a.counter = static_cast<int *>(C.counter.p);
@@ -600,14 +691,14 @@ class Worker {
               "cudaLaunchKernel");
   }
 
-  bool queue_fast(int si, int sj, int n_items, int nblocks)
+  bool queue_fast(const View &vI, const View &vJ, int n_items, int nblocks)
   {
     const Plan &plan = *sh_.plan;
     Ctx &C = *ctx_;
     FastArgs a;
-    common_args(a, si, sj, n_items);
-    a.fI = static_cast<const float4 *>(C.f[si].p);
-    a.fJ = static_cast<const float4 *>(C.f[sj].p);
+    common_args(a, vI, vJ, n_items);
+    a.fI = vI.f;
+    a.fJ = vJ.f;
     a.thr = static_cast<const float *>(C.thr.p);
     a.cmap = static_cast<const int2 *>(C.cmap.p);
     a.fixoff = plan.fixoff;
@@ -623,12 +714,13 @@ class Worker {
 
   /* the exact kernel, or (wfast) the weighted kernel, which takes the
    * same arguments and its own (WFastArgs) */
-  bool queue_exact(int si, int sj, int n_items, int nblocks, bool wfast)
+  bool queue_exact(const View &vI, const View &vJ, int n_items, int nblocks,
+                   bool wfast)
   {
     const Plan &plan = *sh_.plan;
     const wt_bins *bins = sh_.job->bins;
     ExactArgs a;
-    common_args(a, si, sj, n_items);
+    common_args(a, vI, vJ, n_items);
     a.btab = bins->table ? static_cast<const uint16_t *>(ctx_->btab.p)
                          : nullptr;
     a.bshift = bins->table_shift;
@@ -649,8 +741,8 @@ class Worker {
       const size_t nb = w->n_words > 0 ? 32 * (size_t)w->n_words + 1 : 0;
       const double *tab = static_cast<const double *>(ctx_->pipt.p);
       q.n_words = w->n_words;
-      q.bI = static_cast<const uint32_t *>(ctx_->bits[si].p);
-      q.bJ = static_cast<const uint32_t *>(ctx_->bits[sj].p);
+      q.bI = vI.bits;
+      q.bJ = vJ.bits;
       q.stride = (long long)cap_;
       q.by = tab;
       q.n_ang = w->n_ang;
@@ -661,8 +753,8 @@ class Worker {
       Ctx &C = *ctx_;
       const int mb = kCfgs[plan.cfg].mb, oct = kCfgs[plan.cfg].oct;
       WFastArgs f;
-      f.fI = static_cast<const float4 *>(C.f[si].p);
-      f.fJ = static_cast<const float4 *>(C.f[sj].p);
+      f.fI = vI.f;
+      f.fJ = vJ.f;
       f.tab = static_cast<const float2 *>(C.thr.p);
       f.n_cells = (int)plan.ft.thr.size();
       f.shift = 23 - mb - 3;

@@ -40,7 +40,7 @@ int wt_fault_from_env(void)
     {"alloc", WT_FAULT_ALLOC}, {"launch", WT_FAULT_LAUNCH},
     {"copy", WT_FAULT_COPY}, {"thread", WT_FAULT_THREAD},
     {"narrow", WT_FAULT_NARROW}, {"fixed", WT_FAULT_FIXED},
-    {"pipcount", WT_FAULT_PIPCOUNT}};
+    {"pipcount", WT_FAULT_PIPCOUNT}, {"slots", WT_FAULT_SLOTS}};
   int bits = 0;
   for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
     const char *p = v;

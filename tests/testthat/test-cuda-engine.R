@@ -622,22 +622,47 @@ test_that("a fault on one of several GPUs stops the call cleanly", {
 test_that("counts over many device chunks equal the CPU's", {
   skip_if_no_cuda()
   # 2^21 points make a device chunk: 5.5 and 3.2 million points are 3 and
-  # 2 chunks, 5 in all for the cross count, more than the 2 a context
-  # keeps resident, so that chunks are loaded again between launches
+  # 2 chunks, 5 in all for the cross count, more than the 2 slots of a
+  # context: the whole catalogs stay on the device, each chunk loaded once,
+  # or (WTHETA_TEST_FAULT=slots) chunks are loaded again into the slots
+  # between launches. The grid's points come ordered; without the grid the
+  # device orders each chunk inside the task ranges.
   set.seed(61)
   a <- random_sky(5.5e6)
   b <- random_sky(3.2e6)
   bins <- theta_bins(0.05, 1, n = 8, log = TRUE)
   old <- options(wtheta.grid = "prune")
   on.exit(options(old), add = TRUE)
+  on.exit(Sys.unsetenv("WTHETA_TEST_FAULT"), add = TRUE)
   for (y in list(NULL, b)) {
-    g <- pair_counts(a, y, bins = bins, backend = "cuda")
     c <- pair_counts(a, y, bins = bins, backend = "cpu",
                      threads = wtheta_threads())
-    expect_identical(c(g$n_below, g$counts, g$n_above),
-                     c(c$n_below, c$counts, c$n_above))
+    for (way in c("resident", "slots")) {
+      if (way == "slots") Sys.setenv(WTHETA_TEST_FAULT = "slots")
+      g <- pair_counts(a, y, bins = bins, backend = "cuda")
+      Sys.unsetenv("WTHETA_TEST_FAULT")
+      expect_identical(c(g$n_below, g$counts, g$n_above),
+                       c(c$n_below, c$counts, c$n_above), info = way)
+    }
     expect_gt(sum(g$counts), 1e6)
   }
+  # no grid on the GPU: every pair through the kernels, chunks ordered on
+  # the device (4.3 x 10^6 points, 3 chunks, against 10^5, resident and in
+  # slots); the CPU's counts through its grid are the same
+  x <- a[1:4.3e6, ]
+  y <- b[1:1e5, ]
+  c <- pair_counts(x, y, bins = bins, backend = "cpu",
+                   threads = wtheta_threads())
+  options(wtheta.grid = FALSE)
+  for (way in c("resident", "slots")) {
+    if (way == "slots") Sys.setenv(WTHETA_TEST_FAULT = "slots")
+    g <- pair_counts(x, y, bins = bins, backend = "cuda")
+    Sys.unsetenv("WTHETA_TEST_FAULT")
+    expect_identical(c(g$n_below, g$counts, g$n_above),
+                     c(c$n_below, c$counts, c$n_above), info = way)
+    expect_identical(g$pairs_skipped, 0)
+  }
+  options(wtheta.grid = "prune")
   # weighted: the exact kernel, the same loads
   w <- runif(nrow(b), 0.5, 2)
   b$w <- w
