@@ -216,7 +216,10 @@
 #'   the walk over the catalogs' cells and, for a catalog whose cells were
 #'   not built yet, sorting it into cells and building their trees (in
 #'   [wtheta()] each catalog's are built once, in the first count that
-#'   uses them).
+#'   uses them). On the GPU the walk hands its tasks to the devices in
+#'   rounds as it makes them, and they count while it goes on, so there
+#'   `grid_plan_s` also holds the engine's planning of those tasks and
+#'   overlaps the counting (`gpu_idle_s` is what the devices waited).
 #'   The counts of [wtheta_multi()] made from one labelled count of its
 #'   samples (see [wtheta-package], "Labelled counts") have `labelled =
 #'   TRUE`; their `elapsed`, `grid_plan_s` and `pairs_skipped` are those

@@ -79,7 +79,7 @@ for (n in ns) {
                          NULL, NULL))
         p <- .Call(ns_$C_plan_catalogs, c$value, NULL, edges,
                    ns_$wt_constant("backend", "cuda"), th, ns_$grid_mode(),
-                   tasks, as.integer(max(1, n_patches)^2))
+                   tasks, as.integer(max(1, n_patches)^2), FALSE)
         .Call(ns_$C_catalog_release, c$value)
         out <- c(check = a$s, unit_vectors = b$s, catalog = c$s, p)
         rm(a, b, c)

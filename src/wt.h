@@ -401,6 +401,12 @@ int wt_count(wt_job *job);
  * build s, walk s, engine tasks, pairs in them, then wt_cuda_host_plan's
  * six values. WT_OK, WT_ERR_ARG or WT_ERR_NOMEM */
 #define WT_PLAN_TIMES 10
+/* tests: the grid's walk of the same job with a sink (the GPU's way: the
+ * tasks fed in rounds as they are made) and without: out[0] 1 when the
+ * tasks, in order, and the bulk sums are the same, out[1] the sink's
+ * feeds, out[2] the tasks. WT_OK, WT_ERR_ARG or WT_ERR_NOMEM */
+int wt_plan_sink_check(wt_job *job, wt_catalog *a, wt_catalog *b,
+                       double *out);
 int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
                      double *out);
 /* floor/job.c (the floor): conventions shared by the dispatcher and the
@@ -445,6 +451,17 @@ int wt_cuda_device_count(char *msg, size_t msg_len);
 int wt_cuda_device_info(int device, char *name, size_t name_len,
                         int *major, int *minor, double *mem_bytes);
 int wt_count_cuda(wt_job *job);
+/* A count whose tasks come while it runs (core/count.c: the grid's walk
+ * feeds it as it goes): open starts the devices on job, whose points must
+ * come ordered (job->ordered; its tasks are ignored), into *h; feed plans
+ * and queues a run of tasks (read during the call only); close waits for
+ * the counts (abort: stops them first), adds them into job->slots (wsum,
+ * thsum), sets job->gpu_ms and job->message, frees h and returns the
+ * count's status. wt_count_cuda is open, one feed of the job's tasks and
+ * close. Statuses as wt_count_cuda's. */
+int wt_cuda_stream_open(wt_job *job, void **h);
+int wt_cuda_stream_feed(void *h, const wt_task *tasks, int64_t n);
+int wt_cuda_stream_close(void *h, int abort);
 /* frees the device buffers, streams and events kept between calls (those
  * of counts still running stay); returns how many contexts it freed */
 int wt_cuda_release(void);

@@ -52,19 +52,50 @@ static void tasks_done(wt_job *job, const wt_task *whole)
   }
 }
 
+/* the CUDA engine as the walk's sink (grid.h): it counts the tasks of
+ * each round of the walk while the walk makes the next */
+static int sink_open(void *ctx, wt_job *sub)
+{
+  return wt_cuda_stream_open(sub, (void **)ctx);
+}
+
+static int sink_feed(void *ctx, const wt_task *tasks, int64_t n)
+{
+  return wt_cuda_stream_feed(*(void **)ctx, tasks, n);
+}
+
+static int sink_close(void *ctx, int abort)
+{
+  void **h = (void **)ctx;
+  int status = wt_cuda_stream_close(*h, abort);
+  *h = NULL;
+  return status;
+}
+
 /* Counts through the grid when it pays (grid_policy.c), directly
  * otherwise. ca, cb: the catalogs of job->a and job->b (cb is ca in an
- * auto job), or NULL: no grid. */
+ * auto job), or NULL: no grid. On the GPU the walk feeds the engine as it
+ * goes (the host's walk and planning then overlap the kernels). */
 static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
                         wt_catalog *cb)
 {
   wt_grid_plan gp;
-  int status = wt_grid_plan_make(job, pairs, ca, cb, &gp, NULL, NULL);
+  void *h = NULL;
+  const wt_task_sink sink = {sink_open, sink_feed, sink_close, &h};
+  int status = wt_grid_plan_make(
+      job, pairs, ca, cb, &gp, NULL, NULL,
+      job->backend == WT_BACKEND_CUDA ? &sink : NULL);
   if (status != WT_OK || !gp.gridded) {
+    /* an engine message (a failed open or feed) */
+    if (status != WT_OK && !job->message[0])
+      memcpy(job->message, gp.sub.message, sizeof job->message);
     wt_grid_plan_free(&gp);
     return status == WT_OK ? run_engine(job) : status;
   }
-  status = gp.walk.n_tasks > 0 ? run_engine(&gp.sub) : WT_OK;
+  if (gp.opened)
+    status = sink.close(sink.ctx, 0);
+  else
+    status = gp.walk.n_tasks > 0 ? run_engine(&gp.sub) : WT_OK;
   if (status == WT_OK) wt_grid_plan_add_bulk(&gp, job);
   job->gpu_ms = gp.sub.gpu_ms;
   memcpy(job->message, gp.sub.message, sizeof job->message);
@@ -86,7 +117,7 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
   int status = job_tasks(job, &whole, &pairs);
   if (status == WT_OK)
     status = wt_grid_plan_make(job, pairs, a, b ? b : a, &gp, &out[0],
-                               &out[1]);
+                               &out[1], NULL);
   else
     memset(&gp, 0, sizeof gp);
   if (status == WT_OK) {
@@ -96,6 +127,89 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
       status = wt_cuda_host_plan(&gp.sub, &out[4]);
   }
   wt_grid_plan_free(&gp);
+  tasks_done(job, &whole);
+  return status;
+}
+
+/* a sink that keeps what it is fed (wt_plan_sink_check) */
+typedef struct {
+  wt_task *t;
+  int64_t n, cap, feeds;
+  int opened, closed;
+} kept_tasks;
+
+static int kept_open(void *ctx, wt_job *sub)
+{
+  (void)sub;
+  ((kept_tasks *)ctx)->opened++;
+  return WT_OK;
+}
+
+static int kept_feed(void *ctx, const wt_task *tasks, int64_t n)
+{
+  kept_tasks *k = ctx;
+  if (k->n + n > k->cap) {
+    int64_t cap = 2 * (k->n + n) + 16;
+    wt_task *t = realloc(k->t, (size_t)cap * sizeof *t);
+    if (!t) return WT_ERR_NOMEM;
+    k->t = t;
+    k->cap = cap;
+  }
+  memcpy(k->t + k->n, tasks, (size_t)n * sizeof *tasks);
+  k->n += n;
+  k->feeds++;
+  return WT_OK;
+}
+
+static int kept_close(void *ctx, int abort)
+{
+  (void)abort;
+  ((kept_tasks *)ctx)->closed++;
+  return WT_OK;
+}
+
+int wt_plan_sink_check(wt_job *job, wt_catalog *a, wt_catalog *b,
+                       double *out)
+{
+  if (!job || !a || !job->bins || !out) return WT_ERR_ARG;
+  out[0] = out[1] = out[2] = 0.0;
+  job->a = a->p;
+  job->is_auto = b == NULL;
+  if (b) job->b = b->p; else memset(&job->b, 0, sizeof job->b);
+  wt_task whole;
+  double pairs;
+  wt_grid_plan listed, fed;
+  memset(&listed, 0, sizeof listed);
+  memset(&fed, 0, sizeof fed);
+  kept_tasks k;
+  memset(&k, 0, sizeof k);
+  const wt_task_sink sink = {kept_open, kept_feed, kept_close, &k};
+  int status = job_tasks(job, &whole, &pairs);
+  if (status == WT_OK)
+    status = wt_grid_plan_make(job, pairs, a, b ? b : a, &listed, NULL,
+                               NULL, NULL);
+  if (status == WT_OK)
+    status = wt_grid_plan_make(job, pairs, a, b ? b : a, &fed, NULL, NULL,
+                               &sink);
+  if (status == WT_OK && fed.opened) status = sink.close(sink.ctx, 0);
+  if (status == WT_OK) {
+    const wt_grid *x = &listed.walk, *y = &fed.walk;
+    const size_t n_all = (size_t)x->n_hist * (size_t)(job->bins->n_bins + 2);
+    int same = listed.gridded == fed.gridded && k.opened == fed.gridded &&
+               k.closed == k.opened && y->tasks == NULL &&
+               y->n_tasks == k.n && x->n_tasks == k.n &&
+               x->n_hist == y->n_hist &&
+               (k.n == 0 ||
+                memcmp(x->tasks, k.t, (size_t)k.n * sizeof *k.t) == 0);
+    for (size_t s = 0; same && s < n_all; s++)
+      same = x->bulk_n[s] == y->bulk_n[s] && x->bulk_w[s] == y->bulk_w[s];
+    out[0] = same;
+    out[1] = (double)k.feeds;
+    out[2] = (double)k.n;
+  }
+  free(k.t);
+  wt_grid_plan_free(&fed);
+  wt_grid_plan_free(&listed);
   tasks_done(job, &whole);
   return status;
 }

@@ -94,6 +94,21 @@ typedef struct {
   int64_t n_hist;
 } wt_grid;
 
+/* A consumer of the walk's tasks as the walk makes them (the CUDA engine,
+ * which counts while the walk goes on): open() once the catalogs' points
+ * are sorted, with the engine's job (no tasks yet; it reads the job and
+ * its points until close()); feed() with each run of tasks, in the order
+ * a walk without a sink lists them, readable only during the call;
+ * close() once, after a successful open: it finishes the count into the
+ * job (abort: stops it) and returns its status. open() and feed() return
+ * a WT_* status; any other than WT_OK stops the plan with it. */
+typedef struct {
+  int (*open)(void *ctx, wt_job *sub);
+  int (*feed)(void *ctx, const wt_task *tasks, int64_t n);
+  int (*close)(void *ctx, int abort);
+  void *ctx;
+} wt_task_sink;
+
 /* what the walk does with a node pair proved inside one bin (a node pair
  * beyond the last edge is always counted in bulk) */
 enum {
@@ -112,16 +127,21 @@ enum {
  * those of more than min_bulk pairs whose quarters would each lie inside
  * one bin (bulk counting two levels down);
  * WT_ERR_ARG when a task's range is not a range of its catalog (then
- * count without a grid) or the stages' cells differ */
+ * count without a grid) or the stages' cells differ. With a sink (not
+ * NULL) the tasks go to sink->feed() in rounds as they are made, not into
+ * gr (gr->tasks NULL, gr->n_tasks the number fed) */
 int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
                  const wt_grid_stage *b, double theta_max_deg, int bulk,
-                 double min_split, double min_bulk, wt_grid *gr);
+                 double min_split, double min_bulk, wt_grid *gr,
+                 const wt_task_sink *sink);
 void wt_grid_free(wt_grid *gr);
 
 /* grid_policy.c: the grid's plan of one count */
 typedef struct {
   int gridded;             /* 0: the job is counted as given, without a
                               grid (walk and stages empty) */
+  int opened;              /* the sink is open: the caller closes it
+                              before wt_grid_plan_free() */
   wt_grid walk;            /* the walk's tasks and bulk sums */
   wt_job sub;              /* the engine's job: the catalogs' sorted
                               points and the walk's tasks (the job itself
@@ -132,13 +152,17 @@ typedef struct {
  * `pairs` pairs: gridded when the grid pays (the thresholds, the cells,
  * bulk counting and the split size are decided here); then the catalogs'
  * stages are held (built unless cached) and walked, job->plan_s set and
- * build_s, walk_s (may be NULL) get the two stages' seconds. WT_OK (also
- * when not gridded), WT_ERR_ARG (a catalog's stage of another cell size
- * in use, with job->message; or a walk refused), WT_ERR_NOMEM. The
- * caller calls wt_grid_plan_free() in any case. */
+ * build_s, walk_s (may be NULL) get the two stages' seconds. With a sink
+ * (may be NULL), a gridded plan opens it once the stages are built
+ * (gp->opened; closed again, aborting, when the plan fails) and feeds it
+ * the walk's tasks as they come: the engine counts while the walk goes
+ * on. WT_OK (also when not gridded),
+ * WT_ERR_ARG (a catalog's stage of another cell size in use, with
+ * job->message; or a walk refused), WT_ERR_NOMEM, or the sink's status.
+ * The caller calls wt_grid_plan_free() in any case. */
 int wt_grid_plan_make(wt_job *job, double pairs, wt_catalog *ca,
                       wt_catalog *cb, wt_grid_plan *gp, double *build_s,
-                      double *walk_s);
+                      double *walk_s, const wt_task_sink *sink);
 /* adds the pairs counted in bulk into job's histograms (with labels,
  * into pairs_skipped only: core/labels.c fills their slot) */
 void wt_grid_plan_add_bulk(const wt_grid_plan *gp, wt_job *job);

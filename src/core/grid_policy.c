@@ -206,10 +206,14 @@ static void grid_done(wt_catalog *ca, wt_catalog *cb)
  * the engine's job in sub (the catalogs' sorted points and the walk's
  * tasks).
  * pairs: the job's pairs (whether bulk counting pays). Sets job->plan_s;
- * build_s, walk_s (may be NULL): its two stages. */
+ * build_s, walk_s (may be NULL): its two stages. With a sink (may be
+ * NULL), opened once the stages are built (*opened = 1), the walk's tasks
+ * go to it and sub gets none; if the walk fails, the sink is closed
+ * (aborting) before the stages are let go, since it reads their points. */
 static int plan_grid(wt_job *job, double pairs, double h, double theta_max,
                      wt_catalog *ca, wt_catalog *cb, wt_grid *gr, wt_job *sub,
-                     double *build_s, double *walk_s)
+                     double *build_s, double *walk_s,
+                     const wt_task_sink *sink, int *opened)
 {
   const int bulk = grid_bulk(job, pairs);
   const double min_split = grid_min_split(job);
@@ -229,28 +233,43 @@ static int plan_grid(wt_job *job, double pairs, double h, double theta_max,
              "running at the same time");
   if (status != WT_OK) return status;
   const double t1 = wt_seconds();
+  /* the engine's job: the sorted points, the walk's tasks */
+  *sub = *job;
+  sub->a = sa->sorted;
+  if (!job->is_auto) sub->b = sb->sorted;
+  sub->tasks = NULL;
+  sub->n_tasks = 0;
+  sub->ordered = 1;
+  if (sink) {
+    status = sink->open(sink->ctx, sub);
+    if (status != WT_OK) {
+      grid_done(ca, cb);
+      return status;
+    }
+    *opened = 1;
+  }
   status = wt_grid_walk(job, sa, sb, theta_max, bulk, min_split,
-                        grid_min_bulk(job), gr);
+                        grid_min_bulk(job), gr, sink);
   const double t2 = wt_seconds();
   job->plan_s = t2 - t0;
   if (build_s) *build_s = t1 - t0;
   if (walk_s) *walk_s = t2 - t1;
   if (status != WT_OK) {
+    if (*opened) {
+      (void)sink->close(sink->ctx, 1);
+      *opened = 0;
+    }
     grid_done(ca, cb);
     return status;
   }
-  *sub = *job;
-  sub->a = sa->sorted;
-  if (!job->is_auto) sub->b = sb->sorted;
   sub->tasks = gr->tasks;
-  sub->n_tasks = gr->n_tasks;
-  sub->ordered = 1;
+  sub->n_tasks = sink ? 0 : gr->n_tasks;
   return WT_OK;
 }
 
 int wt_grid_plan_make(wt_job *job, double pairs, wt_catalog *ca,
                       wt_catalog *cb, wt_grid_plan *gp, double *build_s,
-                      double *walk_s)
+                      double *walk_s, const wt_task_sink *sink)
 {
   memset(gp, 0, sizeof *gp);
   gp->sub = *job;
@@ -258,7 +277,7 @@ int wt_grid_plan_make(wt_job *job, double pairs, wt_catalog *ca,
   /* a task over ranges that are not its catalog's: no trees to walk */
   if (h == 0.0 || !ca || !cb || !tasks_in_ranges(job, ca, cb)) return WT_OK;
   int status = plan_grid(job, pairs, h, theta_max, ca, cb, &gp->walk,
-                         &gp->sub, build_s, walk_s);
+                         &gp->sub, build_s, walk_s, sink, &gp->opened);
   if (status == WT_OK) {
     gp->gridded = 1;
     gp->ca = ca;

@@ -45,6 +45,8 @@ typedef struct {                     /* what the walk writes */
    * made, instead of into bulk_n and bulk_w */
   struct bulk_entry *e;
   int64_t n_e, cap_e;
+  const wt_task_sink *sink;          /* tasks fed to it in rounds, not kept */
+  int64_t n_fed;
 } walk;
 
 typedef struct bulk_entry {
@@ -370,6 +372,54 @@ static void cells_before(const range_tree *tr, double *before)
  * of A walk in parallel, each into its own task list and slot sums, which
  * are then joined in cell order: the same task list as one walk over all
  * cells. */
+/* With a sink the parallel walks go in about WALK_ROUNDS rounds, each fed
+ * to the sink before the next (the engine gets its first tasks after a
+ * round's walk, not the whole walk's); without one, in one */
+#define WALK_ROUNDS 32
+
+static int64_t round_len(const walk *wk, int64_t n)
+{
+  int64_t r = wk->sink ? (n + WALK_ROUNDS - 1) / WALK_ROUNDS : n;
+  return r > 0 ? r : 1;
+}
+
+/* the tasks of parts[0, m) appended to wk's in part order (copied in
+ * parallel: a walk at survey sizes makes millions of tasks), the parts'
+ * lists freed; with a sink, wk's tasks are then fed to it and dropped */
+static int join_parts(walk *wk, walk *parts, int64_t m, int n_threads)
+{
+  int64_t total = wk->n_tasks;
+  for (int64_t c = 0; c < m; c++) total += parts[c].n_tasks;
+  int status = reserve(wk, total);
+  int64_t *at = status == WT_OK ? malloc((size_t)(m + 1) * sizeof *at)
+                                : NULL;
+  if (status == WT_OK && !at) status = WT_ERR_NOMEM;
+  if (status == WT_OK) {
+    at[0] = wk->n_tasks;
+    for (int64_t c = 0; c < m; c++) at[c + 1] = at[c] + parts[c].n_tasks;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 16)
+#endif
+    for (int64_t c = 0; c < m; c++)
+      if (parts[c].n_tasks > 0)
+        memcpy(wk->t + at[c], parts[c].t,
+               (size_t)parts[c].n_tasks * sizeof *wk->t);
+    wk->n_tasks = total;
+  }
+  free(at);
+  for (int64_t c = 0; c < m; c++) {
+    free(parts[c].t);
+    parts[c].t = NULL;
+    parts[c].n_tasks = parts[c].cap_tasks = 0;
+  }
+  if (status == WT_OK && wk->sink && wk->n_tasks > 0) {
+    status = wk->sink->feed(wk->sink->ctx, wk->t, wk->n_tasks);
+    wk->n_fed += wk->n_tasks;
+    wk->n_tasks = 0;
+  }
+  return status;
+}
+
 static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
                        int diagonal, const range_tree *ta,
                        const range_tree *tb, const int64_t *index_b,
@@ -388,12 +438,14 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
                         sizeof *sums);
   int *st = malloc((size_t)(n_chunks + 1) * sizeof *st);
   int status = before && parts && sums && st ? WT_OK : WT_ERR_NOMEM;
-  if (status == WT_OK) {
-    cells_before(ta, before);
+  if (status == WT_OK) cells_before(ta, before);
+  const int64_t per = round_len(wk, n_chunks);
+  for (int64_t r0 = 0; r0 < n_chunks && status == WT_OK; r0 += per) {
+    const int64_t r1 = r0 + per < n_chunks ? r0 + per : n_chunks;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
 #endif
-    for (int64_t c = 0; c < n_chunks; c++) {
+    for (int64_t c = r0; c < r1; c++) {
       walk *w = &parts[c];
       w->upper = wk->upper;
       w->n_slots = n_slots;
@@ -411,32 +463,12 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
         st[c] = walk_cell(g, w, t, diagonal, ta, tb, index_b, reach, i,
                           tot_n, tot_w, before[2 * i], before[2 * i + 1]);
     }
-    /* the chunks' tasks joined in chunk order, copied in parallel to
-     * their offsets (a walk at survey sizes makes millions of tasks) */
-    int64_t total = wk->n_tasks;
-    for (int64_t c = 0; c < n_chunks && status == WT_OK; c++) {
-      status = st[c];
-      total += parts[c].n_tasks;
-    }
-    if (status == WT_OK) status = reserve(wk, total);
-    if (status == WT_OK) {
-      int64_t *at = malloc((size_t)(n_chunks + 1) * sizeof *at);
-      if (!at) status = WT_ERR_NOMEM;
-      if (at) {
-        at[0] = wk->n_tasks;
-        for (int64_t c = 0; c < n_chunks; c++)
-          at[c + 1] = at[c] + parts[c].n_tasks;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 16)
-#endif
-        for (int64_t c = 0; c < n_chunks; c++)
-          if (parts[c].n_tasks > 0)
-            memcpy(wk->t + at[c], parts[c].t,
-                   (size_t)parts[c].n_tasks * sizeof *wk->t);
-        wk->n_tasks = total;
-        free(at);
-      }
-    }
+    /* the round's tasks joined in chunk order (fed to the sink) */
+    for (int64_t c = r0; c < r1 && status == WT_OK; c++) status = st[c];
+    if (status == WT_OK)
+      status = join_parts(wk, parts + r0, r1 - r0, n_threads);
+  }
+  if (status == WT_OK) {
     for (int64_t c = 0; c < n_chunks && status == WT_OK; c++) {
       const walk *w = &parts[c];
       for (int k = 0; k < n_slots; k++)
@@ -458,9 +490,9 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
  * cell id of the grid lists the cells of every b-side tree there (csr).
  * Tasks sharing an a-side tree form a group; a group's tasks are told
  * apart by their b-side tree (map). The work goes out in units of
- * WALK_CHUNK cells of one group's tree, all in one parallel loop; each
- * unit writes its tasks and its bulk counts as lists, joined in unit
- * order: the same on any number of threads. */
+ * WALK_CHUNK cells of one group's tree, all in one parallel loop (in
+ * rounds with a sink); each unit writes its tasks and its bulk counts as
+ * lists, joined in unit order: the same on any number of threads. */
 typedef struct {
   const wt_job *job;
   const wt_grid_stage *a, *b;
@@ -721,56 +753,51 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
   for (int64_t q = 0; q < n_groups; q++)
     if (g_start[q + 1] - g_start[q] > max_m) max_m = g_start[q + 1] - g_start[q];
   int failed = 0;
+  const int64_t per = round_len(wk, n_units);
+  for (int64_t r0 = 0; r0 < n_units && status == WT_OK; r0 += per) {
+    const int64_t r1 = r0 + per < n_units ? r0 + per : n_units;
 #ifdef _OPENMP
 #pragma omp parallel num_threads(n_threads)
 #endif
-  {
-    double *scratch = malloc((size_t)(4 * max_m + 1) * sizeof *scratch);
+    {
+      double *scratch = malloc((size_t)(4 * max_m + 1) * sizeof *scratch);
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
 #endif
-    for (int64_t k = 0; k < n_units; k++) {
-      walk *w = &parts[k];
-      w->upper = wk->upper;
-      w->n_slots = wk->n_slots;
-      w->bulk = wk->bulk;
-      w->fixed = wk->fixed;
-      w->min_split = wk->min_split;
-      w->min_bulk = wk->min_bulk;
-      int st = scratch ? group_unit(&G, w, u[3 * k], u[3 * k + 1],
-                                    u[3 * k + 2], scratch,
-                                    scratch + 2 * max_m)
-                       : WT_ERR_NOMEM;
-      if (st == WT_OK) order_tasks(w);
-      if (st != WT_OK) {
+      for (int64_t k = r0; k < r1; k++) {
+        walk *w = &parts[k];
+        w->upper = wk->upper;
+        w->n_slots = wk->n_slots;
+        w->bulk = wk->bulk;
+        w->fixed = wk->fixed;
+        w->min_split = wk->min_split;
+        w->min_bulk = wk->min_bulk;
+        int st = scratch ? group_unit(&G, w, u[3 * k], u[3 * k + 1],
+                                      u[3 * k + 2], scratch,
+                                      scratch + 2 * max_m)
+                         : WT_ERR_NOMEM;
+        if (st == WT_OK) order_tasks(w);
+        if (st != WT_OK) {
 #ifdef _OPENMP
 #pragma omp atomic write
 #endif
-        failed = st;
+          failed = st;
+        }
       }
+      free(scratch);
     }
-    free(scratch);
-  }
-  if (failed) {
-    status = failed;
-    goto done;
-  }
-  /* the units' tasks joined in unit order, their bulk counts added */
-  {
-    int64_t total = wk->n_tasks;
-    for (int64_t k = 0; k < n_units; k++) total += parts[k].n_tasks;
-    status = reserve(wk, total);
-    if (status != WT_OK) goto done;
-    for (int64_t k = 0; k < n_units; k++) {
-      if (parts[k].n_tasks > 0)
-        memcpy(wk->t + wk->n_tasks, parts[k].t,
-               (size_t)parts[k].n_tasks * sizeof *wk->t);
-      wk->n_tasks += parts[k].n_tasks;
+    if (failed) {
+      status = failed;
+      goto done;
+    }
+    /* the round's units' tasks joined in unit order (fed to the sink),
+     * their bulk counts added in the same order */
+    status = join_parts(wk, parts + r0, r1 - r0, n_threads);
+    for (int64_t k = r0; k < r1 && status == WT_OK; k++)
       for (int64_t e = 0; e < parts[k].n_e; e++) {
         const bulk_entry *be = &parts[k].e[e];
         add_bulk(wk, be->out, be->slot, be->n, be->w);
       }
-    }
   }
 done:
   if (parts)
@@ -806,7 +833,8 @@ void wt_grid_free(wt_grid *gr)
 
 int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
                  const wt_grid_stage *b, double theta_max_deg, int bulk,
-                 double min_split, double min_bulk, wt_grid *gr)
+                 double min_split, double min_bulk, wt_grid *gr,
+                 const wt_task_sink *sink)
 {
   memset(gr, 0, sizeof *gr);
   if (a->cell_deg != b->cell_deg || (job->is_auto && a != b))
@@ -828,6 +856,7 @@ int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
   wk.fixed = bulk == WT_WALK_FIXED;
   wk.min_split = min_split;
   wk.min_bulk = min_bulk;
+  wk.sink = sink;
   /* the tasks' histograms (labels: n_out is those times La Lb) */
   int la, lb;
   wt_labels_sizes(job, &la, &lb);
@@ -871,7 +900,11 @@ int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
     wt_grid_free(gr);
     return status;
   }
+  if (sink) {
+    free(wk.t);                      /* fed: nothing left in it */
+    wk.t = NULL;
+  }
   gr->tasks = wk.t;
-  gr->n_tasks = wk.n_tasks;
+  gr->n_tasks = sink ? wk.n_fed : wk.n_tasks;
   return WT_OK;
 }

@@ -46,8 +46,14 @@
  * pieces, each piece into rows of at most one block's share of i points
  * and rows into items; an item names its histogram (task.out), and a block
  * flushes its shared counters into that histogram's 64-bit counters when it
- * moves to an item of another histogram. All tasks between one pair of
- * chunks go into the same launches (no host round trip per task). Items
+ * moves to an item of another histogram. All tasks of one run between
+ * one pair of chunks go into the same launches (no host round trip per
+ * task). Tasks may come in runs while the devices count (a Session:
+ * wt_cuda_stream_open/feed/close; the grid's walk feeds its rounds so,
+ * core/count.c): runs are planned into batches of launches, queued in
+ * order, and the devices take launches from the queue, waiting while it
+ * is empty and not closed; wt_count_cuda feeds the job's whole list at
+ * once. Items
  * of fewer i points than a block holds use only as many registers' worth
  * of i points as they need (NK), so small patches waste few lanes.
  *
@@ -66,8 +72,9 @@
  * for the call; otherwise two slots hold the chunks of the launch at hand.
  * Work is cut into launches of bounded size that
  * blocks pull item by item; launches are queued one ahead of the one
- * running. One host thread drives each device; the calling thread polls
- * (job->poll, with the pairs of the launches retired so far) and joins.
+ * running. One host thread drives each device; the calling thread feeds
+ * the queue, then polls (job->poll, with the pairs of the launches
+ * retired so far and of those queued) and joins.
  * Test faults (job->fault, from WTHETA_TEST_FAULT) fail a device
  * allocation, the first launch, the copy back or the worker thread, and
  * take the real error path (the context is destroyed). Streams, events
@@ -91,6 +98,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <memory>
@@ -118,7 +126,8 @@ using namespace wt_cuda;
 
 namespace {
 
-int count_impl(wt_job *job)
+/* the devices' checks: WT_OK, or a status with job->message */
+int check_devices(wt_job *job)
 {
   if (!job->devices || job->n_devices < 1) {
     set_msg(job->message, sizeof job->message, "no CUDA device was given");
@@ -148,137 +157,233 @@ int count_impl(wt_job *job)
             "different shapes (WT_CUDA_* flags)");
     return WT_ERR_CUDA;
   }
-  const wt_bins *bins = job->bins;
-  const bool weighted = job->wsum != nullptr;
-  const bool angles = job->thsum != nullptr;
-  const int scan_threads = job->n_threads > 1 ? job->n_threads : 1;
-#ifdef WT_CUDA_FORCE_EXACT
-  const Analysis an = analyse(job, scan_threads, true);
-#else
-  const Analysis an = analyse(job, scan_threads, false);
-#endif
+  return WT_OK;
+}
 
-  /* plan for the device with the least shared memory */
-  size_t smem_sm = SIZE_MAX, smem_block = SIZE_MAX;
-  for (int k = 0; k < job->n_devices; k++) {
-    int v_sm = 0, v_blk = 0;
-    cudaError_t e1 = cudaDeviceGetAttribute(
-        &v_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, job->devices[k]);
-    cudaError_t e2 = cudaDeviceGetAttribute(
-        &v_blk, cudaDevAttrMaxSharedMemoryPerBlockOptin, job->devices[k]);
-    if (e1 != cudaSuccess || e2 != cudaSuccess) {
-      set_msg(job->message, sizeof job->message,
-              cuda_msg("cudaDeviceGetAttribute", job->devices[k],
-                       e1 != cudaSuccess ? e1 : e2));
-      return WT_ERR_CUDA;
-    }
-    if ((size_t)v_sm < smem_sm) smem_sm = (size_t)v_sm;
-    if ((size_t)v_blk < smem_block) smem_block = (size_t)v_blk;
-  }
-  std::shared_ptr<const Plan> plan_ref =
-      get_plan(bins, an, smem_sm, smem_block, weighted, angles,
-               weighted_words(job),
-               an.unit_w && job->pip != nullptr && job->pip->n_words > 0);
-  const Plan &plan = *plan_ref;
+/* Tasks fed as they come (their launches planned and queued batch by
+ * batch) before the queue is closed. Runs of few pairs wait in `pending`
+ * until they make a batch of FEED_MIN_PAIRS pairs or FEED_MIN_TASKS tasks,
+ * so that a walk feeding small runs does not cut the work into small
+ * launches. */
+constexpr double FEED_MIN_PAIRS = (double)((int64_t)1 << 36);
+constexpr size_t FEED_MIN_TASKS = (size_t)1 << 20;
 
-  double total = wt_tasks_pairs(job);
-  std::vector<Row> rows;
-  std::vector<Launch> launches;
-  plan_launches(job, CHUNK, row_points(plan.tiled()),
-                launch_pairs(plan.tiled(), total, job->n_devices), rows,
-                launches);
-  /* the task boundaries the device ordering keeps points inside; none
-   * when the points come ordered (the grid's) */
-  std::vector<long long> bounds_a, bounds_b;
-  if (!job->ordered) {
-    bounds_a = task_bounds(job, 0);
-    if (!job->is_auto) bounds_b = task_bounds(job, 1);
-  }
+/* One count on the devices: open() checks them, analyses the points and
+ * starts a worker per device, which readies its device (buffers, tables,
+ * resident catalogs) and then takes launches as feed() queues them;
+ * close() closes the queue, polls, joins and adds the counts into the
+ * job. */
+class Session {
+ public:
+  explicit Session(wt_job *job) : job_(job) {}
+  ~Session() { stop_and_join(); for (Worker *w : workers_) delete w; }
 
-  Shared sh;
-  sh.job = job;
-  sh.an = &an;
-  sh.plan = plan_ref;
-  sh.launches = &launches;
-  sh.rows = &rows;
-  sh.bounds[0] = &bounds_a;
-  sh.bounds[1] = &bounds_b;
-  sh.n_out = job->n_out;
-  std::vector<Worker *> workers;
-  std::vector<std::thread> threads;
-  int status = WT_OK;
-  try {
-    for (int k = 0; k < job->n_devices; k++)
-      workers.push_back(new Worker(sh, job->devices[k]));
-    for (int k = 0; k < job->n_devices; k++) {
-      Worker *w = workers[k];
-      {
-        std::lock_guard<std::mutex> g(sh.mu);
-        sh.running++;
-      }
-      try {
-        threads.emplace_back([w, &sh]() {
-          w->run();
-          std::lock_guard<std::mutex> g(sh.mu);
-          sh.running--;
-          sh.cv.notify_all();
-        });
-      } catch (...) {
-        std::lock_guard<std::mutex> g(sh.mu);
-        sh.running--;
-        throw;
-      }
-    }
-  } catch (...) {
-    sh.fail(WT_ERR_WORKER, "could not start the CUDA worker threads");
-  }
-  bool interrupted = false;
+  int open()
   {
-    std::unique_lock<std::mutex> g(sh.mu);
-    while (sh.running > 0) {
-      sh.cv.wait_for(g, std::chrono::milliseconds(20));
-      if (sh.running > 0 && !interrupted && job->poll) {
-        g.unlock();
-        int hit = job->poll(job->poll_ctx, (double)sh.done.load(), total);
-        g.lock();
-        if (hit) {
-          interrupted = true;
-          sh.stop = true;
+    int st = check_devices(job_);
+    if (st != WT_OK) return st;
+    const int scan_threads = job_->n_threads > 1 ? job_->n_threads : 1;
+#ifdef WT_CUDA_FORCE_EXACT
+    an_ = analyse(job_, scan_threads, true);
+#else
+    an_ = analyse(job_, scan_threads, false);
+#endif
+    /* plan for the device with the least shared memory */
+    size_t smem_sm = SIZE_MAX, smem_block = SIZE_MAX;
+    for (int k = 0; k < job_->n_devices; k++) {
+      int v_sm = 0, v_blk = 0;
+      cudaError_t e1 = cudaDeviceGetAttribute(
+          &v_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor,
+          job_->devices[k]);
+      cudaError_t e2 = cudaDeviceGetAttribute(
+          &v_blk, cudaDevAttrMaxSharedMemoryPerBlockOptin, job_->devices[k]);
+      if (e1 != cudaSuccess || e2 != cudaSuccess) {
+        set_msg(job_->message, sizeof job_->message,
+                cuda_msg("cudaDeviceGetAttribute", job_->devices[k],
+                         e1 != cudaSuccess ? e1 : e2));
+        return WT_ERR_CUDA;
+      }
+      if ((size_t)v_sm < smem_sm) smem_sm = (size_t)v_sm;
+      if ((size_t)v_blk < smem_block) smem_block = (size_t)v_blk;
+    }
+    plan_ = get_plan(job_->bins, an_, smem_sm, smem_block,
+                     job_->wsum != nullptr, job_->thsum != nullptr,
+                     weighted_words(job_),
+                     an_.unit_w && job_->pip != nullptr &&
+                         job_->pip->n_words > 0);
+    /* the task boundaries the device ordering keeps points inside (all
+     * tasks are known: wt_count_cuda); none when the points come ordered
+     * (the grid's) */
+    if (!job_->ordered) {
+      bounds_a_ = task_bounds(job_, 0);
+      if (!job_->is_auto) bounds_b_ = task_bounds(job_, 1);
+    }
+    sh_.job = job_;
+    sh_.an = &an_;
+    sh_.plan = plan_;
+    sh_.bounds[0] = &bounds_a_;
+    sh_.bounds[1] = &bounds_b_;
+    sh_.n_out = job_->n_out;
+    try {
+      for (int k = 0; k < job_->n_devices; k++)
+        workers_.push_back(new Worker(sh_, job_->devices[k]));
+      for (int k = 0; k < job_->n_devices; k++) {
+        Worker *w = workers_[k];
+        {
+          std::lock_guard<std::mutex> g(sh_.mu);
+          sh_.running++;
+        }
+        Shared *sh = &sh_;
+        try {
+          threads_.emplace_back([w, sh]() {
+            w->run();
+            std::lock_guard<std::mutex> g(sh->mu);
+            sh->running--;
+            sh->cv.notify_all();
+          });
+        } catch (...) {
+          std::lock_guard<std::mutex> g(sh_.mu);
+          sh_.running--;
+          throw;
+        }
+      }
+    } catch (...) {
+      sh_.fail(WT_ERR_WORKER, "could not start the CUDA worker threads");
+    }
+    return WT_OK;
+  }
+
+  /* tasks [0, n) planned into launches (with those pending) and queued;
+   * a failed device's status, if any (the caller stops feeding) */
+  int feed(const wt_task *tasks, int64_t n)
+  {
+    if (sh_.stop.load()) return failed_status();
+    pending_.insert(pending_.end(), tasks, tasks + n);
+    wt_job part = *job_;
+    part.tasks = tasks;
+    part.n_tasks = n;
+    pending_pairs_ += wt_tasks_pairs(&part);
+    if (pending_pairs_ >= FEED_MIN_PAIRS || pending_.size() >= FEED_MIN_TASKS)
+      flush();
+    return WT_OK;
+  }
+
+  /* the queue closed (abort: the devices stopped first); waits for the
+   * devices, polling the caller (job->poll); the counts added into the
+   * job */
+  int close(bool abort)
+  {
+    if (abort) sh_.halt();
+    else flush();
+    sh_.close();
+    bool interrupted = false;
+    {
+      std::unique_lock<std::mutex> g(sh_.mu);
+      while (sh_.running > 0) {
+        sh_.cv.wait_for(g, std::chrono::milliseconds(20));
+        if (sh_.running > 0 && !interrupted && job_->poll) {
+          g.unlock();
+          int hit = job_->poll(job_->poll_ctx, (double)sh_.done.load(),
+                               total_);
+          g.lock();
+          if (hit) {
+            interrupted = true;
+            g.unlock();
+            sh_.halt();
+            g.lock();
+          }
         }
       }
     }
-  }
-  for (std::thread &t : threads) t.join();
-  if (interrupted) {
-    status = WT_ERR_INTERRUPTED;
-  } else if (sh.status != WT_OK) {
-    status = sh.status;
-    set_msg(job->message, sizeof job->message, sh.message);
-  } else {
-    const size_t n_hist = (size_t)job->n_out * (size_t)an.n_slots;
-    for (Worker *w : workers) {
+    stop_and_join();
+    if (interrupted) return WT_ERR_INTERRUPTED;
+    if (sh_.status != WT_OK) {
+      set_msg(job_->message, sizeof job_->message, sh_.message);
+      return sh_.status;
+    }
+    if (abort) return WT_ERR_INTERRUPTED;
+    const bool weighted = job_->wsum != nullptr;
+    const bool angles = job_->thsum != nullptr;
+    const size_t n_hist = (size_t)job_->n_out * (size_t)an_.n_slots;
+    for (Worker *w : workers_) {
       if (w->counts.size() != n_hist ||
           (weighted && w->wsums.size() != n_hist) ||
           (angles && w->thsums.size() != n_hist)) {
-        status = WT_ERR_CUDA;
-        set_msg(job->message, sizeof job->message,
+        set_msg(job_->message, sizeof job_->message,
                 "a CUDA worker returned no counts");
-        break;
+        return WT_ERR_CUDA;
       }
     }
-    if (status == WT_OK) {
-      for (Worker *w : workers) {
-        for (size_t s = 0; s < n_hist; s++) job->slots[s] += w->counts[s];
-        if (weighted)
-          for (size_t s = 0; s < n_hist; s++) job->wsum[s] += w->wsums[s];
-        if (angles)
-          for (size_t s = 0; s < n_hist; s++) job->thsum[s] += w->thsums[s];
-        job->gpu_ms += w->ms;
-      }
+    for (Worker *w : workers_) {
+      for (size_t s = 0; s < n_hist; s++) job_->slots[s] += w->counts[s];
+      if (weighted)
+        for (size_t s = 0; s < n_hist; s++) job_->wsum[s] += w->wsums[s];
+      if (angles)
+        for (size_t s = 0; s < n_hist; s++) job_->thsum[s] += w->thsums[s];
+      job_->gpu_ms += w->ms;
     }
+    return WT_OK;
   }
-  for (Worker *w : workers) delete w;
-  return status;
+
+ private:
+  wt_job *job_;
+  Analysis an_{};
+  std::shared_ptr<const Plan> plan_;
+  std::vector<long long> bounds_a_, bounds_b_;
+  Shared sh_;
+  std::vector<Worker *> workers_;
+  std::vector<std::thread> threads_;
+  std::vector<wt_task> pending_;
+  double pending_pairs_ = 0.0;
+  double total_ = 0.0;         /* pairs queued (the poll's total) */
+
+  int failed_status()
+  {
+    std::lock_guard<std::mutex> g(sh_.mu);
+    return sh_.status != WT_OK ? sh_.status : WT_ERR_INTERRUPTED;
+  }
+
+  /* the pending tasks' launches queued as one batch */
+  void flush()
+  {
+    if (pending_.empty()) return;
+    wt_job part = *job_;
+    part.tasks = pending_.data();
+    part.n_tasks = (int64_t)pending_.size();
+    std::unique_ptr<Batch> b(new Batch());
+    const bool tiled = plan_->tiled();
+    plan_launches(&part, CHUNK, row_points(tiled),
+                  launch_pairs(tiled, pending_pairs_, job_->n_devices),
+                  b->rows, b->launches);
+    total_ += pending_pairs_;
+    pending_.clear();
+    pending_pairs_ = 0.0;
+    sh_.push(std::move(b));
+  }
+
+  void stop_and_join()
+  {
+    if (threads_.empty()) return;
+    bool alive = false;
+    {
+      std::lock_guard<std::mutex> g(sh_.mu);
+      alive = sh_.running > 0;
+    }
+    if (alive) sh_.halt();
+    sh_.close();
+    for (std::thread &t : threads_) t.join();
+    threads_.clear();
+  }
+};
+
+/* a whole job: its tasks fed at once */
+int count_impl(wt_job *job)
+{
+  Session s(job);
+  int st = s.open();
+  if (st != WT_OK) return st;
+  st = s.feed(job->tasks, job->n_tasks);
+  return s.close(st != WT_OK);
 }
 
 }  // namespace
@@ -335,6 +440,60 @@ int wt_cuda_device_info(int device, char *name, size_t name_len, int *major,
   if (minor) *minor = prop.minor;
   if (mem_bytes) *mem_bytes = (double)prop.totalGlobalMem;
   return WT_OK;
+}
+
+int wt_cuda_stream_open(wt_job *job, void **h)
+{
+  if (!h) return WT_ERR_ARG;
+  *h = nullptr;
+  if (!job || !job->bins || !job->slots || !job->ordered) return WT_ERR_ARG;
+  Session *s = nullptr;
+  try {
+    s = new Session(job);
+    int st = s->open();
+    if (st != WT_OK) {
+      delete s;
+      return st;
+    }
+  } catch (const std::bad_alloc &) {
+    delete s;
+    set_msg(job->message, sizeof job->message,
+            "host memory allocation failed in the CUDA engine");
+    return WT_ERR_NOMEM;
+  } catch (...) {
+    delete s;
+    set_msg(job->message, sizeof job->message,
+            "unexpected failure in the CUDA engine");
+    return WT_ERR_CUDA;
+  }
+  *h = s;
+  return WT_OK;
+}
+
+int wt_cuda_stream_feed(void *h, const wt_task *tasks, int64_t n)
+{
+  if (!h || (n > 0 && !tasks) || n < 0) return WT_ERR_ARG;
+  try {
+    return static_cast<Session *>(h)->feed(tasks, n);
+  } catch (const std::bad_alloc &) {
+    return WT_ERR_NOMEM;
+  } catch (...) {
+    return WT_ERR_CUDA;
+  }
+}
+
+int wt_cuda_stream_close(void *h, int abort)
+{
+  if (!h) return WT_ERR_ARG;
+  Session *s = static_cast<Session *>(h);
+  int st;
+  try {
+    st = s->close(abort != 0);
+  } catch (...) {
+    st = WT_ERR_CUDA;
+  }
+  delete s;
+  return st;
 }
 
 int wt_count_cuda(wt_job *job)

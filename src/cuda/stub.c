@@ -29,3 +29,22 @@ int wt_count_cuda(wt_job *job)
   (void)job;
   return WT_ERR_NO_CUDA;
 }
+
+int wt_cuda_stream_open(wt_job *job, void **h)
+{
+  (void)job;
+  if (h) *h = NULL;
+  return WT_ERR_NO_CUDA;
+}
+
+int wt_cuda_stream_feed(void *h, const wt_task *tasks, int64_t n)
+{
+  (void)h; (void)tasks; (void)n;
+  return WT_ERR_NO_CUDA;
+}
+
+int wt_cuda_stream_close(void *h, int abort)
+{
+  (void)h; (void)abort;
+  return WT_ERR_NO_CUDA;
+}

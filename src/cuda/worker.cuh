@@ -23,15 +23,18 @@ const char *fault_note(int bit)
   }
 }
 
+/* the rows and launches of one run of tasks (plan_launches()) */
+struct Batch {
+  std::vector<Row> rows;
+  std::vector<Launch> launches;
+};
+
 struct Shared {
   const wt_job *job;
   const Analysis *an;
   std::shared_ptr<const Plan> plan;
-  const std::vector<Launch> *launches;
-  const std::vector<Row> *rows;
   const std::vector<long long> *bounds[2];   /* task boundaries per catalog */
   int n_out;
-  std::atomic<size_t> next{0};
   std::atomic<bool> stop{false};
   std::atomic<unsigned long long> done{0};  /* pairs of retired launches */
   std::mutex mu;
@@ -39,15 +42,69 @@ struct Shared {
   int running = 0;
   int status = WT_OK;
   std::string message;
+  /* The queue of launches: batches as the tasks come (Session::feed), in
+   * order; the devices take launches one by one (take()) and wait while
+   * it is empty but not closed. A batch never changes once queued, so a
+   * launch and its rows stay where they are until the call ends. */
+  std::mutex qmu;
+  std::condition_variable qcv;
+  std::deque<std::unique_ptr<Batch>> batches;
+  size_t qb = 0, ql = 0;      /* the next launch: batch qb, launch ql */
+  bool closed = false;        /* no more batches */
 
   void fail(int st, const std::string &m)
   {
-    std::lock_guard<std::mutex> g(mu);
-    if (status == WT_OK) {
-      status = st;
-      message = m;
+    {
+      std::lock_guard<std::mutex> g(mu);
+      if (status == WT_OK) {
+        status = st;
+        message = m;
+      }
     }
+    halt();
+  }
+
+  /* every device stops at its next launch; waiting ones wake */
+  void halt()
+  {
+    std::lock_guard<std::mutex> g(qmu);
     stop = true;
+    qcv.notify_all();
+  }
+
+  void push(std::unique_ptr<Batch> b)
+  {
+    std::lock_guard<std::mutex> g(qmu);
+    batches.push_back(std::move(b));
+    qcv.notify_all();
+  }
+
+  void close()
+  {
+    std::lock_guard<std::mutex> g(qmu);
+    closed = true;
+    qcv.notify_all();
+  }
+
+  /* the next launch and its batch's rows; false once the queue is closed
+   * and empty, or the job stops */
+  bool take(const Launch *&L, const std::vector<Row> *&rows)
+  {
+    std::unique_lock<std::mutex> g(qmu);
+    for (;;) {
+      if (stop.load()) return false;
+      while (qb < batches.size() && ql >= batches[qb]->launches.size()) {
+        qb++;
+        ql = 0;
+      }
+      if (qb < batches.size()) {
+        L = &batches[qb]->launches[ql++];
+        rows = &batches[qb]->rows;
+        return true;
+      }
+      if (closed) return false;
+      qcv.wait(g);
+    }
   }
 };
 
@@ -411,12 +468,9 @@ class Worker {
     const int64_t nA = job->a.n, nB = job->is_auto ? job->a.n : job->b.n;
     cap_ = nA > nB ? nA : nB;
     if (cap_ > CHUNK) cap_ = CHUNK;
-    const int jalign = item_align(plan.tiled());
-    size_t item_cap = 0;
-    for (const Launch &L : *sh_.launches) {
-      size_t n = items_bound(L, *sh_.rows, jalign, max_blocks_);
-      if (n > item_cap) item_cap = n;
-    }
+    /* items: room for a launch of a block's share each to start with;
+     * launch() grows it when a launch needs more */
+    const size_t item_cap = (size_t)max_blocks_ * 4;
     const size_t cap = (size_t)cap_;
     if (!plan_resident()) return false;
     for (int s = 0; s < (resident_ ? 0 : job->is_auto && nA <= CHUNK ? 1 : 2);
@@ -603,22 +657,35 @@ class Worker {
    * prepares k + 1 (its items go through pinned buffer (k + 1) % 2, free
    * once launch k - 1 has finished). Chunk loads are queued on the same
    * stream, so they wait for the kernels that still read the slot. The
-   * devices share the launches (sh_.next). */
+   * devices share the launches (sh_.take()), which may come while they
+   * count (a walk feeding the job): with whole catalogs resident, every
+   * chunk is loaded before the first launch, while the host still plans. */
   bool launch_all()
   {
     std::vector<Item> items;
+    if (resident_) {
+      const bool fast = sh_.plan->tiled();
+      for (int cat = 0; cat < 2; cat++)
+        for (size_t c = 0; c < have_[cat].size(); c++) {
+          if (sh_.stop.load()) return false;
+          View v;
+          int s = -1;
+          if (!load_chunk(cat, (int)c, -1, v, s, fast)) return false;
+        }
+    }
     for (;;) {
-      if (sh_.stop.load()) return false;
-      size_t li = sh_.next.fetch_add(1);
-      if (li >= sh_.launches->size()) return true;
-      if (!launch((*sh_.launches)[li], items)) return false;
+      const Launch *L = nullptr;
+      const std::vector<Row> *rows = nullptr;
+      if (!sh_.take(L, rows)) return !sh_.stop.load();
+      if (!launch(*L, *rows, items)) return false;
     }
   }
 
   /* one launch: its chunks resident, its items on the device, the kernel
    * queued between two events; the test fault of a launch strikes after
    * the first */
-  bool launch(const Launch &L, std::vector<Item> &items)
+  bool launch(const Launch &L, const std::vector<Row> &rows,
+              std::vector<Item> &items)
   {
     const Plan &plan = *sh_.plan;
     Ctx &C = *ctx_;
@@ -633,7 +700,7 @@ class Worker {
                            plan.tiled())) {
       return false;
     }
-    make_items(L, *sh_.rows, row_points(plan.tiled()),
+    make_items(L, rows, row_points(plan.tiled()),
                item_align(plan.tiled()), max_blocks_, items);
     if (items.empty()) return true;
     const size_t ib = items.size() * sizeof(Item);

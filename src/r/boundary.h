@@ -88,7 +88,8 @@ SEXP wt_r_count_start(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
 SEXP wt_r_count_wait(SEXP, SEXP, SEXP);
 SEXP wt_r_label_parts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_count_cancel(SEXP);
-SEXP wt_r_plan_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_plan_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
+                        SEXP);
 SEXP wt_r_grid_scale(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_patch_sizes(SEXP, SEXP);
 /* r/pip.c: bitwise words and the normalisation's per-object work (PIP) */

@@ -764,9 +764,12 @@ SEXP wt_r_count_cancel(SEXP holder)
  * without counting (wt_plan_catalogs), of the whole catalogs or of tasks
  * (a task matrix as count_pairs() gives, and n_out): seconds and sizes,
  * named; benches
- * time the grid and the GPU engine's host work with it on any machine */
+ * time the grid and the GPU engine's host work with it on any machine.
+ * sink_check TRUE (tests): the walk fed to a sink against the listed walk
+ * instead (wt_plan_sink_check): same, feeds, tasks */
 SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
-                        SEXP threads, SEXP grid, SEXP tasks, SEXP n_out)
+                        SEXP threads, SEXP grid, SEXP tasks, SEXP n_out,
+                        SEXP sink_check)
 {
   wt_catalog *ca = wtr_catalog_of(cat1, "cat1");
   wt_catalog *cb = isNull(cat2) ? NULL : wtr_catalog_of(cat2, "cat2");
@@ -792,6 +795,22 @@ SEXP wt_r_plan_catalogs(SEXP cat1, SEXP cat2, SEXP edges, SEXP backend,
   wt_bins bins;
   wtr_bins_of(edges, &bins);
   job.bins = &bins;
+  if (asLogical(sink_check) == TRUE) {
+    /* tests: the walk fed to a sink in rounds against the listed walk */
+    double c[3];
+    int status = wt_plan_sink_check(&job, ca, cb, c);
+    if (status != WT_OK) wtr_status_error(status, &job);
+    SEXP out = PROTECT(allocVector(REALSXP, 3));
+    SEXP nm = PROTECT(allocVector(STRSXP, 3));
+    static const char *cn[] = {"same", "feeds", "tasks"};
+    for (int k = 0; k < 3; k++) {
+      REAL(out)[k] = c[k];
+      SET_STRING_ELT(nm, k, mkChar(cn[k]));
+    }
+    setAttrib(out, R_NamesSymbol, nm);
+    UNPROTECT(2);
+    return out;
+  }
   double t[WT_PLAN_TIMES];
   int status = wt_plan_catalogs(&job, ca, cb, t);
   if (status != WT_OK) wtr_status_error(status, &job);

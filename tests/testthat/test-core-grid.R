@@ -346,3 +346,47 @@ test_that("counts are the same at any width of the cells", {
   expect_identical(m[[1]]$w, m[[2]]$w)
   expect_identical(attr(m[[1]], "cov"), attr(m[[2]], "cov"))
 })
+
+test_that("the walk fed to a sink in rounds lists the tasks of the walk that keeps them", {
+  # On the GPU the walk feeds the engine as it goes (src/core/grid.h,
+  # wt_task_sink): its parallel loop runs in about 32 rounds, each round's
+  # tasks joined in order and fed before the next round. What is fed, in
+  # order, and the bulk sums must be those of the walk that keeps its task
+  # list (wt_plan_sink_check(), src/core/count.c), for one task
+  # (refine_task()) and for patch pairs (walk_groups()), on 1 and 2
+  # threads, counting in bulk and pruning only.
+  ns <- asNamespace("wtheta")
+  set.seed(71)
+  x <- random_sky(4e4, ra = c(0, 120), dec = c(-40, 40))
+  edges <- as.numeric(theta_bins(0.05, 8, n = 12, log = TRUE))
+  cpu <- ns$wt_constant("backend", "cpu")
+  check <- function(cat, tasks = NULL, n_out = 1L) {
+    for (g in list(TRUE, "prune")) for (th in 1:2) {
+      old <- options(wtheta.grid = g)
+      r <- .Call(ns$C_plan_catalogs, cat, NULL, edges, cpu, th,
+                 ns$grid_mode(), tasks, n_out, TRUE)
+      options(old)
+      info <- paste("grid", g, "threads", th, "tasks", !is.null(tasks))
+      expect_identical(r[["same"]], 1, info = info)
+      expect_gt(r[["feeds"]], 4)
+      expect_gt(r[["tasks"]], 1000)
+    }
+  }
+  xyz <- ns$unit_vectors(ns$check_catalog(x, "x"), 2L)
+  whole <- .Call(ns$C_catalog_new, xyz, NULL, NULL, NULL, NULL)
+  check(whole)
+  .Call(ns$C_catalog_release, whole)
+  # 9 patches: a task per pair of patches within reach
+  P <- 9L
+  lab <- ns$nearest_centre(xyz, attr(sky_patches(x, n_patches = P, seed = 1),
+                                     "centres"))
+  o <- order(lab, method = "radix")
+  ranges <- attr(ns$with_ranges(list(labels = lab[o],
+                                     counts = tabulate(lab, P)))$labels,
+                 "ranges")
+  h <- which(upper.tri(diag(P), diag = TRUE)) - 1
+  grouped <- .Call(ns$C_catalog_new, xyz[o, , drop = FALSE], NULL,
+                   matrix(as.double(ranges), ncol = 2L), NULL, NULL)
+  check(grouped, ns$patch_tasks(ranges, ranges, h), P^2)
+  .Call(ns$C_catalog_release, grouped)
+})
