@@ -17,8 +17,11 @@
 #   cuda_*         the CUDA engine's host work on the walk's tasks
 #                  (plan_*.cxx, compiled in every build): analysis of the
 #                  points, rows and launches, the task boundaries of the
-#                  device ordering, the items of every launch (made while
-#                  the GPU counts, except the first launch's); launches
+#                  device ordering (which a count now skips for the grid's
+#                  points: they come ordered), the items of every launch
+#                  (made while the GPU counts, except the first launch's;
+#                  in a count the walk feeds the engine as it goes, so the
+#                  launches are planned while the GPU counts too); launches
 #                  and chunk_loads: their number, and the chunks of 2^21
 #                  points the worker copies to the device and orders for
 #                  them

@@ -634,16 +634,23 @@ test_that("counts over many device chunks equal the CPU's", {
   old <- options(wtheta.grid = "prune")
   on.exit(options(old), add = TRUE)
   on.exit(Sys.unsetenv("WTHETA_TEST_FAULT"), add = TRUE)
+  # the GPU's counts of x and y both ways, each against the CPU's `want`;
+  # the last of them
+  both_ways <- function(x, y, want) {
+    for (way in c("resident", "slots")) {
+      if (way == "slots") Sys.setenv(WTHETA_TEST_FAULT = "slots")
+      g <- pair_counts(x, y, bins = bins, backend = "cuda")
+      Sys.unsetenv("WTHETA_TEST_FAULT")
+      expect_identical(c(g$n_below, g$counts, g$n_above),
+                       c(want$n_below, want$counts, want$n_above),
+                       info = way)
+    }
+    g
+  }
   for (y in list(NULL, b)) {
     c <- pair_counts(a, y, bins = bins, backend = "cpu",
                      threads = wtheta_threads())
-    for (way in c("resident", "slots")) {
-      if (way == "slots") Sys.setenv(WTHETA_TEST_FAULT = "slots")
-      g <- pair_counts(a, y, bins = bins, backend = "cuda")
-      Sys.unsetenv("WTHETA_TEST_FAULT")
-      expect_identical(c(g$n_below, g$counts, g$n_above),
-                       c(c$n_below, c$counts, c$n_above), info = way)
-    }
+    g <- both_ways(a, y, c)
     expect_gt(sum(g$counts), 1e6)
   }
   # no grid on the GPU: every pair through the kernels, chunks ordered on
@@ -654,14 +661,8 @@ test_that("counts over many device chunks equal the CPU's", {
   c <- pair_counts(x, y, bins = bins, backend = "cpu",
                    threads = wtheta_threads())
   options(wtheta.grid = FALSE)
-  for (way in c("resident", "slots")) {
-    if (way == "slots") Sys.setenv(WTHETA_TEST_FAULT = "slots")
-    g <- pair_counts(x, y, bins = bins, backend = "cuda")
-    Sys.unsetenv("WTHETA_TEST_FAULT")
-    expect_identical(c(g$n_below, g$counts, g$n_above),
-                     c(c$n_below, c$counts, c$n_above), info = way)
-    expect_identical(g$pairs_skipped, 0)
-  }
+  g <- both_ways(x, y, c)
+  expect_identical(g$pairs_skipped, 0)
   options(wtheta.grid = "prune")
   # weighted: the exact kernel, the same loads
   w <- runif(nrow(b), 0.5, 2)
