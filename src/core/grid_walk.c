@@ -262,7 +262,15 @@ static int window_cells(const grid_shape *g, const node *ca, double reach,
   double dec_a = asin(clamp1(ca->c[2]));
   double ra_a = atan2(ca->c[1], ca->c[0]);
   double far = reach + ca->ang;
-  for (int band = 0; band < g->n_bands; band++) {
+  /* only the bands that can pass the test below, with a band to spare on
+   * either side for rounding: a loop over every band cost 60% of a count
+   * of 10^6 points with a last edge of 0.01 degree (9,000 bands) */
+  const double x0 = floor(((dec_a - far) / DEG + 90.0) / g->h) - 1.0;
+  const double x1 = floor(((dec_a + far) / DEG + 90.0) / g->h) + 1.0;
+  const int b0 = x0 > 0.0 ? (x0 < g->n_bands ? (int)x0 : g->n_bands) : 0;
+  const int b1 = x1 < g->n_bands - 1.0 ? (x1 > 0.0 ? (int)x1 : 0)
+                                       : g->n_bands - 1;
+  for (int band = b0; band <= b1; band++) {
     double d0 = (-90.0 + band * g->h) * DEG, d1 = d0 + g->h * DEG;
     if (d1 > M_PI / 2) d1 = M_PI / 2;
     if (dec_a - far > d1 || dec_a + far < d0) continue;
