@@ -52,6 +52,15 @@ static void tasks_done(wt_job *job, const wt_task *whole)
   }
 }
 
+/* job's points: those of catalogs a and b, or of a alone (b NULL: auto) */
+static void catalogs_job(wt_job *job, const wt_catalog *a,
+                         const wt_catalog *b)
+{
+  job->a = a->p;
+  job->is_auto = b == NULL;
+  if (b) job->b = b->p; else memset(&job->b, 0, sizeof job->b);
+}
+
 /* the CUDA engine as the walk's sink (grid.h): it counts the tasks of
  * each round of the walk while the walk makes the next */
 static int sink_open(void *ctx, wt_job *sub)
@@ -108,9 +117,7 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
 {
   if (!job || !a || !job->bins || !out) return WT_ERR_ARG;
   for (int k = 0; k < WT_PLAN_TIMES; k++) out[k] = 0.0;
-  job->a = a->p;
-  job->is_auto = b == NULL;
-  if (b) job->b = b->p; else memset(&job->b, 0, sizeof job->b);
+  catalogs_job(job, a, b);
   wt_task whole;
   double pairs;
   wt_grid_plan gp;
@@ -173,9 +180,7 @@ int wt_plan_sink_check(wt_job *job, wt_catalog *a, wt_catalog *b,
 {
   if (!job || !a || !job->bins || !out) return WT_ERR_ARG;
   out[0] = out[1] = out[2] = 0.0;
-  job->a = a->p;
-  job->is_auto = b == NULL;
-  if (b) job->b = b->p; else memset(&job->b, 0, sizeof job->b);
+  catalogs_job(job, a, b);
   wt_task whole;
   double pairs;
   wt_grid_plan listed, fed;
@@ -322,13 +327,7 @@ static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
 int wt_count_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b)
 {
   if (!job || !a) return WT_ERR_ARG;
-  job->a = a->p;
-  job->is_auto = b == NULL;
-  if (b) {
-    job->b = b->p;
-  } else {
-    memset(&job->b, 0, sizeof job->b);
-  }
+  catalogs_job(job, a, b);
   return count_job(job, a, b ? b : a);
 }
 

@@ -476,12 +476,10 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
     if (status == WT_OK)
       status = join_parts(wk, parts + r0, r1 - r0, n_threads);
   }
-  if (status == WT_OK) {
-    for (int64_t c = 0; c < n_chunks && status == WT_OK; c++) {
-      const walk *w = &parts[c];
-      for (int k = 0; k < n_slots; k++)
-        add_bulk(wk, t->out, k, w->bulk_n[k], w->bulk_w[k]);
-    }
+  for (int64_t c = 0; c < n_chunks && status == WT_OK; c++) {
+    const walk *w = &parts[c];
+    for (int k = 0; k < n_slots; k++)
+      add_bulk(wk, t->out, k, w->bulk_n[k], w->bulk_w[k]);
   }
   if (parts)
     for (int64_t c = 0; c < n_chunks; c++) free(parts[c].t);

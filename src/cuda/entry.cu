@@ -258,13 +258,17 @@ class Session {
   int feed(const wt_task *tasks, int64_t n)
   {
     if (sh_.stop.load()) return failed_status();
-    pending_.insert(pending_.end(), tasks, tasks + n);
     wt_job part = *job_;
     part.tasks = tasks;
     part.n_tasks = n;
-    pending_pairs_ += wt_tasks_pairs(&part);
-    if (pending_pairs_ >= FEED_MIN_PAIRS || pending_.size() >= FEED_MIN_TASKS)
-      flush();
+    const double pairs = wt_tasks_pairs(&part);
+    if (pending_.empty() && batch_full(pairs, (size_t)n)) {
+      queue(tasks, n, pairs);      /* a batch of its own: no copy */
+      return WT_OK;
+    }
+    pending_.insert(pending_.end(), tasks, tasks + n);
+    pending_pairs_ += pairs;
+    if (batch_full(pending_pairs_, pending_.size())) flush();
     return WT_OK;
   }
 
@@ -343,22 +347,33 @@ class Session {
     return sh_.status != WT_OK ? sh_.status : WT_ERR_INTERRUPTED;
   }
 
-  /* the pending tasks' launches queued as one batch */
-  void flush()
+  static bool batch_full(double pairs, size_t n)
   {
-    if (pending_.empty()) return;
+    return pairs >= FEED_MIN_PAIRS || n >= FEED_MIN_TASKS;
+  }
+
+  /* the launches of tasks [0, n) (of `pairs` pairs) queued as one batch */
+  void queue(const wt_task *tasks, int64_t n, double pairs)
+  {
     wt_job part = *job_;
-    part.tasks = pending_.data();
-    part.n_tasks = (int64_t)pending_.size();
+    part.tasks = tasks;
+    part.n_tasks = n;
     std::unique_ptr<Batch> b(new Batch());
     const bool tiled = plan_->tiled();
     plan_launches(&part, CHUNK, row_points(tiled),
-                  launch_pairs(tiled, pending_pairs_, job_->n_devices),
-                  b->rows, b->launches);
-    total_ += pending_pairs_;
+                  launch_pairs(tiled, pairs, job_->n_devices), b->rows,
+                  b->launches);
+    total_ += pairs;
+    sh_.push(std::move(b));
+  }
+
+  /* the pending tasks queued as one batch */
+  void flush()
+  {
+    if (pending_.empty()) return;
+    queue(pending_.data(), (int64_t)pending_.size(), pending_pairs_);
     pending_.clear();
     pending_pairs_ = 0.0;
-    sh_.push(std::move(b));
   }
 
   void stop_and_join()
