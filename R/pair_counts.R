@@ -212,6 +212,9 @@
 #'   `sum(patch_pip_norm[-r, -r])` (halved for auto pairs).
 #'   `pairs_skipped` counts the pairs that pruning by the last edge proved
 #'   to lie beyond it and counted without visiting (see [wtheta-package]),
+#'   and, on the GPU, those the kernels counted in bulk (runs of points
+#'   whose pairs all lie in one bin, or beyond the last edge, with or
+#'   without the grid),
 #'   and `grid_plan_s` the seconds spent planning that grid (0 without it):
 #'   the walk over the catalogs' cells and, for a catalog whose cells were
 #'   not built yet, sorting it into cells and building their trees (in

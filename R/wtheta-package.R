@@ -41,7 +41,8 @@
 #' builds them once per catalog and reuses them for DD, DR and RR; only
 #' the walk over two catalogs' trees is made per count.
 #' `pairs_skipped` in a [pair_counts()] result says how many pairs were
-#' counted this way. Cells are a quarter of the last edge wide, or wider,
+#' counted this way (on the GPU, with those its kernels count in bulk:
+#' see [pair_counts()]). Cells are a quarter of the last edge wide, or wider,
 #' up to half of it, when a call's catalogs hold few points per cell
 #' (fewer than about 80 at a quarter of the last edge, from a sample of up
 #' to 2^15 points of each): each pair of cells within reach costs a test,

@@ -228,7 +228,8 @@ typedef struct {
   double grid_scale;
   double pairs_skipped;    /* out: pairs the grid counted without visiting
                               them (beyond the last edge, or whole cell
-                              pairs proved inside one bin) */
+                              pairs proved inside one bin), and those the
+                              GPU's fast kernel counted in bulk */
   /* out: n_out histograms of n_bins + 2 slot counts (below, bins...,
    * above), histogram h at slots + h * (n_bins + 2) */
   uint64_t *slots;

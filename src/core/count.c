@@ -107,6 +107,8 @@ static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
     status = gp.walk.n_tasks > 0 ? run_engine(&gp.sub) : WT_OK;
   if (status == WT_OK) wt_grid_plan_add_bulk(&gp, job);
   job->gpu_ms = gp.sub.gpu_ms;
+  /* the pairs the GPU's kernels counted in bulk */
+  job->pairs_skipped += gp.sub.pairs_skipped;
   memcpy(job->message, gp.sub.message, sizeof job->message);
   wt_grid_plan_free(&gp);
   return status;

@@ -240,6 +240,7 @@ static int plan_grid(wt_job *job, double pairs, double h, double theta_max,
   sub->tasks = NULL;
   sub->n_tasks = 0;
   sub->ordered = 1;
+  sub->pairs_skipped = 0.0;          /* the engine's own (GPU bulk) */
   if (sink) {
     status = sink->open(sink->ctx, sub);
     if (status != WT_OK) {

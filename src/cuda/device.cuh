@@ -41,6 +41,8 @@ struct FastArgs {
   unsigned joff;               /* byte offset of the j tile in smem */
   unsigned qoff;               /* byte offset of the warps' queues */
   unsigned itemoff;            /* byte offset of the item slot in smem */
+  unsigned capoff;             /* byte offset of bulk counting's caps */
+  unsigned long long *gbulk;   /* pairs counted in bulk (one counter) */
   float onec;                  /* 1 + c */
   float margin;                /* M */
 };

@@ -55,7 +55,11 @@
  * is empty and not closed; wt_count_cuda feeds the job's whole list at
  * once. Items
  * of fewer i points than a block holds use only as many registers' worth
- * of i points as they need (NK), so small patches waste few lanes.
+ * of i points as they need (NK), so small patches waste few lanes. The
+ * fast kernel counts in bulk the pairs of a slice of a block's i points
+ * and a run of staged j points whose caps put them all in one slot
+ * (kernel_fast.cuh, "Bulk counting"): spatially ordered points make such
+ * runs common in wide or log bins and beyond the last edge.
  *
  * Counters: 32-bit, per block, in shared memory; shared atomics (the +1
  * increments compile to ATOMS.POPC.INC, which merges lanes that hit the
@@ -325,6 +329,7 @@ class Session {
       if (angles)
         for (size_t s = 0; s < n_hist; s++) job_->thsum[s] += w->thsums[s];
       job_->gpu_ms += w->ms;
+      job_->pairs_skipped += w->bulk;
     }
     return WT_OK;
   }

@@ -152,20 +152,22 @@ __device__ inline void flush_counts(unsigned char *smem, const FastArgs &a,
 }
 
 /* one j point against the thread's first NK points (NK <= NI: an item of
- * fewer than BI points leaves the others out); false when a pair may need
- * the exact path */
-template <int MB, int OCT, bool MASK, int NK>
+ * fewer than BI points leaves the others out), but those of the quarters
+ * whose bits are set in skip (SKIP: counted in bulk); false when a pair
+ * may need the exact path */
+template <int MB, int OCT, bool MASK, int NK, bool SKIP>
 __device__ __forceinline__ bool fast_point(unsigned char *smem,
                                            unsigned char *cntb,
                                            const float (&nx)[NI],
                                            const float (&ny)[NI],
                                            const float (&nz)[NI], float4 pj,
                                            float onec, float M, int gi0,
-                                           int gj)
+                                           int gj, unsigned skip)
 {
   bool ok = true;
 #pragma unroll
   for (int k = 0; k < NK; k++) {
+    if (SKIP && ((skip >> k) & 1u)) continue;
     float d;
     float q = pair_q(nx[k], ny[k], nz[k], pj, onec);
     unsigned rel = fast_rel<MB, OCT>(smem, q, d);
@@ -186,11 +188,11 @@ __device__ __forceinline__ bool fast_point(unsigned char *smem,
  * pairs of each entry only: the hot loop never diverges for the exact
  * path. The pair's float q is recomputed from the same floats (the same
  * bits), so resolve_pair undoes exactly the count the fast step made. */
-template <int MB, int OCT, bool MASK, int NK>
+template <int MB, int OCT, bool MASK, int NK, bool SKIP>
 __device__ __forceinline__ void drain_queue(unsigned char *smem,
                                             const FastArgs &a,
                                             const unsigned *queue, int qn,
-                                            int gi0, int tj)
+                                            int gi0, int tj, unsigned skip)
 {
   const float4 *sj = reinterpret_cast<const float4 *>(smem + a.joff);
   const int i_end = reinterpret_cast<const int *>(smem + a.itemoff)[2];
@@ -204,6 +206,7 @@ __device__ __forceinline__ void drain_queue(unsigned char *smem,
     const unsigned bits = v >> 15;
 #pragma unroll 1
     for (int k = 0; k < NK; k++) {
+      if (SKIP && ((skip >> k) & 1u)) continue;
       const int gi = base + l % RL + k * KS;
       if (gi >= i_end) continue;
       const float4 p = __ldg(a.fI + gi);
@@ -237,15 +240,17 @@ __device__ __forceinline__ void queue_step(unsigned *queue, int &qn, int jj,
   qn += __popc(m);
 }
 
-/* one staged tile of cnt j points (from tj) against the thread's first NK
- * points. Group g of the warp takes j = jj + g + G u in the step at jj. */
-template <int MB, int OCT, bool MASK, int NK>
+/* j points [jb, cnt) of the staged tile (from tj) against the thread's
+ * first NK points. Group g of the warp takes j = jj + g + G u in the step
+ * at jj. */
+template <int MB, int OCT, bool MASK, int NK, bool SKIP>
 __device__ __forceinline__ void fast_tile(unsigned char *smem,
                                           const FastArgs &a,
                                           const float (&nx)[NI],
                                           const float (&ny)[NI],
                                           const float (&nz)[NI], int gi0,
-                                          int tj, int cnt)
+                                          int tj, int jb, int cnt,
+                                          unsigned skip)
 {
   const int grp = G > 1 ? (int)(threadIdx.x & 31u) / RL : 0;
   const float4 *sj = reinterpret_cast<const float4 *>(smem + a.joff) + grp;
@@ -255,7 +260,7 @@ __device__ __forceinline__ void fast_tile(unsigned char *smem,
   unsigned *queue = reinterpret_cast<unsigned *>(smem + a.qoff) +
                     (threadIdx.x >> 5) * QCAP;
   int qn = 0;
-  int jj = 0;
+  int jj = jb;
   for (;;) {
 #pragma unroll UNROLL
     for (; jj + G * NJ <= cnt; jj += G * NJ) {
@@ -265,8 +270,9 @@ __device__ __forceinline__ void fast_tile(unsigned char *smem,
       bool okv[NJ], ok = true;
 #pragma unroll
       for (int u = 0; u < NJ; u++) {
-        okv[u] = fast_point<MB, OCT, MASK, NK>(smem, cntb, nx, ny, nz, pj[u],
-                                               onec, M, gi0, tjg + jj + G * u);
+        okv[u] = fast_point<MB, OCT, MASK, NK, SKIP>(
+            smem, cntb, nx, ny, nz, pj[u], onec, M, gi0, tjg + jj + G * u,
+            skip);
         ok &= okv[u];
       }
       if (__any_sync(0xffffffffu, !ok)) {
@@ -286,37 +292,210 @@ __device__ __forceinline__ void fast_tile(unsigned char *smem,
        * lanes past the end idle */
       bool ok = true;
       if (jj + grp < cnt)
-        ok = fast_point<MB, OCT, MASK, NK>(smem, cntb, nx, ny, nz, sj[jj],
-                                           onec, M, gi0, tjg + jj);
+        ok = fast_point<MB, OCT, MASK, NK, SKIP>(smem, cntb, nx, ny, nz,
+                                                 sj[jj], onec, M, gi0,
+                                                 tjg + jj, skip);
       if (__any_sync(0xffffffffu, !ok)) queue_step(queue, qn, jj, ok ? 0u : 1u);
       jj += G;
     }
     /* a full queue is drained before the next step; every entry is
      * re-examined before the tile's j points are replaced */
     if (full || (jj >= cnt && qn > 0)) {
-      drain_queue<MB, OCT, MASK, NK>(smem, a, queue, qn, gi0, tj);
+      drain_queue<MB, OCT, MASK, NK, SKIP>(smem, a, queue, qn, gi0, tj, skip);
       qn = 0;
     }
     if (jj >= cnt && qn == 0) break;
   }
 }
 
-/* fast_tile with the smallest NK >= nk (a block-uniform choice) */
+/* fast_tile with the smallest NK >= nk, and the quarters in skip left out
+ * (block-uniform choices; masked tiles skip none) */
 template <int MB, int OCT, bool MASK, int K>
 __device__ __forceinline__ void fast_tile_nk(unsigned char *smem,
                                              const FastArgs &a,
                                              const float (&nx)[NI],
                                              const float (&ny)[NI],
                                              const float (&nz)[NI], int gi0,
-                                             int tj, int cnt, int nk)
+                                             int tj, int jb, int cnt, int nk,
+                                             unsigned skip)
 {
   if constexpr (K > 1) {
     if (nk < K) {
-      fast_tile_nk<MB, OCT, MASK, K - 1>(smem, a, nx, ny, nz, gi0, tj, cnt, nk);
+      fast_tile_nk<MB, OCT, MASK, K - 1>(smem, a, nx, ny, nz, gi0, tj, jb, cnt,
+                                         nk, skip);
       return;
     }
   }
-  fast_tile<MB, OCT, MASK, K>(smem, a, nx, ny, nz, gi0, tj, cnt);
+  if constexpr (!MASK) {
+    if (skip != 0u) {
+      fast_tile<MB, OCT, false, K, true>(smem, a, nx, ny, nz, gi0, tj, jb, cnt,
+                                         skip);
+      return;
+    }
+  }
+  fast_tile<MB, OCT, MASK, K, false>(smem, a, nx, ny, nz, gi0, tj, jb, cnt,
+                                     0u);
+}
+
+/* Bulk counting. Each slice of an item's i points (the k-th point of
+ * every thread: KS consecutive points) and each run of SJ j points of a
+ * staged tile get a cap: a centre (their normalised float sum; the origin
+ * if it vanishes) and the largest distance of their float vectors from
+ * it. When the caps of a slice and a run put every pair in one slot, their
+ * pairs are added to that slot in bulk and the tile loop leaves the slice
+ * out of the run (the whole run when every slice is). The test is exact: a
+ * float vector lies within 1.1e-7 of its double one (each coordinate
+ * rounded, |x| <= 1), a distance computed in float is off by a few parts
+ * in 1e7 of at most 2, and the test widens the radii and the centres'
+ * distance by CAP_SLACK (1e-5, some thirty times that) before it looks up
+ * the slots of the least and greatest chord in double: the double chord of
+ * every pair, which the fast and exact paths bin, lies strictly inside.
+ * The grid sorts points by cell and then position in the cell (the device
+ * ordering likewise), so consecutive points are small patches of sky. */
+constexpr double CAP_SLACK = 1e-5;
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float warp_max(float v)
+{
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1)
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+__device__ __forceinline__ float3 cap_centre(const float *s)
+{
+  const float n2 = s[0] * s[0] + s[1] * s[1] + s[2] * s[2];
+  if (!(n2 > 0.0f)) return make_float3(0.0f, 0.0f, 0.0f);
+  const float r = rsqrtf(n2);
+  return make_float3(s[0] * r, s[1] * r, s[2] * r);
+}
+
+__device__ __forceinline__ float dist2(float x, float y, float z, float3 c)
+{
+  const float dx = x - c.x, dy = y - c.y, dz = z - c.z;
+  return dx * dx + dy * dy + dz * dz;
+}
+
+/* the caps of the item's NI slices into the cap area, four words each:
+ * the sums of the slice's points and the bits of their largest squared
+ * distance from its centre; nx... hold the negated points, valid below
+ * i_end */
+__device__ __forceinline__ void item_caps(unsigned char *smem,
+                                          const FastArgs &a,
+                                          const float (&nx)[NI],
+                                          const float (&ny)[NI],
+                                          const float (&nz)[NI], int gi0,
+                                          int i_end)
+{
+  float *ic = reinterpret_cast<float *>(smem + a.capoff);
+  if (threadIdx.x < 4 * NI) ic[threadIdx.x] = 0.0f;
+  __syncthreads();
+  const bool lead = (threadIdx.x & 31u) == 0u;
+#pragma unroll
+  for (int k = 0; k < NI; k++) {
+    const bool in = gi0 + k * KS < i_end;
+    const float sx = warp_sum(in ? -nx[k] : 0.0f),
+                sy = warp_sum(in ? -ny[k] : 0.0f),
+                sz = warp_sum(in ? -nz[k] : 0.0f);
+    if (lead) {
+      atomicAdd(ic + 4 * k, sx);
+      atomicAdd(ic + 4 * k + 1, sy);
+      atomicAdd(ic + 4 * k + 2, sz);
+    }
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < NI; k++) {
+    const bool in = gi0 + k * KS < i_end;
+    const float m = warp_max(
+        in ? dist2(-nx[k], -ny[k], -nz[k], cap_centre(ic + 4 * k)) : 0.0f);
+    /* non-negative floats order as their bits */
+    if (lead)
+      atomicMax(reinterpret_cast<unsigned *>(ic) + 4 * k + 3,
+                __float_as_uint(m));
+  }
+}
+
+/* the slot of every pair between caps (ci, ri2) and (cj, rj2), radii
+ * squared, or -1 when they may fall in more than one */
+__device__ __forceinline__ int caps_slot(const FastArgs &a, float3 ci,
+                                         float ri2, float3 cj, float rj2)
+{
+  const double dx = (double)ci.x - (double)cj.x,
+               dy = (double)ci.y - (double)cj.y,
+               dz = (double)ci.z - (double)cj.z;
+  const double s = sqrt(dx * dx + dy * dy + dz * dz);
+  const double r = sqrt((double)ri2) + sqrt((double)rj2) + 3.0 * CAP_SLACK;
+  const double lo = s - r, hi = s + r;
+  const int shi = slot_search(a.upper, a.n_slots, hi * hi);
+  /* the least chord in the same slot: at or above its lower edge */
+  if (shi == 0) return 0;
+  return lo > 0.0 && lo * lo >= __ldg(a.upper + shi - 1) ? shi : -1;
+}
+
+/* each run of SJ j points of the staged tile (cnt points) against the
+ * slices of the item [i0, i_end): into the cap area, after the slices'
+ * caps, a word per run whose bit k says that slice k is counted in bulk
+ * (or empty); those pairs counted, into histogram `out` and gbulk. A warp
+ * a run, a lane a slice. */
+__device__ __forceinline__ void tile_caps(unsigned char *smem,
+                                          const FastArgs &a, int cnt, int i0,
+                                          int i_end, int out)
+{
+  constexpr int PER = (SJ + 31) / 32;
+  const float *ic = reinterpret_cast<const float *>(smem + a.capoff);
+  unsigned *runs =
+      reinterpret_cast<unsigned *>(smem + a.capoff + 16 * NI);
+  const float4 *sj = reinterpret_cast<const float4 *>(smem + a.joff);
+  const int lane = (int)(threadIdx.x & 31u);
+  const int nsub = (cnt + SJ - 1) / SJ;
+  for (int t = (int)(threadIdx.x >> 5); t < nsub; t += BLOCK / 32) {
+    const int j0 = t * SJ, n = min(SJ, cnt - j0);
+    float4 p[PER];
+    float sum[3] = {0.0f, 0.0f, 0.0f};
+#pragma unroll
+    for (int u = 0; u < PER; u++) {
+      const int j = lane + 32 * u;
+      p[u] = j < n ? sj[j0 + j] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      sum[0] += p[u].x;
+      sum[1] += p[u].y;
+      sum[2] += p[u].z;
+    }
+    sum[0] = warp_sum(sum[0]);
+    sum[1] = warp_sum(sum[1]);
+    sum[2] = warp_sum(sum[2]);
+    const float3 c = cap_centre(sum);
+    float m = 0.0f;
+#pragma unroll
+    for (int u = 0; u < PER; u++)
+      if (lane + 32 * u < n) m = fmaxf(m, dist2(p[u].x, p[u].y, p[u].z, c));
+    m = warp_max(m);
+    bool bulk = false;
+    if (lane < NI) {
+      const int ni = min(KS, max(0, i_end - (i0 + lane * KS)));
+      if (ni == 0) {
+        bulk = true;
+      } else {
+        const float *q = ic + 4 * lane;
+        const int s = caps_slot(a, cap_centre(q), q[3], c, m);
+        if (s >= 0) {
+          bulk = true;
+          const unsigned v = (unsigned)ni * (unsigned)n;
+          add_slot(smem, a, a.ghist + (size_t)out * (size_t)a.n_slots, s, v);
+          atomicAdd(a.gbulk, (unsigned long long)v);
+        }
+      }
+    }
+    const unsigned mask = __ballot_sync(0xffffffffu, bulk) & ((1u << NI) - 1u);
+    if (lane == 0) runs[t] = mask;
+  }
 }
 
 template <int MB, int OCT>
@@ -327,6 +506,12 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
   extern __shared__ __align__(16) unsigned char smem[];
   const int tid = threadIdx.x;
   int *s_item = reinterpret_cast<int *>(smem + a.itemoff);
+  /* Bulk counting backs off where it finds nothing: after CAP_MISSES tiles
+   * in a row without pairs in bulk the block passes over the caps of the
+   * next `cool` tiles, a wait that doubles up to CAP_WAIT_MAX while the
+   * tests keep failing (narrow bins, sparse points) and ends at the first
+   * success. Block-uniform: decided from shared memory after a barrier. */
+  int cool = 0, wait = 1, misses = 0;
 
   {
     float *thr = reinterpret_cast<float *>(smem);
@@ -372,6 +557,7 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
     }
     /* i points per thread this item needs (short items: task ends) */
     const int nk = (i_end - item.i0 + KS - 1) / KS;
+    bool capped = false;   /* the item's slice caps made */
     /* each missing point meets every j of a tile once (in one of the G
      * lanes that hold it) */
     const unsigned n_missing = (unsigned)(item.i0 + nk * KS - i_end);
@@ -386,12 +572,52 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
       __syncthreads();
       const bool masked = item.diag && tj <= i_end - 1;
       if (masked) {
-        fast_tile_nk<MB, OCT, true, NI>(smem, a, nx, ny, nz, gi0, tj, cnt,
-                                        nk);
-      } else {
-        fast_tile_nk<MB, OCT, false, NI>(smem, a, nx, ny, nz, gi0, tj, cnt,
-                                         nk);
+        fast_tile_nk<MB, OCT, true, NI>(smem, a, nx, ny, nz, gi0, tj, 0, cnt,
+                                        nk, 0u);
+        continue;
+      }
+      if (cool > 0) {
+        cool--;
+        fast_tile_nk<MB, OCT, false, NI>(smem, a, nx, ny, nz, gi0, tj, 0, cnt,
+                                         nk, 0u);
         excess += n_missing * (unsigned)cnt;
+        continue;
+      }
+      /* the pairs of a slice and a run of SJ j points in one slot are
+       * counted in bulk; the others pair by pair, a stretch of runs that
+       * leave out the same slices at a time */
+      if (!capped) {
+        item_caps(smem, a, nx, ny, nz, gi0, i_end);
+        capped = true;
+        __syncthreads();
+      }
+      tile_caps(smem, a, cnt, item.i0, i_end, cur_out);
+      __syncthreads();
+      const unsigned *runs =
+          reinterpret_cast<const unsigned *>(smem + a.capoff + 16 * NI);
+      const unsigned all = (1u << NI) - 1u, live = (1u << nk) - 1u;
+      bool hit = false;
+      for (int jb = 0; jb < cnt;) {
+        const unsigned m = runs[jb / SJ];
+        int je = jb + SJ;
+        while (je < cnt && runs[je / SJ] == m) je += SJ;
+        if (je > cnt) je = cnt;
+        hit |= (m & live) != 0u;
+        if (m != all) {
+          fast_tile_nk<MB, OCT, false, NI>(smem, a, nx, ny, nz, gi0, tj, jb,
+                                           je, nk, m & live);
+          /* the missing i points are in the last slice */
+          if (!((m >> (nk - 1)) & 1u))
+            excess += n_missing * (unsigned)(je - jb);
+        }
+        jb = je;
+      }
+      if (hit) {
+        wait = 1;
+        misses = 0;
+      } else if (CAP_WAIT_MAX > 0 && ++misses >= CAP_MISSES) {
+        cool = wait;
+        wait = min(2 * wait, CAP_WAIT_MAX);
       }
     }
     if (excess != 0 && tid == 0) {

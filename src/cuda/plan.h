@@ -90,6 +90,7 @@ struct Plan {
   int rcols;           /* exact: R (0: counts straight into global memory) */
   size_t smem;         /* dynamic shared memory per block */
   unsigned hoff, fixoff, joff, itemoff, woff, qoff;
+  unsigned capoff;     /* fast: bulk counting's caps and slots */
   unsigned toff;       /* exact, angles: R-column angle sums (double) */
   unsigned taboff, byoff, jwoff, jboff;  /* wfast: smem layout */
   FastTable ft;

@@ -26,7 +26,7 @@ bool same_shape(const ShapeKey &k)
          k.g == kShape.g && k.unroll == kShape.unroll &&
          k.qcap == kShape.qcap && k.bj == kShape.bj &&
          k.eblock == kShape.eblock && k.ebj == kShape.ebj &&
-         k.chunk == kShape.chunk;
+         k.sj == kShape.sj && k.chunk == kShape.chunk;
 }
 
 bool build_fast_table(const wt_bins *bins, const Analysis &an, int cfg,
@@ -234,7 +234,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
     for (int cfg = 0; cfg < kNumCfgs; cfg++) {
       size_t nt = (size_t)kCfgs[cfg].oct << kCfgs[cfg].mb;
       size_t smem = nt * 12 + 64 + (fix_shared ? fixb : 0) + (size_t)BJ * 16 +
-                    16 + QBYTES;
+                    16 + QBYTES + CAPBYTES;
       int bps = (smem + 1024) * 2 <= smem_sm ? 2 : 1;
       if (smem > smem_block || smem + 1024 > smem_sm) continue;
       if (!build_fast_table(bins, an, cfg, tables[cfg])) continue;
@@ -254,6 +254,7 @@ bool make_plan(const wt_bins *bins, const Analysis &an, size_t smem_sm,
         plan.joff = plan.fixoff + (unsigned)(fix_shared ? fixb : 0);
         plan.itemoff = (unsigned)(plan.joff + BJ * 16);
         plan.qoff = plan.itemoff + 16;
+        plan.capoff = plan.qoff + QBYTES;
       }
     }
     /* nearly every pair would take the exact path anyway */

@@ -51,6 +51,30 @@ constexpr unsigned QBYTES = (BLOCK / 32) * QCAP * 4;
 static_assert(32 % G == 0 && BLOCK % (32 * G) == 0, "lane groups");
 static_assert(NJ <= 16, "queue entries hold NJ flag bits above bit 15");
 constexpr int BJ = 1024;                 /* j points staged per tile */
+/* the fast kernel counts in bulk the pairs of a run of SJ j points of a
+ * tile and a slice of the item's i points that all lie in one bin
+ * (kernel_fast.cuh, "Bulk counting"); runs of 96 against 48 points and
+ * the back-off against none measured in bench/kernel/kernel-notes.md,
+ * "Bulk counting in the fast kernel" */
+#ifndef WT_CUDA_SJ_STEPS
+#define WT_CUDA_SJ_STEPS 8    /* steps of G NJ j points in a run */
+#endif
+#ifndef WT_CUDA_CAP_WAIT_MAX
+#define WT_CUDA_CAP_WAIT_MAX 64 /* most tiles a block passes over the caps */
+#endif
+#ifndef WT_CUDA_CAP_MISSES
+#define WT_CUDA_CAP_MISSES 1  /* tiles without bulk pairs before it does */
+#endif
+constexpr int SJ = WT_CUDA_SJ_STEPS * G * NJ;
+constexpr int CAP_WAIT_MAX = WT_CUDA_CAP_WAIT_MAX;
+constexpr int CAP_MISSES = WT_CUDA_CAP_MISSES;
+static_assert(WT_CUDA_SJ_STEPS % UNROLL == 0, "runs of whole unrolled steps");
+constexpr int NSUB = (BJ + SJ - 1) / SJ;
+/* shared memory of it: each slice's sums and largest squared distance (16
+ * bytes), then a word per run */
+constexpr unsigned CAPBYTES =
+    (16u * (unsigned)NI + (unsigned)NSUB * 4u + 15u) / 16u * 16u;
+static_assert(NI <= 32, "a bit per slice");
 constexpr int EBLOCK = 256;              /* exact kernel: one i per thread */
 constexpr int EBJ = 512;                 /* exact kernel: j staged per tile */
 /* the float-decided weighted kernel (kernel_weighted.cuh): WNI i points
@@ -79,14 +103,14 @@ namespace wt_cuda {
 /* the values plan_*.cxx and entry.cu must agree on: they are compiled
  * apart, and a benchmark may pass -D knobs to one compiler only */
 struct ShapeKey {
-  int ni, nj, block, g, unroll, qcap, bj, eblock, ebj;
+  int ni, nj, block, g, unroll, qcap, bj, eblock, ebj, sj;
   int64_t chunk;
 };
 }  // namespace wt_cuda
 
 namespace {
 constexpr wt_cuda::ShapeKey kShape{NI, NJ, BLOCK, G, UNROLL, QCAP, BJ,
-                                   EBLOCK, EBJ, CHUNK};
+                                   EBLOCK, EBJ, SJ, CHUNK};
 }  // namespace
 
 #endif

@@ -137,6 +137,7 @@ class Worker {
   std::vector<double> wsums;
   std::vector<double> thsums;  /* angle sums (mean_theta) */
   double ms = 0.0;
+  double bulk = 0.0;     /* pairs the fast kernel counted in bulk */
 
  private:
   Shared &sh_;
@@ -497,7 +498,8 @@ class Worker {
     sort_ = false;
 #endif
     const size_t n_hist = hist_len();
-    return need(C.ghist, n_hist * sizeof(unsigned long long)) &&
+    /* the histograms, then the fast kernel's count of pairs in bulk */
+    return need(C.ghist, (n_hist + 1) * sizeof(unsigned long long)) &&
            (!weighted || need(C.gw, n_hist * sizeof(double))) &&
            (!plan.angles || need(C.gt, n_hist * sizeof(double))) &&
            need(C.counter, sizeof(int)) &&
@@ -586,7 +588,8 @@ class Worker {
     const Plan &plan = *sh_.plan;
     Ctx &C = *ctx_;
     const size_t n_hist = hist_len();
-    if (!ck(cudaMemsetAsync(C.ghist.p, 0, n_hist * sizeof(unsigned long long),
+    if (!ck(cudaMemsetAsync(C.ghist.p, 0,
+                            (n_hist + 1) * sizeof(unsigned long long),
                             C.stream), "cudaMemsetAsync") ||
         (plan.weighted &&
          !ck(cudaMemsetAsync(C.gw.p, 0, n_hist * sizeof(double), C.stream),
@@ -773,6 +776,8 @@ class Worker {
     a.joff = plan.joff;
     a.itemoff = plan.itemoff;
     a.qoff = plan.qoff;
+    a.capoff = plan.capoff;
+    a.gbulk = static_cast<unsigned long long *>(C.ghist.p) + hist_len();
     a.onec = plan.ft.onec;
     a.margin = plan.ft.margin;
     void *args[] = {&a};
@@ -855,13 +860,13 @@ class Worker {
     const size_t n_hist = hist_len();
     const bool weighted = sh_.plan->weighted;
     Ctx &C = *ctx_;
-    std::vector<unsigned long long> out(n_hist, 0ull);
+    std::vector<unsigned long long> out(n_hist + 1, 0ull);
     std::vector<double> wout(weighted ? n_hist : 0, 0.0);
     std::vector<double> tout(sh_.plan->angles ? n_hist : 0, 0.0);
     if (inject(WT_FAULT_COPY, cudaErrorUnknown, "cudaMemcpy of counts"))
       return false;
     if (!ck(cudaMemcpyAsync(out.data(), C.ghist.p,
-                            n_hist * sizeof(unsigned long long),
+                            (n_hist + 1) * sizeof(unsigned long long),
                             cudaMemcpyDeviceToHost, C.stream),
             "cudaMemcpy of counts") ||
         (weighted &&
@@ -874,6 +879,8 @@ class Worker {
              "cudaMemcpy of angle sums")) ||
         !ck(cudaStreamSynchronize(C.stream), "cudaMemcpy of counts"))
       return false;
+    bulk = (double)out[n_hist];
+    out.resize(n_hist);
     counts.swap(out);
     wsums.swap(wout);
     thsums.swap(tout);

@@ -124,9 +124,11 @@ test_that("plans fit the device's shared memory and fall back to exact", {
       cells <- shape[2] * 2^shape[1]
       fix <- if (p$fix_shared) round16(n_slots * 4) else 0
       # table (threshold and two counters), per-slot counters, j tile,
-      # item slot, the warps' queues (16 warps x 128 entries x 4 bytes)
+      # item slot, the warps' queues (16 warps x 128 entries x 4 bytes),
+      # bulk counting's caps (4 slices of 16 bytes, a word for each of the
+      # tile's 11 runs of 96 j points)
       expect_identical(p$smem, cells * 12 + 64 + fix + 1024 * 16 + 16 +
-                         16 * 128 * 4)
+                         16 * 128 * 4 + round16(4 * 16 + 11 * 4))
     }
   }
   # 48 KiB holds no fast table with its tile and queues: exact kernel,
