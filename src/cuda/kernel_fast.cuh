@@ -152,7 +152,7 @@ __device__ inline void flush_counts(unsigned char *smem, const FastArgs &a,
 }
 
 /* one j point against the thread's first NK points (NK <= NI: an item of
- * fewer than BI points leaves the others out), but those of the quarters
+ * fewer than BI points leaves the others out), but those of the slices
  * whose bits are set in skip (SKIP: counted in bulk); false when a pair
  * may need the exact path */
 template <int MB, int OCT, bool MASK, int NK, bool SKIP>
@@ -308,7 +308,7 @@ __device__ __forceinline__ void fast_tile(unsigned char *smem,
   }
 }
 
-/* fast_tile with the smallest NK >= nk, and the quarters in skip left out
+/* fast_tile with the smallest NK >= nk, and the slices in skip left out
  * (block-uniform choices; masked tiles skip none) */
 template <int MB, int OCT, bool MASK, int K>
 __device__ __forceinline__ void fast_tile_nk(unsigned char *smem,
