@@ -459,7 +459,8 @@ int wt_count_cuda(wt_job *job);
  * the counts (abort: stops them first), adds them into job->slots (wsum,
  * thsum), sets job->gpu_ms and job->message, frees h and returns the
  * count's status. wt_count_cuda is open, one feed of the job's tasks and
- * close. Statuses as wt_count_cuda's. */
+ * close. Statuses as wt_count_cuda's. close also adds the kernels' pairs
+ * counted in bulk to job->pairs_skipped. */
 int wt_cuda_stream_open(wt_job *job, void **h);
 int wt_cuda_stream_feed(void *h, const wt_task *tasks, int64_t n);
 int wt_cuda_stream_close(void *h, int abort);

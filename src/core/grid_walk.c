@@ -428,6 +428,17 @@ static int join_parts(walk *wk, walk *parts, int64_t m, int n_threads)
   return status;
 }
 
+/* a part of wk's walk (one parallel unit): wk's slots and thresholds */
+static void part_of(walk *w, const walk *wk)
+{
+  w->upper = wk->upper;
+  w->n_slots = wk->n_slots;
+  w->bulk = wk->bulk;
+  w->fixed = wk->fixed;
+  w->min_split = wk->min_split;
+  w->min_bulk = wk->min_bulk;
+}
+
 static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
                        int diagonal, const range_tree *ta,
                        const range_tree *tb, const int64_t *index_b,
@@ -455,12 +466,7 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
 #endif
     for (int64_t c = r0; c < r1; c++) {
       walk *w = &parts[c];
-      w->upper = wk->upper;
-      w->n_slots = n_slots;
-      w->bulk = wk->bulk;
-      w->fixed = wk->fixed;
-      w->min_split = wk->min_split;
-      w->min_bulk = wk->min_bulk;
+      part_of(w, wk);
       w->bulk_n = sums + (size_t)c * 2 * (size_t)n_slots;
       w->bulk_w = w->bulk_n + n_slots;
       w->out0 = t->out;
@@ -772,12 +778,7 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
 #endif
       for (int64_t k = r0; k < r1; k++) {
         walk *w = &parts[k];
-        w->upper = wk->upper;
-        w->n_slots = wk->n_slots;
-        w->bulk = wk->bulk;
-        w->fixed = wk->fixed;
-        w->min_split = wk->min_split;
-        w->min_bulk = wk->min_bulk;
+        part_of(w, wk);
         int st = scratch ? group_unit(&G, w, u[3 * k], u[3 * k + 1],
                                       u[3 * k + 2], scratch,
                                       scratch + 2 * max_m)

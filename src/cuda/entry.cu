@@ -262,10 +262,8 @@ class Session {
   int feed(const wt_task *tasks, int64_t n)
   {
     if (sh_.stop.load()) return failed_status();
-    wt_job part = *job_;
-    part.tasks = tasks;
-    part.n_tasks = n;
-    const double pairs = wt_tasks_pairs(&part);
+    const wt_job p = part(tasks, n);
+    const double pairs = wt_tasks_pairs(&p);
     if (pending_.empty() && batch_full(pairs, (size_t)n)) {
       queue(tasks, n, pairs);      /* a batch of its own: no copy */
       return WT_OK;
@@ -352,6 +350,15 @@ class Session {
     return sh_.status != WT_OK ? sh_.status : WT_ERR_INTERRUPTED;
   }
 
+  /* the job with tasks [0, n) */
+  wt_job part(const wt_task *tasks, int64_t n) const
+  {
+    wt_job p = *job_;
+    p.tasks = tasks;
+    p.n_tasks = n;
+    return p;
+  }
+
   static bool batch_full(double pairs, size_t n)
   {
     return pairs >= FEED_MIN_PAIRS || n >= FEED_MIN_TASKS;
@@ -360,12 +367,10 @@ class Session {
   /* the launches of tasks [0, n) (of `pairs` pairs) queued as one batch */
   void queue(const wt_task *tasks, int64_t n, double pairs)
   {
-    wt_job part = *job_;
-    part.tasks = tasks;
-    part.n_tasks = n;
+    const wt_job p = part(tasks, n);
     std::unique_ptr<Batch> b(new Batch());
     const bool tiled = plan_->tiled();
-    plan_launches(&part, CHUNK, row_points(tiled),
+    plan_launches(&p, CHUNK, row_points(tiled),
                   launch_pairs(tiled, pairs, job_->n_devices), b->rows,
                   b->launches);
     total_ += pairs;
@@ -395,6 +400,24 @@ class Session {
     threads_.clear();
   }
 };
+
+/* f(), with the C++ exceptions it may throw as statuses and messages in
+ * job */
+template <class F>
+int guarded(wt_job *job, F &&f)
+{
+  try {
+    return f();
+  } catch (const std::bad_alloc &) {
+    set_msg(job->message, sizeof job->message,
+            "host memory allocation failed in the CUDA engine");
+    return WT_ERR_NOMEM;
+  } catch (...) {
+    set_msg(job->message, sizeof job->message,
+            "unexpected failure in the CUDA engine");
+    return WT_ERR_CUDA;
+  }
+}
 
 /* a whole job: its tasks fed at once */
 int count_impl(wt_job *job)
@@ -468,23 +491,13 @@ int wt_cuda_stream_open(wt_job *job, void **h)
   *h = nullptr;
   if (!job || !job->bins || !job->slots || !job->ordered) return WT_ERR_ARG;
   Session *s = nullptr;
-  try {
+  const int st = guarded(job, [&]() {
     s = new Session(job);
-    int st = s->open();
-    if (st != WT_OK) {
-      delete s;
-      return st;
-    }
-  } catch (const std::bad_alloc &) {
+    return s->open();
+  });
+  if (st != WT_OK) {
     delete s;
-    set_msg(job->message, sizeof job->message,
-            "host memory allocation failed in the CUDA engine");
-    return WT_ERR_NOMEM;
-  } catch (...) {
-    delete s;
-    set_msg(job->message, sizeof job->message,
-            "unexpected failure in the CUDA engine");
-    return WT_ERR_CUDA;
+    return st;
   }
   *h = s;
   return WT_OK;
@@ -519,17 +532,7 @@ int wt_cuda_stream_close(void *h, int abort)
 int wt_count_cuda(wt_job *job)
 {
   if (!job || !job->bins || !job->slots) return WT_ERR_ARG;
-  try {
-    return count_impl(job);
-  } catch (const std::bad_alloc &) {
-    set_msg(job->message, sizeof job->message,
-            "host memory allocation failed in the CUDA engine");
-    return WT_ERR_NOMEM;
-  } catch (...) {
-    set_msg(job->message, sizeof job->message,
-            "unexpected failure in the CUDA engine");
-    return WT_ERR_CUDA;
-  }
+  return guarded(job, [job]() { return count_impl(job); });
 }
 
 }  /* extern "C" */

@@ -693,17 +693,13 @@ test_that("the kernels' bulk counting of runs of points is exact", {
   x <- rbind(x, x[1:300, ])
   set.seed(71)
   y <- random_sky(8e4, ra = c(0, 60), dec = c(-30, 30))
-  old <- options(wtheta.grid = FALSE)
-  on.exit(options(old), add = TRUE)
   binnings <- list(theta_bins(0.5, 40, n = 6, log = TRUE),
                    theta_bins(0, 20, width = 5))
   for (b in binnings) {
     for (yy in list(NULL, y)) {
-      g <- pair_counts(x, yy, bins = b, backend = "cuda")
-      options(wtheta.grid = "auto")
+      g <- with_grid(FALSE, pair_counts(x, yy, bins = b, backend = "cuda"))
       c <- pair_counts(x, yy, bins = b, backend = "cpu",
                        threads = wtheta_threads())
-      options(wtheta.grid = FALSE)
       expect_identical(slots_of(g), slots_of(c))
       nx <- as.numeric(nrow(x))
       n <- if (is.null(yy)) nx * (nx - 1) / 2 else nx * nrow(yy)
@@ -713,8 +709,8 @@ test_that("the kernels' bulk counting of runs of points is exact", {
     }
   }
   # self pairs: the diagonal's tiles are counted pair by pair
-  g <- pair_counts(x, bins = binnings[[2]], self_pairs = TRUE,
-                   backend = "cuda")
+  g <- with_grid(FALSE, pair_counts(x, bins = binnings[[2]],
+                                    self_pairs = TRUE, backend = "cuda"))
   c <- pair_counts(x, bins = binnings[[2]], self_pairs = TRUE,
                    backend = "cpu", threads = wtheta_threads())
   expect_identical(slots_of(g), slots_of(c))
