@@ -63,3 +63,20 @@ test_that("no document quotes a figure that the table of figures lacks", {
       basename(d), "quotes figures missing from inst/figures.csv"))
   }
 })
+
+test_that("the Measured figures article shows every topic of the table", {
+  root <- test_path("..", "..")
+  rmd <- file.path(root, "vignettes", "figures.Rmd")
+  table <- file.path(root, "inst", "figures.csv")
+  skip_if_not(all(file.exists(c(rmd, table))),
+              "the source tree's documents are not here")
+  # the article's `topics <- c(name = "heading", ...)`: its names
+  text <- paste(readLines(rmd, warn = FALSE), collapse = "\n")
+  call <- regmatches(text, regexpr("topics <- c\\((?:[^()]|\\([^()]*\\))*\\)",
+                                   text, perl = TRUE))
+  expect_length(call, 1L)
+  shown <- names(eval(parse(text = sub("^topics <- ", "", call))))
+  figs <- utils::read.csv(table, stringsAsFactors = FALSE)
+  expect_identical(setdiff(unique(figs$topic), shown), character(),
+                   label = "topics of inst/figures.csv the article leaves out")
+})
