@@ -39,18 +39,20 @@
  * (bench/kernel/kernel-notes.md, "Cells of sparse catalogs") */
 #define WT_GRID_OCCUPANCY 80.0
 #define WT_GRID_MAX_SCALE 2.0
-/* Node pairs that may be pruned are split down to this many pairs. The
- * GPU engine pays a host-side cost per task, so its tasks stay larger:
- * 2^25 against 2^27 took the 10^8-point full-sky call from 22.17 to
- * 21.04 s on one H100 (kernels 17.20 -> 16.58 s: smaller node pairs
+/* Node pairs that may be pruned are split down to this many pairs.
+ *
+ * The GPU engine pays a host-side cost per task, so its tasks stay
+ * larger: 2^25 against 2^27 took the 10^8-point full-sky call from 22.17
+ * to 21.04 s on one H100 (kernels 17.20 -> 16.58 s: smaller node pairs
  * prune more and their caps are counted in bulk more often), with the
  * survey workload at 10^6 x 10^7 unchanged (bench/kernel/kernel-notes.md,
- * "The host's share at 10^8 points"). The CPU engine hands tasks out in
- * small work items anyway, and smaller node
- * pairs prune more pairs beyond the last edge and give the narrow kernel
- * narrower slot ranges: 2^16 against 2^20 took 10^6 x 10^6 from 58.6 to
- * 54.9 s and 3 x 10^5 from 7.7 to 6.6-6.7 s on one thread
- * (bench/kernel/kernel-notes.md, "Splitting node pairs further") */
+ * "The host's share at 10^8 points").
+ *
+ * The CPU engine hands tasks out in small work items anyway, and smaller
+ * node pairs prune more pairs beyond the last edge and give the narrow
+ * kernel narrower slot ranges: 2^16 against 2^20 took 10^6 x 10^6 from
+ * 58.6 to 54.9 s and 3 x 10^5 from 7.7 to 6.6-6.7 s on one thread
+ * (bench/kernel/kernel-notes.md, "Splitting node pairs further"). */
 #define WT_GRID_MIN_SPLIT_CPU ((double)(1 << 16))
 #define WT_GRID_MIN_SPLIT_GPU ((double)(1 << 25))
 /* Node pairs of more than this many pairs are split when nodes a quarter
