@@ -383,6 +383,20 @@ __device__ __forceinline__ float dist2(float x, float y, float z, float3 c)
   return dx * dx + dy * dy + dz * dz;
 }
 
+/* the cap area of shared memory: the caps of the item's NI slices (four
+ * floats each, item_caps()), then the runs of slots of tile_caps() */
+__device__ __forceinline__ float *cap_words(unsigned char *smem,
+                                            const FastArgs &a)
+{
+  return reinterpret_cast<float *>(smem + a.capoff);
+}
+
+__device__ __forceinline__ unsigned *cap_runs(unsigned char *smem,
+                                              const FastArgs &a)
+{
+  return reinterpret_cast<unsigned *>(smem + a.capoff + 16 * NI);
+}
+
 /* the caps of the item's NI slices into the cap area, four words each:
  * the sums of the slice's points and the bits of their largest squared
  * distance from its centre; nx... hold the negated points, valid below
@@ -394,7 +408,7 @@ __device__ __forceinline__ void item_caps(unsigned char *smem,
                                           const float (&nz)[NI], int gi0,
                                           int i_end)
 {
-  float *ic = reinterpret_cast<float *>(smem + a.capoff);
+  float *ic = cap_words(smem, a);
   if (threadIdx.x < 4 * NI) ic[threadIdx.x] = 0.0f;
   __syncthreads();
   const bool lead = (threadIdx.x & 31u) == 0u;
@@ -450,9 +464,8 @@ __device__ __forceinline__ void tile_caps(unsigned char *smem,
                                           int i_end, int out)
 {
   constexpr int PER = (SJ + 31) / 32;
-  const float *ic = reinterpret_cast<const float *>(smem + a.capoff);
-  unsigned *runs =
-      reinterpret_cast<unsigned *>(smem + a.capoff + 16 * NI);
+  const float *ic = cap_words(smem, a);
+  unsigned *runs = cap_runs(smem, a);
   const float4 *sj = reinterpret_cast<const float4 *>(smem + a.joff);
   const int lane = (int)(threadIdx.x & 31u);
   const int nsub = (cnt + SJ - 1) / SJ;
@@ -593,8 +606,7 @@ __global__ void __launch_bounds__(BLOCK, WT_CUDA_MINB)
       }
       tile_caps(smem, a, cnt, item.i0, i_end, cur_out);
       __syncthreads();
-      const unsigned *runs =
-          reinterpret_cast<const unsigned *>(smem + a.capoff + 16 * NI);
+      const unsigned *runs = cap_runs(smem, a);
       const unsigned all = (1u << NI) - 1u, live = (1u << nk) - 1u;
       bool hit = false;
       for (int jb = 0; jb < cnt;) {

@@ -409,6 +409,10 @@ class Worker {
     return (size_t)sh_.n_out * (size_t)sh_.an->n_slots;
   }
 
+  /* the words of C.ghist: the histograms, then one for the fast kernel's
+   * count of pairs counted in bulk (FastArgs.gbulk, at hist_len()) */
+  size_t ghist_words() const { return hist_len() + 1; }
+
   /* the device and a context of it from the pool; the test faults of the
    * worker thread and of the first allocation strike here */
   bool open_device()
@@ -498,8 +502,7 @@ class Worker {
     sort_ = false;
 #endif
     const size_t n_hist = hist_len();
-    /* the histograms, then the fast kernel's count of pairs in bulk */
-    return need(C.ghist, (n_hist + 1) * sizeof(unsigned long long)) &&
+    return need(C.ghist, ghist_words() * sizeof(unsigned long long)) &&
            (!weighted || need(C.gw, n_hist * sizeof(double))) &&
            (!plan.angles || need(C.gt, n_hist * sizeof(double))) &&
            need(C.counter, sizeof(int)) &&
@@ -589,7 +592,7 @@ class Worker {
     Ctx &C = *ctx_;
     const size_t n_hist = hist_len();
     if (!ck(cudaMemsetAsync(C.ghist.p, 0,
-                            (n_hist + 1) * sizeof(unsigned long long),
+                            ghist_words() * sizeof(unsigned long long),
                             C.stream), "cudaMemsetAsync") ||
         (plan.weighted &&
          !ck(cudaMemsetAsync(C.gw.p, 0, n_hist * sizeof(double), C.stream),
@@ -860,13 +863,13 @@ class Worker {
     const size_t n_hist = hist_len();
     const bool weighted = sh_.plan->weighted;
     Ctx &C = *ctx_;
-    std::vector<unsigned long long> out(n_hist + 1, 0ull);
+    std::vector<unsigned long long> out(ghist_words(), 0ull);
     std::vector<double> wout(weighted ? n_hist : 0, 0.0);
     std::vector<double> tout(sh_.plan->angles ? n_hist : 0, 0.0);
     if (inject(WT_FAULT_COPY, cudaErrorUnknown, "cudaMemcpy of counts"))
       return false;
     if (!ck(cudaMemcpyAsync(out.data(), C.ghist.p,
-                            (n_hist + 1) * sizeof(unsigned long long),
+                            ghist_words() * sizeof(unsigned long long),
                             cudaMemcpyDeviceToHost, C.stream),
             "cudaMemcpy of counts") ||
         (weighted &&
