@@ -11,9 +11,12 @@
 # again (replicate_cache()), when several results share counts and `m`.
 # `bin_names`: the covariance's row and column names, format() of the bin
 # centres, when made already (wtheta_multi(): the same for each
-# correlation; format() a time cost 30 us).
+# correlation; format() a time cost 30 us). `cov_later`: leave out the
+# resampled covariance and `w_err` (wtheta_multi() gives each correlation
+# its block of the joint covariance: with_cov_block()).
 wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
-                          m = NULL, reduced = NULL, bin_names = NULL) {
+                          m = NULL, reduced = NULL, bin_names = NULL,
+                          cov_later = FALSE) {
   is_cross <- "D1D2" %in% names(pcs)
   first <- pcs[[1L]]
   edges <- first$edges
@@ -56,8 +59,10 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
               if (length(bad) > 10L) ", ...", "; widen the bins, use ",
               "fewer patches or add randoms.", call. = FALSE)
     }
-    cov <- replicate_cov(reps, error, first$threads)
-    out$w_err <- sqrt(diag(cov))
+    if (!cov_later) {
+      cov <- replicate_cov(reps, error, first$threads)
+      out$w_err <- sqrt(diag(cov))
+    }
   }
   if (!is.null(cov)) {
     nm <- bin_names %||% format(out$theta)
@@ -100,6 +105,23 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
             n_outside = vapply(used, `[[`, 0, "n_outside"),
             edges = edges, theta_units = theta_units_of(first),
             footprint_check = NULL)
+}
+
+# A result of wtheta_result(cov_later = TRUE) with its covariance `cov`
+# (named by the bins already) and `w_err`, the last column, from it: the
+# object wtheta_result() would have made. The joint covariance's diagonal
+# blocks are the correlations' own covariances bit for bit (replicate_cov()
+# makes each entry from its two rows alone).
+with_cov_block <- function(x, cov) {
+  a <- attributes(x)
+  v <- unclass(x)
+  attributes(v) <- NULL
+  names(v) <- a$names
+  v$w_err <- sqrt(diag(unname(cov)))
+  a$names <- names(v)
+  a$cov <- cov
+  attributes(v) <- a
+  v
 }
 
 # the patches of a count: of its patch arrays (`patch_counts`) or of their

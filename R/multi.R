@@ -190,7 +190,7 @@ wtheta_multi <- function(data, random, bins,
     names(keys) <- vapply(specs[[r]], `[[`, "", "col")
     e <- wtheta_result(spec_counts(specs[[r]], done, transposed), estimator,
                        error, n_boot, seed, m, replicate_cache(reduced, keys),
-                       bin_names)
+                       bin_names, cov_later = call$resample)
     attr(e, "pip") <- pip_record(pip, attr(e, "pair_counts"))
     e
   })
@@ -209,7 +209,7 @@ wtheta_multi <- function(data, random, bins,
     attr(entries[[r]], "footprint_check") <- fc
   }
   out <- multi_result(entries, ij, samples, error, done, fchecks,
-                      call$start)
+                      call$start, bin_names)
   attr(out, "pip") <- pip_record(pip, attr(out, "pair_counts"))
   if (call$resample) {
     # the joint covariance of every correlation's bins, and the patches
@@ -317,8 +317,14 @@ spec_weights <- function(w, spec) {
   out
 }
 
-# the wtheta_multi object from its entries (in the order of ij)
-multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
+# the wtheta_multi object from its entries (in the order of ij); with
+# resampled errors, the entries come without their covariance and `w_err`
+# (wtheta_result(cov_later = TRUE)) and get their blocks of the joint
+# covariance here, once (a covariance each and the joint one again cost
+# 21 products more at six samples). bin_names: the names of each entry's
+# bins in its covariance.
+multi_result <- function(entries, ij, samples, error, done, fchecks, start,
+                         bin_names) {
   # the entries' columns joined, a data frame once at the end (rbind() of
   # a data frame per entry took most of this function's 12 ms at 21)
   nr <- vapply(entries, nrow, 0L)
@@ -332,20 +338,25 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start) {
               theta = col("theta"))
   if (!is.null(entries[[1L]]$theta_mean)) out$theta_mean <- col("theta_mean")
   out$w <- col("w")
-  if (!is.null(entries[[1L]]$w_err)) out$w_err <- col("w_err")
   first <- entries[[1L]]
   reps <- NULL
   cov <- NULL
   if (error %in% c("jackknife", "bootstrap")) {
     reps <- do.call(rbind, lapply(entries, attr, "replicates"))
     cov <- replicate_cov(reps, error, attr(first, "threads"))
-  } else if (error == "poisson") {
-    cov <- diag(out$w_err^2, sum(nr))
+    end <- cumsum(nr)
+    for (r in seq_along(entries)) {
+      k <- (end[r] - nr[r] + 1L):end[r]
+      block <- cov[k, k, drop = FALSE]
+      dimnames(block) <- list(bin_names, bin_names)
+      entries[[r]] <- with_cov_block(entries[[r]], block)
+    }
   }
+  if (!is.null(entries[[1L]]$w_err)) out$w_err <- col("w_err")
+  if (error == "poisson") cov <- diag(out$w_err^2, sum(nr))
   if (!is.null(cov)) {
-    # format() of the entries' bins, as each entry's covariance names them
-    nm <- paste(out$i, out$j, unlist(lapply(entries, function(e)
-      rownames(attr(e, "cov"))), use.names = FALSE))
+    # the entries' bins, as each entry's covariance names them
+    nm <- paste(out$i, out$j, rep(bin_names, length(entries)))
     dimnames(cov) <- list(nm, nm)
   }
   structure(out, class = c("wtheta_multi", "data.frame"),
