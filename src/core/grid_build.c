@@ -309,8 +309,11 @@ static int sort_keys_msd(uint64_t *key, int64_t *order, int64_t n, int bits,
 static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
                      int n_threads, uint64_t *k2, int64_t *o2)
 {
+  /* a stripe per 65536 points at most: fewer are not worth a thread (all
+   * or one before, so a range of 10^6 points on 64 threads sorted on one) */
   int stripes = n_threads < 1 ? 1 : n_threads;
-  if (n < (int64_t)stripes * 65536) stripes = 1;   /* not worth it */
+  if (n < (int64_t)stripes * 65536)
+    stripes = n / 65536 > 1 ? (int)(n / 65536) : 1;
   /* many points: one pass on the top digit, then buckets; else (and with
    * WTHETA_GRID_SORT=lsd, to compare) LSD passes over all of them */
   const char *how = getenv("WTHETA_GRID_SORT");
@@ -521,10 +524,13 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
       if (s->lab_mem)
         memcpy(s->lab_mem, p->lab, (size_t)n * sizeof(int32_t));
     }
-    if (cat->n_ranges >= 2 * (int64_t)n_threads && n_threads > 1) {
+    if (cat->n_ranges >= (int64_t)n_threads && n_threads > 1) {
       /* many ranges (patches): a range per thread at a time, each sorted
        * by one thread, rather than hundreds of small parallel regions
-       * (whose threads spin, and stall on a busy machine); the same trees */
+       * (whose threads spin, and stall on a busy machine); the same trees.
+       * From one range a thread (two before): 100 patches of 10^8 points
+       * on 64 threads took 6.2 s one range after another, against 1.2 s
+       * for the same points as one range */
       int failed = WT_OK;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
