@@ -113,14 +113,11 @@ wtheta_result <- function(pcs, estimator, error, n_boot = 500, seed = NULL,
 # blocks are the correlations' own covariances bit for bit (replicate_cov()
 # makes each entry from its two rows alone).
 with_cov_block <- function(x, cov) {
-  a <- attributes(x)
-  v <- unclass(x)
-  attributes(v) <- NULL
-  names(v) <- a$names
+  cls <- class(x)
+  v <- unclass(x)   # a list keeps its attributes through $<-
   v$w_err <- sqrt(diag(unname(cov)))
-  a$names <- names(v)
-  a$cov <- cov
-  attributes(v) <- a
+  attr(v, "cov") <- cov
+  class(v) <- cls
   v
 }
 
