@@ -376,19 +376,39 @@ int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
     const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
     for (int64_t i = i0; i < i1; i++) ol[i] = (int)c[ol[i] - 1]++;
   }
+  /* each column copied aside and scattered back by all the threads (a
+   * serial memcpy() of the first column, which also faulted in the
+   * scratch, took most of the call on a 64-core host at 10^8 points) */
   double *cols[4] = {ox, oy, oz, ow};
   for (int q = 0; q < (wv ? 4 : 3); q++) {
     double *dst = cols[q];
-    memcpy(col, q < 3 ? dst : wv, (size_t)n * sizeof *col);
+    const double *src = q < 3 ? dst : wv;
 #ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static)
+#pragma omp parallel num_threads(T)
 #endif
-    for (int64_t i = 0; i < n; i++) dst[ol[i]] = col[i];
+    {
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+      for (int64_t i = 0; i < n; i++) col[i] = src[i];
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+      for (int64_t i = 0; i < n; i++) dst[ol[i]] = col[i];
+    }
   }
-  /* the labels in patch order: cnt[j] times j + 1 */
+  /* the labels in patch order: cnt[j] times j + 1, a patch per thread at
+   * a time from its first place (part's first P values, free now) */
   int64_t at = 0;
+  for (int j = 0; j < P; j++) {
+    part[j] = at;
+    at += cnt[j];
+  }
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
+#endif
   for (int j = 0; j < P; j++)
-    for (int64_t e = at + cnt[j]; at < e; at++) ol[at] = j + 1;
+    for (int64_t a = part[j], e = a + cnt[j]; a < e; a++) ol[a] = j + 1;
   free(part);
   free(col);
   return WT_OK;

@@ -140,6 +140,19 @@ test_that("grouping by patch on several threads keeps the order of R's stable so
   expect_identical(got$counts, tabulate(lab, 13))
   expect_identical(got, wtheta:::patch_vectors(cat, attr(p, "centres"), w,
                                                1L))
+  # an empty patch on 4 threads: centre 3 repeats centre 1, and ties go
+  # to the first, so its range is empty and the labels after it move up
+  cen <- attr(p, "centres")
+  far <- rbind(cen[1:2, ], cen[1L, ], cen[-(1:2), ])
+  lab2 <- wtheta:::nearest_centre(u, far, 1L)
+  expect_identical(tabulate(lab2, 14)[3], 0L)
+  got2 <- wtheta:::patch_vectors(cat, far, w, 4L)
+  o2 <- order(lab2)
+  expect_identical(as.vector(got2$labels), lab2[o2])
+  expect_identical(got2$xyz, u[o2, ])
+  expect_identical(got2$counts, tabulate(lab2, 14))
+  expect_identical(got2$labels[got2$labels != 3L],
+                   c(rep(1:2, got$counts[1:2]), rep(4:14, got$counts[3:13])))
   # unweighted: the same order, no weights
   plain <- wtheta:::patch_vectors(cat, attr(p, "centres"), NULL, 4L)
   expect_null(plain$weights)
