@@ -11,6 +11,10 @@
 # seconds (minimum and median of 3 runs):
 #   check          check_catalog(): finite, in range (one C pass)
 #   unit_vectors   ra, dec to unit vectors (C, OpenMP)
+#   patch_labels   with patches=P only, and not in the total: what a call
+#                  with patches makes instead of unit_vectors (unit
+#                  vectors, nearest of the P centres, grouped by patch in
+#                  one C call, patch_vectors())
 #   catalog        the C catalog of the unit vectors
 #   grid_build     sorting the points by cell and building the trees
 #   grid_walk      the walk over node pairs: the engine's tasks, bulk sums
@@ -85,6 +89,10 @@ for (n in ns) {
                    tasks, as.integer(max(1, n_patches)^2), FALSE)
         .Call(ns_$C_catalog_release, c$value)
         out <- c(check = a$s, unit_vectors = b$s, catalog = c$s, p)
+        if (n_patches > 0) {
+          out["patch_labels"] <- timed(ns_$patch_vectors(
+            a$value, attr(P, "centres"), NULL, th))$s
+        }
         rm(a, b, c)
         invisible(gc(verbose = FALSE))
         out
@@ -92,14 +100,18 @@ for (n in ns) {
       options(old)
       m <- do.call(rbind, runs)
       stage <- setdiff(colnames(m), c("tasks", "task_pairs", "cuda_launches",
-                                      "cuda_chunk_loads"))
+                                      "cuda_chunk_loads", "patch_labels"))
+      extra <- intersect(colnames(m), "patch_labels")
       row <- data.frame(n = n, threads = th, patches = n_patches,
                         grid = format(g),
-                        stage = c(sub("_s$", "", stage), "total"),
+                        stage = c(sub("_s$", "", stage), "total", extra),
                         min_s = c(apply(m[, stage], 2, min),
-                                  min(rowSums(m[, stage]))),
+                                  min(rowSums(m[, stage])),
+                                  apply(m[, extra, drop = FALSE], 2, min)),
                         median_s = c(apply(m[, stage], 2, stats::median),
-                                     stats::median(rowSums(m[, stage]))),
+                                     stats::median(rowSums(m[, stage])),
+                                     apply(m[, extra, drop = FALSE], 2,
+                                           stats::median)),
                         tasks = m[1, "tasks"],
                         launches = m[1, "cuda_launches"],
                         chunk_loads = m[1, "cuda_chunk_loads"],
