@@ -377,8 +377,9 @@ int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
     for (int64_t i = i0; i < i1; i++) ol[i] = (int)c[ol[i] - 1]++;
   }
   /* each column copied aside and scattered back by all the threads (a
-   * serial memcpy() of the first column, which also faulted in the
-   * scratch, took most of the call on a 64-core host at 10^8 points) */
+   * serial memcpy() of each column, the first also faulting in the
+   * scratch, and the serial label fill below took about half of the call
+   * on 32 threads at 10^8 points) */
   double *cols[4] = {ox, oy, oz, ow};
   for (int q = 0; q < (wv ? 4 : 3); q++) {
     double *dst = cols[q];

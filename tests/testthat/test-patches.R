@@ -143,10 +143,10 @@ test_that("grouping by patch on several threads keeps the order of R's stable so
   # an empty patch on 4 threads: centre 3 repeats centre 1, and ties go
   # to the first, so its range is empty and the labels after it move up
   cen <- attr(p, "centres")
-  far <- rbind(cen[1:2, ], cen[1L, ], cen[-(1:2), ])
-  lab2 <- wtheta:::nearest_centre(u, far, 1L)
+  twin <- rbind(cen[1:2, ], cen[1L, ], cen[-(1:2), ])
+  lab2 <- wtheta:::nearest_centre(u, twin, 1L)
   expect_identical(tabulate(lab2, 14)[3], 0L)
-  got2 <- wtheta:::patch_vectors(cat, far, w, 4L)
+  got2 <- wtheta:::patch_vectors(cat, twin, w, 4L)
   o2 <- order(lab2)
   expect_identical(as.vector(got2$labels), lab2[o2])
   expect_identical(got2$xyz, u[o2, ])
