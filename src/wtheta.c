@@ -13,3 +13,14 @@ void R_init_wtheta(struct _DllInfo *dll)
 {
   wtr_init(dll);
 }
+
+/* R calls R_unload_wtheta when it unloads the package: the worker threads,
+ * which run the package's code, stop first */
+void wt_team_release(void);
+void R_unload_wtheta(struct _DllInfo *dll);
+
+void R_unload_wtheta(struct _DllInfo *dll)
+{
+  (void)dll;
+  wt_team_release();
+}

@@ -1,0 +1,291 @@
+/* The package's own teams of threads: see team.h for why.
+ *
+ * A pool per thread that starts teams: workers 1..n_workers, each waiting
+ * for the next job. A job is published in one 64-bit word, its number
+ * (high half) and its team size (low half), so that a worker outside the
+ * team never reads the job's function. The caller writes the function,
+ * sets `running` to the workers in the team, and stores the word; it then
+ * runs its own part (tid 0) and waits for `running` to reach 0. Workers and
+ * caller spin a little (WT_TEAM_SPIN pauses, about 0.1 ms), then sleep on a
+ * condition variable: a thread preempted by another process is not kept
+ * waiting by threads burning the cores it needs. */
+#include <stdlib.h>
+#include <string.h>
+#include <pthread.h>
+#include <signal.h>
+#include "team.h"
+#include "threads.h"
+
+/* pauses before sleeping: 4096 are 0.11 ms on the development VM's AMD
+ * EPYC (27 ns a pause); a new region within that finds its workers awake */
+#define WT_TEAM_SPIN 4096
+
+static inline void relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+typedef struct wt_pool wt_pool;
+
+typedef struct {
+  wt_pool *pool;
+  int id;
+  uint32_t seen;
+  pthread_t thread;
+} wt_worker;
+
+struct wt_pool {
+  pthread_mutex_t lock;
+  pthread_cond_t wake;   /* workers wait here for a job */
+  pthread_cond_t done;   /* the caller waits here for its team */
+  uint64_t job;          /* number << 32 | team size (atomic) */
+  uint32_t number;       /* the last job's number (the caller's) */
+  wt_team_fn fn;         /* the job, read by its team's workers only */
+  void *arg;
+  int running;           /* the team's workers not yet done (atomic) */
+  int sleepers;          /* workers asleep (under lock) */
+  int caller_waits;      /* the caller asleep (under lock) */
+  int stop;              /* (atomic) */
+  int n_workers;
+  int cap;
+  wt_worker **workers;
+};
+
+static pthread_key_t pool_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+/* inside a team's function: a team started there runs on its caller */
+static __thread int in_team = 0;
+
+static void pool_free(void *v);
+
+static void key_init(void)
+{
+  pthread_key_create(&pool_key, pool_free);
+}
+
+static uint64_t wait_job(wt_pool *p, uint32_t seen)
+{
+  uint64_t job;
+  for (int k = 0; k < WT_TEAM_SPIN; k++) {
+    job = __atomic_load_n(&p->job, __ATOMIC_ACQUIRE);
+    if ((uint32_t)(job >> 32) != seen) return job;
+    relax();
+  }
+  pthread_mutex_lock(&p->lock);
+  while ((uint32_t)((job = __atomic_load_n(&p->job, __ATOMIC_ACQUIRE)) >>
+                    32) == seen) {
+    p->sleepers++;
+    pthread_cond_wait(&p->wake, &p->lock);
+    p->sleepers--;
+  }
+  pthread_mutex_unlock(&p->lock);
+  return job;
+}
+
+static void *worker_main(void *v)
+{
+  wt_worker *w = (wt_worker *)v;
+  wt_pool *p = w->pool;
+  const int id = w->id;
+  uint32_t seen = w->seen;
+  in_team = 1;
+  for (;;) {
+    const uint64_t job = wait_job(p, seen);
+    seen = (uint32_t)(job >> 32);
+    if (__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) return NULL;
+    const int nt = (int)(uint32_t)job;
+    if (id >= nt) continue;
+    p->fn(p->arg, id, nt);
+    if (__atomic_sub_fetch(&p->running, 1, __ATOMIC_ACQ_REL) == 0) {
+      pthread_mutex_lock(&p->lock);
+      if (p->caller_waits) pthread_cond_signal(&p->done);
+      pthread_mutex_unlock(&p->lock);
+    }
+  }
+}
+
+/* starts workers up to `want` (fewer if a thread cannot start); the
+ * workers block the signals R handles on its main thread */
+static void grow(wt_pool *p, int want)
+{
+  if (want <= p->n_workers) return;
+  if (want > p->cap) {
+    wt_worker **w = realloc(p->workers, (size_t)want * sizeof *w);
+    if (!w) return;
+    p->workers = w;
+    p->cap = want;
+  }
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  const size_t stack = wt_threads_stack();
+  if (stack) pthread_attr_setstacksize(&attr, stack);
+#if !defined(_WIN32)
+  sigset_t all, old;
+  sigfillset(&all);
+  sigdelset(&all, SIGSEGV);
+  sigdelset(&all, SIGBUS);
+  sigdelset(&all, SIGFPE);
+  sigdelset(&all, SIGILL);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+#endif
+  while (p->n_workers < want) {
+    wt_worker *w = malloc(sizeof *w);
+    if (!w) break;
+    w->pool = p;
+    w->id = p->n_workers + 1;
+    w->seen = p->number;
+    if (pthread_create(&w->thread, &attr, worker_main, w) != 0) {
+      free(w);
+      break;
+    }
+    p->workers[p->n_workers++] = w;
+  }
+#if !defined(_WIN32)
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
+  pthread_attr_destroy(&attr);
+}
+
+static wt_pool *pool_of_caller(int want)
+{
+  pthread_once(&key_once, key_init);
+  wt_pool *p = (wt_pool *)pthread_getspecific(pool_key);
+  if (!p) {
+    p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->wake, NULL);
+    pthread_cond_init(&p->done, NULL);
+    if (pthread_setspecific(pool_key, p) != 0) {
+      pool_free(p);
+      return NULL;
+    }
+  }
+  grow(p, want);
+  return p;
+}
+
+/* stops and joins the workers, then frees the pool */
+static void pool_free(void *v)
+{
+  wt_pool *p = (wt_pool *)v;
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  __atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+  p->number++;
+  __atomic_store_n(&p->job, (uint64_t)p->number << 32, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->lock);
+  for (int i = 0; i < p->n_workers; i++) {
+    pthread_join(p->workers[i]->thread, NULL);
+    free(p->workers[i]);
+  }
+  free(p->workers);
+  pthread_cond_destroy(&p->done);
+  pthread_cond_destroy(&p->wake);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+int wt_team_run(int nt, wt_team_fn fn, void *arg)
+{
+  wt_pool *p = NULL;
+  if (nt > 1 && !in_team) {
+    p = pool_of_caller(nt - 1);
+    if (p && nt > p->n_workers + 1) nt = p->n_workers + 1;
+  }
+  if (!p || nt <= 1) {
+    const int outer = in_team;
+    in_team = 1;
+    fn(arg, 0, 1);
+    in_team = outer;
+    return 1;
+  }
+  p->fn = fn;
+  p->arg = arg;
+  __atomic_store_n(&p->running, nt - 1, __ATOMIC_RELAXED);
+  p->number++;
+  __atomic_store_n(&p->job, ((uint64_t)p->number << 32) | (uint32_t)nt,
+                   __ATOMIC_RELEASE);
+  pthread_mutex_lock(&p->lock);
+  if (p->sleepers) pthread_cond_broadcast(&p->wake);
+  pthread_mutex_unlock(&p->lock);
+  in_team = 1;
+  fn(arg, 0, nt);
+  in_team = 0;
+  for (int k = 0; k < WT_TEAM_SPIN &&
+                  __atomic_load_n(&p->running, __ATOMIC_ACQUIRE) > 0; k++)
+    relax();
+  if (__atomic_load_n(&p->running, __ATOMIC_ACQUIRE) > 0) {
+    pthread_mutex_lock(&p->lock);
+    p->caller_waits = 1;
+    while (__atomic_load_n(&p->running, __ATOMIC_ACQUIRE) > 0)
+      pthread_cond_wait(&p->done, &p->lock);
+    p->caller_waits = 0;
+    pthread_mutex_unlock(&p->lock);
+  }
+  return nt;
+}
+
+typedef struct {
+  wt_range_fn fn;
+  void *arg;
+  int64_t n, chunk, next;
+} wt_loop;
+
+static void loop_part(void *v, int tid, int nt)
+{
+  wt_loop *L = (wt_loop *)v;
+  if (L->chunk <= 0) {
+    int64_t lo, hi;
+    wt_team_block(L->n, tid, nt, &lo, &hi);
+    if (lo < hi) L->fn(L->arg, lo, hi, tid);
+    return;
+  }
+  for (;;) {
+    const int64_t lo = __atomic_fetch_add(&L->next, L->chunk,
+                                          __ATOMIC_RELAXED);
+    if (lo >= L->n) return;
+    L->fn(L->arg, lo, L->n - lo < L->chunk ? L->n : lo + L->chunk, tid);
+  }
+}
+
+int wt_team_for(int nt, int64_t n, int64_t chunk, wt_range_fn fn, void *arg)
+{
+  if (n <= 0) return 1;
+  /* no more threads than runs of iterations */
+  const int64_t runs = chunk > 0 ? (n - 1) / chunk + 1 : n;
+  if ((int64_t)nt > runs) nt = (int)runs;
+  wt_loop L = {fn, arg, n, chunk, 0};
+  return wt_team_run(nt, loop_part, &L);
+}
+
+void wt_team_release(void)
+{
+  pthread_once(&key_once, key_init);
+  wt_pool *p = (wt_pool *)pthread_getspecific(pool_key);
+  if (!p) return;
+  pthread_setspecific(pool_key, NULL);
+  pool_free(p);
+}
+
+/* a child of fork() has none of the parent's workers: it starts its own
+ * (the parent's pool is left as it was, its lock untouched) */
+static void team_in_child(void)
+{
+  pthread_once(&key_once, key_init);
+  pthread_setspecific(pool_key, NULL);
+  in_team = 0;
+}
+
+void wt_team_init(void)
+{
+  pthread_once(&key_once, key_init);
+#if !defined(_WIN32)
+  pthread_atfork(NULL, NULL, team_in_child);
+#endif
+}
