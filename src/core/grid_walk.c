@@ -19,6 +19,7 @@
 #include "wt.h"
 #include "grid.h"
 #include "labels.h"
+#include "team.h"
 
 #define DEG (M_PI / 180.0)
 
@@ -394,6 +395,22 @@ static int64_t round_len(const walk *wk, int64_t n)
 /* the tasks of parts[0, m) appended to wk's in part order (copied in
  * parallel: a walk at survey sizes makes millions of tasks), the parts'
  * lists freed; with a sink, wk's tasks are then fed to it and dropped */
+typedef struct {
+  walk *wk;
+  const walk *parts;
+  const int64_t *at;
+} join_copy;
+
+static void copy_parts(void *v, int64_t c0, int64_t c1, int tid)
+{
+  const join_copy *J = (const join_copy *)v;
+  (void)tid;
+  for (int64_t c = c0; c < c1; c++)
+    if (J->parts[c].n_tasks > 0)
+      memcpy(J->wk->t + J->at[c], J->parts[c].t,
+             (size_t)J->parts[c].n_tasks * sizeof *J->wk->t);
+}
+
 static int join_parts(walk *wk, walk *parts, int64_t m, int n_threads)
 {
   int64_t total = wk->n_tasks;
@@ -405,13 +422,8 @@ static int join_parts(walk *wk, walk *parts, int64_t m, int n_threads)
   if (status == WT_OK) {
     at[0] = wk->n_tasks;
     for (int64_t c = 0; c < m; c++) at[c + 1] = at[c] + parts[c].n_tasks;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 16)
-#endif
-    for (int64_t c = 0; c < m; c++)
-      if (parts[c].n_tasks > 0)
-        memcpy(wk->t + at[c], parts[c].t,
-               (size_t)parts[c].n_tasks * sizeof *wk->t);
+    join_copy J = {wk, parts, at};
+    wt_team_for(n_threads, m, 16, copy_parts, &J);
     wk->n_tasks = total;
   }
   free(at);
@@ -439,6 +451,44 @@ static void part_of(walk *w, const walk *wk)
   w->min_bulk = wk->min_bulk;
 }
 
+/* one round of refine_task()'s chunks: chunk c walks cells
+ * [c * WALK_CHUNK, ...) into parts[c] and its bulk sums */
+typedef struct {
+  const grid_shape *g;
+  const walk *wk;
+  const wt_task *t;
+  int diagonal;
+  const range_tree *ta, *tb;
+  const int64_t *index_b;
+  double reach, tot_n, tot_w;
+  const double *before;
+  walk *parts;
+  double *sums;
+  int *st;
+  int64_t r0, n_cells;
+} refine_round;
+
+static void refine_chunks(void *v, int64_t k0, int64_t k1, int tid)
+{
+  const refine_round *R = (const refine_round *)v;
+  const int n_slots = R->wk->n_slots;
+  (void)tid;
+  for (int64_t c = R->r0 + k0; c < R->r0 + k1; c++) {
+    walk *w = &R->parts[c];
+    part_of(w, R->wk);
+    w->bulk_n = R->sums + (size_t)c * 2 * (size_t)n_slots;
+    w->bulk_w = w->bulk_n + n_slots;
+    w->out0 = R->t->out;
+    R->st[c] = WT_OK;
+    int64_t i1 = (c + 1) * WALK_CHUNK < R->n_cells ? (c + 1) * WALK_CHUNK
+                                                    : R->n_cells;
+    for (int64_t i = c * WALK_CHUNK; i < i1 && R->st[c] == WT_OK; i++)
+      R->st[c] = walk_cell(R->g, w, R->t, R->diagonal, R->ta, R->tb,
+                           R->index_b, R->reach, i, R->tot_n, R->tot_w,
+                           R->before[2 * i], R->before[2 * i + 1]);
+  }
+}
+
 static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
                        int diagonal, const range_tree *ta,
                        const range_tree *tb, const int64_t *index_b,
@@ -461,22 +511,9 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
   const int64_t per = round_len(wk, n_chunks);
   for (int64_t r0 = 0; r0 < n_chunks && status == WT_OK; r0 += per) {
     const int64_t r1 = r0 + per < n_chunks ? r0 + per : n_chunks;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
-#endif
-    for (int64_t c = r0; c < r1; c++) {
-      walk *w = &parts[c];
-      part_of(w, wk);
-      w->bulk_n = sums + (size_t)c * 2 * (size_t)n_slots;
-      w->bulk_w = w->bulk_n + n_slots;
-      w->out0 = t->out;
-      st[c] = WT_OK;
-      int64_t i1 = (c + 1) * WALK_CHUNK < n_cells ? (c + 1) * WALK_CHUNK
-                                                   : n_cells;
-      for (int64_t i = c * WALK_CHUNK; i < i1 && st[c] == WT_OK; i++)
-        st[c] = walk_cell(g, w, t, diagonal, ta, tb, index_b, reach, i,
-                          tot_n, tot_w, before[2 * i], before[2 * i + 1]);
-    }
+    refine_round R = {g, wk, t, diagonal, ta, tb, index_b, reach,
+                      tot_n, tot_w, before, parts, sums, st, r0, n_cells};
+    wt_team_for(n_threads, r1 - r0, 1, refine_chunks, &R);
     /* the round's tasks joined in chunk order (fed to the sink) */
     for (int64_t c = r0; c < r1 && status == WT_OK; c++) status = st[c];
     if (status == WT_OK)
@@ -623,6 +660,38 @@ static void order_tasks(walk *w)
 /* The grouped walk of job's tasks into wk (bulk counts into wk's dense
  * sums, out0 = 0); *fallback = 1 (and nothing done) when two tasks share
  * both trees, which the per-task walk handles. */
+/* one round of walk_groups()'s units, taken in turn by the team's
+ * threads, each with its own scratch */
+typedef struct {
+  const groups *G;
+  const walk *wk;
+  walk *parts;
+  const int64_t *u;
+  int64_t next, r1, max_m;
+  int failed;
+} group_round;
+
+static void group_units(void *v, int tid, int nt)
+{
+  group_round *R = (group_round *)v;
+  (void)tid;
+  (void)nt;
+  double *scratch = malloc((size_t)(4 * R->max_m + 1) * sizeof *scratch);
+  for (;;) {
+    const int64_t k = __atomic_fetch_add(&R->next, 1, __ATOMIC_RELAXED);
+    if (k >= R->r1) break;
+    walk *w = &R->parts[k];
+    part_of(w, R->wk);
+    const int64_t *uk = R->u + 3 * k;
+    int st = scratch ? group_unit(R->G, w, uk[0], uk[1], uk[2], scratch,
+                                  scratch + 2 * R->max_m)
+                     : WT_ERR_NOMEM;
+    if (st == WT_OK) order_tasks(w);
+    if (st != WT_OK) __atomic_store_n(&R->failed, st, __ATOMIC_RELAXED);
+  }
+  free(scratch);
+}
+
 static int walk_groups(const wt_job *job, const wt_grid_stage *a,
                        const wt_grid_stage *b, double reach, walk *wk,
                        int n_threads, int *fallback)
@@ -764,37 +833,14 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
   int64_t max_m = 0;
   for (int64_t q = 0; q < n_groups; q++)
     if (g_start[q + 1] - g_start[q] > max_m) max_m = g_start[q + 1] - g_start[q];
-  int failed = 0;
   const int64_t per = round_len(wk, n_units);
   for (int64_t r0 = 0; r0 < n_units && status == WT_OK; r0 += per) {
     const int64_t r1 = r0 + per < n_units ? r0 + per : n_units;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(n_threads)
-#endif
-    {
-      double *scratch = malloc((size_t)(4 * max_m + 1) * sizeof *scratch);
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-      for (int64_t k = r0; k < r1; k++) {
-        walk *w = &parts[k];
-        part_of(w, wk);
-        int st = scratch ? group_unit(&G, w, u[3 * k], u[3 * k + 1],
-                                      u[3 * k + 2], scratch,
-                                      scratch + 2 * max_m)
-                         : WT_ERR_NOMEM;
-        if (st == WT_OK) order_tasks(w);
-        if (st != WT_OK) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-          failed = st;
-        }
-      }
-      free(scratch);
-    }
-    if (failed) {
-      status = failed;
+    group_round R = {&G, wk, parts, u, r0, r1, max_m, 0};
+    wt_team_run(r1 - r0 < n_threads ? (int)(r1 - r0) : n_threads,
+                group_units, &R);
+    if (R.failed) {
+      status = R.failed;
       goto done;
     }
     /* the round's units' tasks joined in unit order (fed to the sink),

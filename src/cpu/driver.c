@@ -2,6 +2,7 @@
  * of kernel, and the loop that hands out chunks and polls between them.
  * See engine.h for the design. */
 #include "engine.h"
+#include "core/team.h"
 
 /* The count form's counters (wt_ctx.pip_count: copies of n_slots x K,
  * K = pip_k, the counter of slot s and popcount q at s * K + q) into the
@@ -717,92 +718,84 @@ static int64_t next_chunk(const wt_job *job, wt_run *r, int64_t *task_at,
   return n_items;
 }
 
+/* a chunk's items, taken in turn by the team's threads (count_chunk()) */
+typedef struct {
+  wt_job *job;
+  const wt_run *r;
+  int64_t n_items, next;
+  int fault_thread;
+  double fault_at;
+  int failed;
+} chunk_team;
+
+/* one thread's part of count_chunk(): its own histograms and tiles */
+static void count_items(void *v, int id, int nt)
+{
+  chunk_team *C = (chunk_team *)v;
+  wt_job *job = C->job;
+  const wt_run *r = C->r;
+  const int n_slots = r->hist, weighted = r->weighted;
+  const int angles = r->angles;
+  const size_t per = r->per;
+  const wt_item *items = r->items;
+  const wt_ctx ctx = r->ctx;
+  (void)nt;
+  wt_thread t;
+  memset(&t, 0, sizeof t);
+  t.h = r->h + (size_t)id * per;
+  t.wh = r->wh ? r->wh + (size_t)id * per : NULL;
+  t.th = angles ? r->th + (size_t)id * per : NULL;
+  t.tile = r->tiles ? r->tiles + (size_t)id * 3 * WT_TILE : NULL;
+  t.pad = r->pads ? r->pads + (size_t)id * 4 * WT_PAD : NULL;
+  t.pad_lab = r->pad_labs ? r->pad_labs + (size_t)id * WT_PAD : NULL;
+  t.pad_tile = r->pad_tiles ? r->pad_tiles + (size_t)id * 3 * WT_TILE : NULL;
+  t.pad_j = -1;
+  for (;;) {
+    const int64_t k = __atomic_fetch_add(&C->next, 1, __ATOMIC_RELAXED);
+    if (k >= C->n_items) break;
+    if (__atomic_load_n(&C->failed, __ATOMIC_RELAXED)) continue;
+    const wt_item *it = &items[k];
+    if (C->fault_thread && it->start <= C->fault_at &&
+        C->fault_at < it->start + (double)it->pairs) {
+      /* a worker that cannot go on: report and leave the item */
+      int no = 0;
+      if (__atomic_compare_exchange_n(&C->failed, &no, 1, 0,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        snprintf(job->message, sizeof job->message,
+                 "injected fault in a CPU worker thread "
+                 "(WTHETA_TEST_FAULT=thread)");
+      continue;
+    }
+    t.acc = r->rec_n + (size_t)k * n_slots;
+    memset(t.acc, 0, (size_t)n_slots * sizeof *t.acc);
+    t.pending = 0;
+    if (weighted) {
+      t.wacc = r->rec_w + (size_t)k * n_slots;
+      memset(t.wacc, 0, (size_t)n_slots * sizeof *t.wacc);
+    }
+    if (angles) {
+      t.thacc = r->rec_t + (size_t)k * n_slots;
+      memset(t.thacc, 0, (size_t)n_slots * sizeof *t.thacc);
+    }
+    t.wpending = 0;
+    do_item(job, &ctx, &job->tasks[it->task], it->r0, it->r1, &t);
+    for (int64_t m = 1; m <= it->n_more; m++) {
+      const wt_task *u = &job->tasks[it->task + m];
+      do_item(job, &ctx, u, u->a0, u->a1, &t);
+    }
+    flush(&ctx, &t);
+    if (weighted || angles) flush_w(&ctx, &t);
+  }
+}
+
 /* Counts the chunk's items on the team, each into its record. Returns 1
  * when a worker failed (the message is in job->message). */
 static int count_chunk(wt_job *job, wt_run *r, int64_t n_items,
                        int fault_thread, double fault_at)
 {
-  const int nt = r->nt, n_slots = r->hist, weighted = r->weighted;
-  const int angles = r->angles;
-  const size_t per = r->per;
-  uint32_t *h = r->h;
-  double *wh = r->wh, *rec_w = r->rec_w, *th = r->th, *rec_t = r->rec_t;
-  float *tiles = r->tiles, *pad_tiles = r->pad_tiles;
-  double *pads = r->pads;
-  const wt_item *items = r->items;
-  uint64_t *rec_n = r->rec_n;
-  const wt_ctx ctx = r->ctx;
-  int failed = 0;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(nt)
-#endif
-  {
-#ifdef _OPENMP
-    int id = omp_get_thread_num();
-#else
-    int id = 0;
-#endif
-    wt_thread t;
-    memset(&t, 0, sizeof t);
-    t.h = h + (size_t)id * per;
-    t.wh = wh ? wh + (size_t)id * per : NULL;
-    t.th = angles ? th + (size_t)id * per : NULL;
-    t.tile = tiles ? tiles + (size_t)id * 3 * WT_TILE : NULL;
-    t.pad = pads ? pads + (size_t)id * 4 * WT_PAD : NULL;
-    t.pad_lab = r->pad_labs ? r->pad_labs + (size_t)id * WT_PAD : NULL;
-    t.pad_tile = pad_tiles ? pad_tiles + (size_t)id * 3 * WT_TILE : NULL;
-    t.pad_j = -1;
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 1)
-#endif
-    for (int64_t k = 0; k < n_items; k++) {
-      int stop;
-#ifdef _OPENMP
-#pragma omp atomic read
-#endif
-      stop = failed;
-      if (stop) continue;
-      const wt_item *it = &items[k];
-      if (fault_thread && it->start <= fault_at &&
-          fault_at < it->start + (double)it->pairs) {
-        /* a worker that cannot go on: report and leave the item */
-#ifdef _OPENMP
-#pragma omp critical(wt_cpu_failure)
-#endif
-        {
-          if (!failed)
-            snprintf(job->message, sizeof job->message,
-                     "injected fault in a CPU worker thread "
-                     "(WTHETA_TEST_FAULT=thread)");
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-          failed = 1;
-        }
-        continue;
-      }
-      t.acc = rec_n + (size_t)k * n_slots;
-      memset(t.acc, 0, (size_t)n_slots * sizeof *t.acc);
-      t.pending = 0;
-      if (weighted) {
-        t.wacc = rec_w + (size_t)k * n_slots;
-        memset(t.wacc, 0, (size_t)n_slots * sizeof *t.wacc);
-      }
-      if (angles) {
-        t.thacc = rec_t + (size_t)k * n_slots;
-        memset(t.thacc, 0, (size_t)n_slots * sizeof *t.thacc);
-      }
-      t.wpending = 0;
-      do_item(job, &ctx, &job->tasks[it->task], it->r0, it->r1, &t);
-      for (int64_t m = 1; m <= it->n_more; m++) {
-        const wt_task *u = &job->tasks[it->task + m];
-        do_item(job, &ctx, u, u->a0, u->a1, &t);
-      }
-      flush(&ctx, &t);
-      if (weighted || angles) flush_w(&ctx, &t);
-    }
-  }
-  return failed;
+  chunk_team C = {job, r, n_items, 0, fault_thread, fault_at, 0};
+  wt_team_run(r->nt, count_items, &C);
+  return C.failed;
 }
 
 /* Adds the chunk's records into the tasks' histograms, in item order. */

@@ -107,9 +107,6 @@
 #include <string.h>
 #include "wt.h"
 
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #define WT_X86 1
