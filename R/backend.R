@@ -236,3 +236,10 @@ wtheta_free_gpu <- function() {
   assign(".wtheta_exit", holder, envir = topenv())
   invisible(NULL)
 }
+
+# The package's thread teams (src/core/team.c) checked, for its tests: a
+# team of `nt` over loops of `n` iterations and `teams` teams in a row (see
+# wt_team_check() for what each of the six numbers is)
+team_check <- function(nt, n = 100003, teams = 2000) {
+  .Call(C_team_check, as.integer(nt), as.double(n), as.integer(teams))
+}

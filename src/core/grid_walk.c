@@ -19,7 +19,7 @@
 #include "wt.h"
 #include "grid.h"
 #include "labels.h"
-#include "team.h"
+#include "floor/team.h"
 
 #define DEG (M_PI / 180.0)
 

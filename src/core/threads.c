@@ -8,7 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include "threads.h"
-#include "team.h"
+#include "floor/team.h"
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -83,14 +83,8 @@ void wt_threads_init(void)
   /* read once, as the OpenMP runtime (loaded before this package) did */
   omp_stack = stack_size_env("OMP_STACKSIZE");
   if (!omp_stack) omp_stack = stack_size_env("GOMP_STACKSIZE");
-  wt_team_init();
-}
-
-/* the stack size of the package's worker threads: OpenMP's (0: the
- * system's default) */
-size_t wt_threads_stack(void)
-{
-  return omp_stack;
+  /* the package's own threads get the stack OpenMP's would */
+  wt_team_init(omp_stack);
 }
 
 #if defined(_OPENMP) && !defined(_WIN32)

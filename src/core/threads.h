@@ -16,5 +16,4 @@ int wt_threads_for(int requested, int64_t n, int64_t grain);
 #define WT_NEAREST_GRAIN 100000
 #define WT_TRIG_GRAIN 4096
 void wt_threads_init(void);
-size_t wt_threads_stack(void);
 #endif

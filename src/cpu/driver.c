@@ -2,7 +2,7 @@
  * of kernel, and the loop that hands out chunks and polls between them.
  * See engine.h for the design. */
 #include "engine.h"
-#include "core/team.h"
+#include "floor/team.h"
 
 /* The count form's counters (wt_ctx.pip_count: copies of n_slots x K,
  * K = pip_k, the counter of slot s and popcount q at s * K + q) into the

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"
+#include "team.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -25,6 +26,34 @@ double wt_edge_c2(double theta_deg)
 /* points a light-pass team hands out at a time */
 #define WT_UNIT_BLOCK 8192
 
+/* the blocks of all catalogs of one wt_unit_vectors_many() */
+typedef struct {
+  const int64_t *start, *n;
+  const double *const *ra_deg, *const *dec_deg;
+  double *const *x, *const *y, *const *z;
+} unit_blocks;
+
+static void unit_vector_blocks(void *v, int64_t j0, int64_t j1, int tid)
+{
+  const unit_blocks *U = (const unit_blocks *)v;
+  (void)tid;
+  int c = 0;                         /* the catalog of block j */
+  for (int64_t j = j0; j < j1; j++) {
+    while (U->start[c + 1] <= j) c++;
+    const int64_t nc = U->n[c], i0 = (j - U->start[c]) * WT_UNIT_BLOCK;
+    const int64_t i1 = i0 + WT_UNIT_BLOCK < nc ? i0 + WT_UNIT_BLOCK : nc;
+    const double *ra = U->ra_deg[c], *dec = U->dec_deg[c];
+    double *xc = U->x[c], *yc = U->y[c], *zc = U->z[c];
+    for (int64_t i = i0; i < i1; i++) {
+      double r = ra[i] * wt_rad, d = dec[i] * wt_rad;
+      double cd = cos(d);
+      xc[i] = cd * cos(r);
+      yc[i] = cd * sin(r);
+      zc[i] = sin(d);
+    }
+  }
+}
+
 /* n_threads: the caller's choice for a light pass (wt_threads_for) over
  * all k catalogs together: one team shares out blocks of every catalog,
  * so that small catalogs need not each run on a small team. x[c], y[c],
@@ -42,27 +71,8 @@ int wt_unit_vectors_many(int k, const double *const *ra_deg,
   start[0] = 0;
   for (int c = 0; c < k; c++)
     start[c + 1] = start[c] + (n[c] + WT_UNIT_BLOCK - 1) / WT_UNIT_BLOCK;
-  const int64_t n_blocks = start[k];
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(static)
-#else
-  (void)n_threads;
-#endif
-  for (int64_t j = 0; j < n_blocks; j++) {
-    int c = 0;                       /* the catalog of block j */
-    while (start[c + 1] <= j) c++;
-    const int64_t nc = n[c], i0 = (j - start[c]) * WT_UNIT_BLOCK;
-    const int64_t i1 = i0 + WT_UNIT_BLOCK < nc ? i0 + WT_UNIT_BLOCK : nc;
-    const double *ra = ra_deg[c], *dec = dec_deg[c];
-    double *xc = x[c], *yc = y[c], *zc = z[c];
-    for (int64_t i = i0; i < i1; i++) {
-      double r = ra[i] * wt_rad, d = dec[i] * wt_rad;
-      double cd = cos(d);
-      xc[i] = cd * cos(r);
-      yc[i] = cd * sin(r);
-      zc[i] = sin(d);
-    }
-  }
+  unit_blocks U = {start, n, ra_deg, dec_deg, x, y, z};
+  wt_team_for(n_threads, start[k], 0, unit_vector_blocks, &U);
   if (start != on_stack) free(start);
   return WT_OK;
 }

@@ -149,6 +149,7 @@ SEXP wt_r_fits_read_image(SEXP, SEXP);
 void wtr_init(DllInfo *dll);
 /* r/testing.c */
 SEXP wt_r_grid_builds(void);
+SEXP wt_r_team_check(SEXP nt, SEXP n, SEXP teams);
 SEXP wt_r_cuda_plan_table(SEXP, SEXP, SEXP);
 SEXP wt_r_cuda_plan_work(SEXP, SEXP, SEXP);
 

@@ -4,9 +4,23 @@
 #include <string.h>
 #include <limits.h>
 #include "boundary.h"
+#include "floor/team.h"
 
 /* grid stages built by this process (tests) */
 SEXP wt_r_grid_builds(void) { return ScalarReal(wt_grid_builds()); }
+
+/* the package's thread teams checked (core/team.c's wt_team_check) */
+SEXP wt_r_team_check(SEXP nt, SEXP n, SEXP teams)
+{
+  int64_t out[6];
+  if (wt_team_check(asInteger(nt), (int64_t)asReal(n), asInteger(teams),
+                    out) != 0)
+    error("wtheta internal: team_check could not start");
+  SEXP r = PROTECT(allocVector(REALSXP, 6));
+  for (int k = 0; k < 6; k++) REAL(r)[k] = (double)out[k];
+  UNPROTECT(1);
+  return r;
+}
 
 /* ---- the CUDA engine's host planning (cuda/plan.cxx), for tests: built
  * in every build, so that it is checked without nvcc or a GPU ---- */

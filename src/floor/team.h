@@ -16,6 +16,7 @@
  * as a nested OpenMP region does by default. */
 #ifndef WT_TEAM_H
 #define WT_TEAM_H
+#include <stddef.h>
 #include <stdint.h>
 
 /* what each thread of a team runs: tid in [0, nt), tid 0 the caller */
@@ -47,5 +48,8 @@ static inline void wt_team_block(int64_t n, int tid, int nt, int64_t *lo,
 /* Releases the calling thread's workers (at unload, and at the end of a
  * thread that started teams) */
 void wt_team_release(void);
-void wt_team_init(void);
+/* at load: the workers' stack size (0: the system's default) */
+void wt_team_init(size_t stack_size);
+/* a check of the teams for the package's tests (team.c says what) */
+int wt_team_check(int nt, int64_t n, int teams, int64_t out[6]);
 #endif

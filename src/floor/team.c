@@ -14,11 +14,14 @@
 #include <pthread.h>
 #include <signal.h>
 #include "team.h"
-#include "threads.h"
 
 /* pauses before sleeping: 4096 are 0.11 ms on the development VM's AMD
- * EPYC (27 ns a pause); a new region within that finds its workers awake */
+ * EPYC (27 ns a pause); a new team within that finds its workers awake.
+ * WTHETA_TEAM_SPIN (0 to 10^8, read at load) sets it, for benchmarks. */
 #define WT_TEAM_SPIN 4096
+static int spin = WT_TEAM_SPIN;
+/* the workers' stack size (0: the system's default) */
+static size_t stack = 0;
 
 static inline void relax(void)
 {
@@ -70,7 +73,7 @@ static void key_init(void)
 static uint64_t wait_job(wt_pool *p, uint32_t seen)
 {
   uint64_t job;
-  for (int k = 0; k < WT_TEAM_SPIN; k++) {
+  for (int k = 0; k < spin; k++) {
     job = __atomic_load_n(&p->job, __ATOMIC_ACQUIRE);
     if ((uint32_t)(job >> 32) != seen) return job;
     relax();
@@ -121,7 +124,6 @@ static void grow(wt_pool *p, int want)
   }
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  const size_t stack = wt_threads_stack();
   if (stack) pthread_attr_setstacksize(&attr, stack);
 #if !defined(_WIN32)
   sigset_t all, old;
@@ -217,7 +219,7 @@ int wt_team_run(int nt, wt_team_fn fn, void *arg)
   in_team = 1;
   fn(arg, 0, nt);
   in_team = 0;
-  for (int k = 0; k < WT_TEAM_SPIN &&
+  for (int k = 0; k < spin &&
                   __atomic_load_n(&p->running, __ATOMIC_ACQUIRE) > 0; k++)
     relax();
   if (__atomic_load_n(&p->running, __ATOMIC_ACQUIRE) > 0) {
@@ -282,10 +284,102 @@ static void team_in_child(void)
   in_team = 0;
 }
 
-void wt_team_init(void)
+void wt_team_init(size_t stack_size)
 {
+  stack = stack_size;
+  const char *v = getenv("WTHETA_TEAM_SPIN");
+  if (v && *v) {
+    char *end;
+    const long k = strtol(v, &end, 10);
+    if (*end == '\0' && k >= 0 && k <= 100000000) spin = (int)k;
+  }
   pthread_once(&key_once, key_init);
 #if !defined(_WIN32)
   pthread_atfork(NULL, NULL, team_in_child);
 #endif
+}
+
+/* ---- a check of the teams for the package's tests (R/testing.R) ---- */
+
+typedef struct {
+  unsigned char *seen;
+  int64_t most_tid, nested_nt, sum;
+} team_probe;
+
+static void mark(void *v, int64_t lo, int64_t hi, int tid)
+{
+  team_probe *P = (team_probe *)v;
+  for (int64_t i = lo; i < hi; i++) P->seen[i]++;
+  int64_t m = __atomic_load_n(&P->most_tid, __ATOMIC_RELAXED);
+  while (tid > m && !__atomic_compare_exchange_n(&P->most_tid, &m, tid, 0,
+                                                 __ATOMIC_RELAXED,
+                                                 __ATOMIC_RELAXED))
+    ;
+}
+
+static void add_nt(void *v, int tid, int nt)
+{
+  team_probe *P = (team_probe *)v;
+  (void)tid;
+  __atomic_fetch_add(&P->sum, nt > 0 ? 1 : 0, __ATOMIC_RELAXED);
+}
+
+static void nested(void *v, int tid, int nt)
+{
+  team_probe *P = (team_probe *)v;
+  team_probe inner = {NULL, 0, 0, 0};
+  (void)tid;
+  const int got = wt_team_run(nt + 2, add_nt, &inner);
+  int64_t m = __atomic_load_n(&P->nested_nt, __ATOMIC_RELAXED);
+  while (got > m && !__atomic_compare_exchange_n(&P->nested_nt, &m, got, 0,
+                                                 __ATOMIC_RELAXED,
+                                                 __ATOMIC_RELAXED))
+    ;
+}
+
+typedef struct {
+  int nt, teams;
+  int64_t sum;
+} team_burst;
+
+/* many teams in a row: each thread of each team adds 1 */
+static void *burst(void *v)
+{
+  team_burst *B = (team_burst *)v;
+  team_probe P = {NULL, 0, 0, 0};
+  for (int k = 0; k < B->teams; k++) wt_team_run(B->nt, add_nt, &P);
+  B->sum = P.sum;
+  return NULL;
+}
+
+/* out: [0] iterations of a static loop of n visited once, [1] the same
+ * for a dynamic loop (chunk 7), [2] the largest tid + 1 of the static
+ * loop, [3] the largest team of a team started inside a team, [4] the
+ * threads summed over `teams` teams in a row, [5] the same from a thread
+ * of its own (its workers stopped when it ends). -1 when out of memory */
+int wt_team_check(int nt, int64_t n, int teams, int64_t out[6])
+{
+  if (n < 1) return -1;
+  team_probe P = {calloc((size_t)n, 1), 0, 0, 0};
+  if (!P.seen) return -1;
+  wt_team_for(nt, n, 0, mark, &P);
+  out[0] = out[1] = 0;
+  for (int64_t i = 0; i < n; i++) out[0] += P.seen[i] == 1;
+  out[2] = P.most_tid + 1;
+  memset(P.seen, 0, (size_t)n);
+  wt_team_for(nt, n, 7, mark, &P);
+  for (int64_t i = 0; i < n; i++) out[1] += P.seen[i] == 1;
+  free(P.seen);
+  P.seen = NULL;
+  wt_team_run(nt, nested, &P);
+  out[3] = P.nested_nt;
+  team_burst B = {nt, teams, 0};
+  burst(&B);
+  out[4] = B.sum;
+  team_burst C = {nt, teams, -1};
+  pthread_t th;
+  if (pthread_create(&th, NULL, burst, &C) != 0) return -1;
+  pthread_join(th, NULL);
+  out[5] = C.sum;
+  return 0;
 }
