@@ -10,9 +10,7 @@
 #include <math.h>
 #include "cells.h"
 #include "wt.h"
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+#include "floor/team.h"
 
 /* R's sinpi(), for identical cells: exact at multiples of 1/2. The
  * declinations are checked to lie in [-90, 90], so x = dec / 180 is in
@@ -42,6 +40,28 @@ static inline uint32_t fine_key(double ra, double dec, double cols,
   return (uint32_t)c | ((uint32_t)r << (top + 1));
 }
 
+/* a level's counts on a team: each thread its own histogram */
+typedef struct {
+  const uint32_t *key;
+  int top, j;
+  uint64_t *priv;    /* a histogram of size cells per thread */
+  int64_t size;
+} level_count_pass;
+
+/* the points of [lo, hi) into thread tid's histogram */
+static void level_count_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const level_count_pass *L = (const level_count_pass *)arg;
+  const uint32_t *key = L->key;
+  const int top = L->top, j = L->j, s = top - j;
+  const uint32_t col_mask = ((uint32_t)1 << (top + 1)) - 1;
+  uint64_t *mine = L->priv + (size_t)tid * (size_t)L->size;
+  for (int64_t i = lo; i < hi; i++) {
+    uint32_t c = (key[i] & col_mask) >> s, r = (key[i] >> (top + 1)) >> s;
+    mine[c + ((uint64_t)r << (j + 1))]++;
+  }
+}
+
 /* counts of the points per cell of level j into h (size cells, zeroed) */
 static int level_counts(const uint32_t *key, int64_t n, int top, int j,
                         uint64_t *h, int64_t size, int threads)
@@ -53,19 +73,8 @@ static int level_counts(const uint32_t *key, int64_t n, int top, int j,
     uint64_t *priv = (uint64_t *)calloc((size_t)threads * (size_t)size,
                                         sizeof *priv);
     if (!priv) return WT_ERR_NOMEM;
-#pragma omp parallel num_threads(threads)
-    {
-      int t = 0;
-#ifdef _OPENMP
-      t = omp_get_thread_num();
-#endif
-      uint64_t *mine = priv + (size_t)t * (size_t)size;
-#pragma omp for schedule(static)
-      for (int64_t i = 0; i < n; i++) {
-        uint32_t c = (key[i] & col_mask) >> s, r = (key[i] >> (top + 1)) >> s;
-        mine[c + ((uint64_t)r << (j + 1))]++;
-      }
-    }
+    level_count_pass pass = {key, top, j, priv, size};
+    wt_team_for(threads, n, 0, level_count_part, &pass);
     for (int t = 0; t < threads; t++)
       for (int64_t c = 0; c < size; c++) h[c] += priv[(size_t)t * size + c];
     free(priv);
@@ -154,14 +163,35 @@ static void level_scan(const uint64_t *hd, const uint64_t *hr, int64_t size,
   *e_med = median(tmp, w);
 }
 
+/* fine keys on a team */
+typedef struct {
+  const double *ra, *dec;
+  int64_t step;
+  int top;
+  double cols, rows;
+  uint32_t *k;
+} keys_pass;
+
+static void keys_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const keys_pass *K = (const keys_pass *)arg;
+  (void)tid;
+  const double *ra = K->ra, *dec = K->dec;
+  const double cols = K->cols, rows = K->rows;
+  const int64_t step = K->step;
+  const int top = K->top;
+  uint32_t *k = K->k;
+  for (int64_t i = lo; i < hi; i++)
+    k[i] = fine_key(ra[i * step], dec[i * step], cols, rows, top);
+}
+
 /* fine keys of n points (every step-th of ra, dec), in parallel */
 static void keys_of(const double *ra, const double *dec, int64_t n,
                     int64_t step, int top, uint32_t *k, int threads)
 {
   const double cols = ldexp(1.0, top + 1), rows = ldexp(1.0, top);
-#pragma omp parallel for num_threads(threads) schedule(static) if (n > 20000)
-  for (int64_t i = 0; i < n; i++)
-    k[i] = fine_key(ra[i * step], dec[i * step], cols, rows, top);
+  keys_pass pass = {ra, dec, step, top, cols, rows, k};
+  wt_team_for(n > 20000 ? threads : 1, n, 0, keys_part, &pass);
 }
 
 /* the counts of levels 0..low (a block as level_offset() lays it out,

@@ -6,6 +6,7 @@
 #include <chealpix.h>
 #include "wt.h"
 #include "healpix.h"
+#include "floor/team.h"
 
 #define DEG (180.0 / M_PI)
 
@@ -42,18 +43,59 @@ static inline int64_t pixel_of(int64_t nside, int nest, double ra_deg,
   return p;
 }
 
+/* pixel lookups on a team */
+typedef struct {
+  int64_t nside;
+  int nest;
+  const double *ra, *dec, *rot;
+  double *pix;
+} pixels_pass;
+
+static void pixels_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const pixels_pass *P = (const pixels_pass *)arg;
+  (void)tid;
+  const int64_t nside = P->nside;
+  const int nest = P->nest;
+  const double *ra = P->ra, *dec = P->dec, *rot = P->rot;
+  double *pix = P->pix;
+  for (int64_t i = lo; i < hi; i++)
+    pix[i] = (double)pixel_of(nside, nest, ra[i], dec[i], rot);
+}
+
 int wt_healpix_pixels(int64_t nside, int nest, const double *ra,
                       const double *dec, int64_t n, const double *rot,
                       double *pix, int threads)
 {
   if (nside < 1) return WT_ERR_ARG;
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-  for (int64_t i = 0; i < n; i++)
-    pix[i] = (double)pixel_of(nside, nest, ra[i], dec[i], rot);
+  pixels_pass pass = {nside, nest, ra, dec, rot, pix};
+  wt_team_for(threads, n, 0, pixels_part, &pass);
   return WT_OK;
+}
+
+/* pixel centres on a team */
+typedef struct {
+  int64_t nside;
+  int nest;
+  const double *pix, *rot;
+  double *ra, *dec;
+} centres_pass;
+
+static void centres_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const centres_pass *C = (const centres_pass *)arg;
+  (void)tid;
+  const int64_t nside = C->nside;
+  const int nest = C->nest;
+  const double *pix = C->pix, *rot = C->rot;
+  double *ra = C->ra, *dec = C->dec;
+  for (int64_t i = lo; i < hi; i++) {
+    double v[3];
+    if (nest) pix2vec_nest64(nside, (int64_t)pix[i], v);
+    else pix2vec_ring64(nside, (int64_t)pix[i], v);
+    rotate(rot, v);
+    vec_to_radec(v, ra + i, dec + i);
+  }
 }
 
 int wt_healpix_centres(int64_t nside, int nest, const double *pix,
@@ -64,17 +106,8 @@ int wt_healpix_centres(int64_t nside, int nest, const double *pix,
   int64_t npix = nside2npix64(nside);
   for (int64_t i = 0; i < n; i++)
     if (!(pix[i] >= 0 && pix[i] < (double)npix)) return WT_ERR_ARG;
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-  for (int64_t i = 0; i < n; i++) {
-    double v[3];
-    if (nest) pix2vec_nest64(nside, (int64_t)pix[i], v);
-    else pix2vec_ring64(nside, (int64_t)pix[i], v);
-    rotate(rot, v);
-    vec_to_radec(v, ra + i, dec + i);
-  }
+  centres_pass pass = {nside, nest, pix, rot, ra, dec};
+  wt_team_for(threads, n, 0, centres_part, &pass);
   return WT_OK;
 }
 
@@ -284,25 +317,31 @@ static inline int64_t last_at_or_below(const double *key,
   return lo;
 }
 
-int wt_healpix_draw(int64_t nside, const wt_runs *runs, const double *prob,
-                    const int64_t *alias, uint64_t seed, int64_t first,
-                    int64_t n, const double *rot, int fine_order, double *ra,
-                    double *dec, int threads)
+/* points drawn on a team: point j from counter first + j alone */
+typedef struct {
+  const wt_runs *runs;
+  const double *prob;
+  const int64_t *alias;
+  uint64_t seed;
+  int64_t first;
+  const double *rot;
+  int fine_order, depth;
+  double *ra, *dec;
+} draw_pass;
+
+static void draw_part(void *arg, int64_t lo, int64_t hi, int tid)
 {
-  if (nside < 1 || (nside & (nside - 1)) || !runs || runs->k < 1 ||
-      !runs->by_index)
-    return WT_ERR_ARG;
-  const int64_t k = runs->k;
-  int order = 0;
-  while ((INT64_C(1) << order) < nside) order++;
-  int depth = fine_order - order;
-  if (depth < 0 || fine_order > WT_HEALPIX_FINE_ORDER) return WT_ERR_ARG;
+  const draw_pass *D = (const draw_pass *)arg;
+  (void)tid;
+  const wt_runs *runs = D->runs;
+  const double *prob = D->prob, *rot = D->rot;
+  const int64_t *alias = D->alias;
+  const uint64_t seed = D->seed;
+  const int64_t first = D->first, k = runs->k;
+  const int fine_order = D->fine_order, depth = D->depth;
+  double *ra = D->ra, *dec = D->dec;
   const uint64_t golden = UINT64_C(0x9e3779b97f4a7c15);
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-  for (int64_t j = 0; j < n; j++) {
+  for (int64_t j = lo; j < hi; j++) {
     uint64_t c = (uint64_t)(first + j);
     uint64_t h1 = mix64(seed + (3 * c + 1) * golden);
     uint64_t h2 = mix64(seed + (3 * c + 2) * golden);
@@ -327,7 +366,54 @@ int wt_healpix_draw(int64_t nside, const wt_runs *runs, const double *prob,
       vec_to_radec(v, ra + j, dec + j);
     }
   }
+}
+
+int wt_healpix_draw(int64_t nside, const wt_runs *runs, const double *prob,
+                    const int64_t *alias, uint64_t seed, int64_t first,
+                    int64_t n, const double *rot, int fine_order, double *ra,
+                    double *dec, int threads)
+{
+  if (nside < 1 || (nside & (nside - 1)) || !runs || runs->k < 1 ||
+      !runs->by_index)
+    return WT_ERR_ARG;
+  int order = 0;
+  while ((INT64_C(1) << order) < nside) order++;
+  int depth = fine_order - order;
+  if (depth < 0 || fine_order > WT_HEALPIX_FINE_ORDER) return WT_ERR_ARG;
+  draw_pass pass = {runs, prob, alias, seed, first, rot, fine_order, depth,
+                    ra, dec};
+  wt_team_for(threads, n, 0, draw_part, &pass);
   return WT_OK;
+}
+
+/* points looked up in a map's runs on a team */
+typedef struct {
+  int64_t nside;
+  int nest;
+  const double *ra, *dec, *rot;
+  const wt_runs *runs;
+  int *out;
+} on_map_pass;
+
+static void on_map_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const on_map_pass *M = (const on_map_pass *)arg;
+  (void)tid;
+  const int64_t nside = M->nside;
+  const int nest = M->nest;
+  const double *ra = M->ra, *dec = M->dec, *rot = M->rot;
+  const wt_runs *runs = M->runs;
+  int *out = M->out;
+  const double *start = runs->start, *first = runs->first;
+  const int64_t last = runs->n_runs - 1;
+  for (int64_t i = lo; i < hi; i++) {
+    int64_t p = pixel_of(nside, nest, ra[i], dec[i], rot);
+    int64_t r = last_at_or_below(start, runs->by_pixel, runs->pixel_shift, p);
+    int64_t off = p - (int64_t)start[r];
+    int64_t len = (r < last ? (int64_t)first[r + 1] : runs->k) -
+                  (int64_t)first[r];
+    out[i] = off >= 0 && off < len;
+  }
 }
 
 int wt_healpix_on_map(int64_t nside, int nest, const double *ra,
@@ -337,19 +423,7 @@ int wt_healpix_on_map(int64_t nside, int nest, const double *ra,
   if (nside < 1 || !runs || !runs->by_pixel ||
       runs->npix != nside2npix64(nside))
     return WT_ERR_ARG;
-  const double *start = runs->start, *first = runs->first;
-  const int64_t last = runs->n_runs - 1;
-  (void)threads;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static)
-#endif
-  for (int64_t i = 0; i < n; i++) {
-    int64_t p = pixel_of(nside, nest, ra[i], dec[i], rot);
-    int64_t r = last_at_or_below(start, runs->by_pixel, runs->pixel_shift, p);
-    int64_t off = p - (int64_t)start[r];
-    int64_t len = (r < last ? (int64_t)first[r + 1] : runs->k) -
-                  (int64_t)first[r];
-    out[i] = off >= 0 && off < len;
-  }
+  on_map_pass pass = {nside, nest, ra, dec, rot, runs, out};
+  wt_team_for(threads, n, 0, on_map_part, &pass);
   return WT_OK;
 }
