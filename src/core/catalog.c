@@ -8,6 +8,7 @@
 #include <string.h>
 #include "wt.h"
 #include "grid.h"
+#include "floor/team.h"
 
 /* Guards every catalog's grid stage, its users and grid_builds: counts on
  * the GPU may run at once from several threads (r/pending.c,
@@ -137,15 +138,18 @@ void wt_catalog_grid_done(wt_catalog *c)
   pthread_mutex_unlock(&grid_lock);
 }
 
-void wt_catalog_fingerprint(const double *x, const double *y, const double *z,
-                            int64_t n, int T, double out[5])
+/* the fingerprint's sums: each thread's own, added after */
+typedef struct {
+  const double *x, *y, *z;
+  int64_t (*sums)[5];                /* a row per thread */
+} fingerprint_sums;
+
+static void fingerprint_part(void *arg, int64_t lo, int64_t hi, int tid)
 {
+  const fingerprint_sums *F = (const fingerprint_sums *)arg;
+  const double *x = F->x, *y = F->y, *z = F->z;
   int64_t s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static) \
-  reduction(+ : s1, s2, s3, s4, s5)
-#endif
-  for (int64_t i = 0; i < n; i++) {
+  for (int64_t i = lo; i < hi; i++) {
     /* each q below 2^18, each hash term below 2^38: exact in int64 */
     const int64_t q1 = (int64_t)nearbyint(x[i] * 65536.0) + 65536;
     const int64_t q2 = (int64_t)nearbyint(y[i] * 65536.0) + 65536;
@@ -156,10 +160,27 @@ void wt_catalog_fingerprint(const double *x, const double *y, const double *z,
     s4 += (q1 * 1048573 + q2 * 1048571 + q3 * 1048559) % 1048549;
     s5 += (q1 * 999983 + q2 * 1000003 + q3 * 999979) % 1048343;
   }
-  (void)T;
-  out[0] = (double)s1;
-  out[1] = (double)s2;
-  out[2] = (double)s3;
-  out[3] = (double)s4;
-  out[4] = (double)s5;
+  int64_t *mine = F->sums[tid];
+  mine[0] += s1;
+  mine[1] += s2;
+  mine[2] += s3;
+  mine[3] += s4;
+  mine[4] += s5;
+}
+
+void wt_catalog_fingerprint(const double *x, const double *y, const double *z,
+                            int64_t n, int T, double out[5])
+{
+  /* a row per requested thread (the team is no larger); on one row when
+   * the rows cannot be had */
+  int64_t one[1][5] = {{0, 0, 0, 0, 0}};
+  int64_t (*sums)[5] = T > 1 ? calloc((size_t)T, sizeof *sums) : NULL;
+  const int nt = sums ? T : 1;
+  fingerprint_sums F = {x, y, z, sums ? sums : one};
+  wt_team_for(nt, n, 0, fingerprint_part, &F);
+  int64_t s[5] = {0, 0, 0, 0, 0};
+  for (int t = 0; t < nt; t++)
+    for (int k = 0; k < 5; k++) s[k] += F.sums[t][k];
+  free(sums);
+  for (int k = 0; k < 5; k++) out[k] = (double)s[k];
 }

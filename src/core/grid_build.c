@@ -19,6 +19,7 @@
 #include "wt.h"
 #include "grid.h"
 #include "threads.h"
+#include "floor/team.h"
 
 #define DEG (M_PI / 180.0)
 #define MORTON_BITS WT_MORTON_BITS
@@ -228,14 +229,66 @@ static void sort_bucket(uint64_t *k, int64_t *o, uint64_t *k2, int64_t *o2,
   }
 }
 
+/* the MSD sort's arrays, shared by its passes */
+typedef struct {
+  uint64_t *key, *k2;
+  int64_t *order, *o2;
+  int64_t n;
+  int shift, stripes;
+  int64_t *cnt;                      /* stripes x RADIX digit counts */
+  const int64_t *start;              /* each digit's bucket start */
+} msd_sort;
+
+/* each stripe of points counts its digits (stripe t on thread t mod nt,
+ * as schedule(static, 1)) */
+static void msd_count(void *arg, int tid, int nt)
+{
+  const msd_sort *M = (const msd_sort *)arg;
+  for (int t = tid; t < M->stripes; t += nt) {
+    int64_t *c = M->cnt + (size_t)t * RADIX;
+    int64_t i0 = M->n * t / M->stripes, i1 = M->n * (t + 1) / M->stripes;
+    memset(c, 0, RADIX * sizeof *c);
+    for (int64_t i = i0; i < i1; i++) c[M->key[i] >> M->shift]++;
+  }
+}
+
+/* each stripe scatters its points into (k2, o2) from its own offsets */
+static void msd_scatter(void *arg, int tid, int nt)
+{
+  const msd_sort *M = (const msd_sort *)arg;
+  for (int t = tid; t < M->stripes; t += nt) {
+    int64_t *c = M->cnt + (size_t)t * RADIX;
+    int64_t i0 = M->n * t / M->stripes, i1 = M->n * (t + 1) / M->stripes;
+    for (int64_t i = i0; i < i1; i++) {
+      int64_t at = c[M->key[i] >> M->shift]++;
+      M->k2[at] = M->key[i];
+      M->o2[at] = M->order[i];
+    }
+  }
+}
+
+/* each bucket sorted in (k2, o2) with (key, order) as scratch, then
+ * copied back to its place in (key, order) */
+static void msd_buckets(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const msd_sort *M = (const msd_sort *)arg;
+  (void)tid;
+  for (int64_t d = lo; d < hi; d++) {
+    const int64_t s = M->start[d], m = M->start[d + 1] - M->start[d];
+    sort_bucket(M->k2 + s, M->o2 + s, M->key + s, M->order + s, m, M->shift);
+    memcpy(M->key + s, M->k2 + s, (size_t)m * sizeof *M->key);
+    memcpy(M->order + s, M->o2 + s, (size_t)m * sizeof *M->order);
+  }
+}
+
 /* The same order (a stable sort by key is one order) by one pass on the
  * top RADIX_BITS of the key's `bits` (each stripe of points counts its
  * digits, in parallel, then scatters from its own offsets), then each bucket
  * sorted on its own by sort_bucket(), buckets shared among the threads:
  * one scatter over the whole array instead of one per 11 bits, the rest
- * inside buckets small enough for the caches, and two parallel regions
- * instead of two per pass; (k2, o2), n each, is the scratch. WT_OK or
- * WT_ERR_NOMEM (nothing changed). */
+ * inside buckets small enough for the caches, and three parallel passes
+ * (counts, scatter, buckets) instead of two per pass; (k2, o2), n each, is
+ * the scratch. WT_OK or WT_ERR_NOMEM (nothing changed). */
 static int sort_keys_msd(uint64_t *key, int64_t *order, int64_t n, int bits,
                          int stripes, uint64_t *k2, int64_t *o2)
 {
@@ -247,59 +300,21 @@ static int sort_keys_msd(uint64_t *key, int64_t *order, int64_t n, int bits,
     free(start);
     return WT_ERR_NOMEM;
   }
-#ifdef _OPENMP
-#pragma omp parallel num_threads(stripes)
-#endif
-  {
-#ifdef _OPENMP
-#pragma omp for schedule(static, 1)
-#endif
+  msd_sort M = {key, k2, order, o2, n, shift, stripes, cnt, start};
+  wt_team_run(stripes, msd_count, &M);
+  /* offsets: digit-major, stripe-minor; each digit's bucket start */
+  int64_t run = 0;
+  for (int d = 0; d < RADIX; d++) {
+    start[d] = run;
     for (int t = 0; t < stripes; t++) {
-      int64_t *c = cnt + (size_t)t * RADIX;
-      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
-      memset(c, 0, RADIX * sizeof *c);
-      for (int64_t i = i0; i < i1; i++) c[key[i] >> shift]++;
-    }
-    /* offsets: digit-major, stripe-minor; each digit's bucket start */
-#ifdef _OPENMP
-#pragma omp single
-#endif
-    {
-      int64_t run = 0;
-      for (int d = 0; d < RADIX; d++) {
-        start[d] = run;
-        for (int t = 0; t < stripes; t++) {
-          int64_t v = cnt[(size_t)t * RADIX + d];
-          cnt[(size_t)t * RADIX + d] = run;
-          run += v;
-        }
-      }
-      start[RADIX] = run;
-    }
-#ifdef _OPENMP
-#pragma omp for schedule(static, 1)
-#endif
-    for (int t = 0; t < stripes; t++) {
-      int64_t *c = cnt + (size_t)t * RADIX;
-      int64_t i0 = n * t / stripes, i1 = n * (t + 1) / stripes;
-      for (int64_t i = i0; i < i1; i++) {
-        int64_t at = c[key[i] >> shift]++;
-        k2[at] = key[i];
-        o2[at] = order[i];
-      }
-    }
-    /* each bucket sorted in (k2, o2) with (key, order) as scratch, then
-     * copied back to its place in (key, order) */
-#ifdef _OPENMP
-#pragma omp for schedule(dynamic, 8)
-#endif
-    for (int d = 0; d < RADIX; d++) {
-      const int64_t s = start[d], m = start[d + 1] - start[d];
-      sort_bucket(k2 + s, o2 + s, key + s, order + s, m, shift);
-      memcpy(key + s, k2 + s, (size_t)m * sizeof *key);
-      memcpy(order + s, o2 + s, (size_t)m * sizeof *order);
+      int64_t v = cnt[(size_t)t * RADIX + d];
+      cnt[(size_t)t * RADIX + d] = run;
+      run += v;
     }
   }
+  start[RADIX] = run;
+  wt_team_run(stripes, msd_scatter, &M);
+  wt_team_for(stripes, RADIX, 8, msd_buckets, &M);
   free(cnt);
   free(start);
   return WT_OK;
@@ -327,6 +342,112 @@ static int sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
  * points (2-core VM) */
 #define GATHER_AHEAD 16
 
+/* the keys of a range's points, and their order before the sort */
+typedef struct {
+  const grid_shape *g;
+  const wt_points *p;
+  int64_t r0;
+  uint64_t *key;
+  int64_t *order;
+} range_keys;
+
+static void range_keys_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const range_keys *K = (const range_keys *)arg;
+  const wt_points *p = K->p;
+  const int64_t r0 = K->r0;
+  (void)tid;
+  for (int64_t i = lo; i < hi; i++) {
+    K->key[i] = key_of(K->g, p->x[r0 + i], p->y[r0 + i], p->z[r0 + i]);
+    K->order[i] = i;
+  }
+}
+
+/* the gather of a range's points (and their words and labels) into q* in
+ * the sorted order */
+typedef struct {
+  const wt_points *p;
+  double *qx, *qy, *qz, *qw;
+  uint32_t *qb;
+  int32_t *ql;
+  int64_t r0, n;
+  const int64_t *order;
+} range_gather;
+
+static void range_gather_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const range_gather *G = (const range_gather *)arg;
+  const wt_points *p = G->p;
+  const int64_t r0 = G->r0, n = G->n;
+  const int64_t *order = G->order;
+  (void)tid;
+  for (int64_t i = lo; i < hi; i++) {
+    /* the points come from all over the catalog: ask for them early */
+    if (i + GATHER_AHEAD < n) {
+      const int64_t f = r0 + order[i + GATHER_AHEAD];
+      __builtin_prefetch(p->x + f);
+      __builtin_prefetch(p->y + f);
+      __builtin_prefetch(p->z + f);
+    }
+    int64_t s = r0 + order[i];
+    G->qx[r0 + i] = p->x[s];
+    G->qy[r0 + i] = p->y[s];
+    G->qz[r0 + i] = p->z[s];
+    if (G->qw) G->qw[r0 + i] = p->w[s];
+    /* bitwise words (PIP) travel with their point */
+    for (int k = 0; G->qb && k < p->n_words; k++)
+      G->qb[(int64_t)k * p->n + r0 + i] = p->bits[(int64_t)k * p->n + s];
+    /* and so do sample labels */
+    if (G->ql) G->ql[r0 + i] = p->lab[s];
+  }
+}
+
+/* each cell's tree built in its own node array; failed set (atomically)
+ * when memory runs out */
+typedef struct {
+  range_tree *part;
+  const uint64_t *key;
+  const int64_t *cell_start;
+  int64_t r0;
+  const double *qx, *qy, *qz, *qw;
+  int failed;
+} cell_trees;
+
+static void cell_trees_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  cell_trees *C = (cell_trees *)arg;
+  (void)tid;
+  for (int64_t cc = lo; cc < hi; cc++) {
+    if (build(&C->part[cc], C->key, C->r0, C->r0 + C->cell_start[cc],
+              C->r0 + C->cell_start[cc + 1], 2 * MORTON_BITS, C->qx, C->qy,
+              C->qz, C->qw) < 0)
+      __atomic_store_n(&C->failed, 1, __ATOMIC_RELAXED);
+  }
+}
+
+/* the cells' trees copied in cell order into the range's one array, their
+ * child indices shifted */
+typedef struct {
+  range_tree *t;
+  const range_tree *part;
+} cell_copies;
+
+static void cell_copies_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const cell_copies *C = (const cell_copies *)arg;
+  range_tree *t = C->t;
+  const range_tree *part = C->part;
+  (void)tid;
+  for (int64_t cc = lo; cc < hi; cc++) {
+    node *dst = t->nodes + t->root_of[cc];
+    const int32_t off = (int32_t)t->root_of[cc];
+    memcpy(dst, part[cc].nodes, (size_t)part[cc].n_nodes * sizeof *dst);
+    for (int64_t q = 0; q < part[cc].n_nodes; q++)
+      for (int k = 0; k < 4; k++)
+        if (dst[q].child[k] >= 0) dst[q].child[k] += off;
+  }
+}
+
 /* sorts points [r0, r1) of p into q* by key and builds one tree per cell
  * (qb: bitwise words, ql: labels, or NULL) */
 static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
@@ -345,13 +466,8 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
     free(order);
     return WT_ERR_NOMEM;
   }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) if (n_threads > 1) schedule(static)
-#endif
-  for (int64_t i = 0; i < n; i++) {
-    key[i] = key_of(g, p->x[r0 + i], p->y[r0 + i], p->z[r0 + i]);
-    order[i] = i;
-  }
+  range_keys K = {g, p, r0, key, order};
+  wt_team_for(n_threads, n, 0, range_keys_part, &K);
   int bits = 2 * MORTON_BITS;
   while (bits < 64 && ((uint64_t)g->n_cells >> (bits - 2 * MORTON_BITS)) > 0)
     bits++;
@@ -362,28 +478,8 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
                          (uint64_t *)(void *)(qx + r0),
                          (int64_t *)(void *)(qy + r0));
   if (status == WT_OK) {
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) if (n_threads > 1) schedule(static)
-#endif
-    for (int64_t i = 0; i < n; i++) {
-      /* the points come from all over the catalog: ask for them early */
-      if (i + GATHER_AHEAD < n) {
-        const int64_t f = r0 + order[i + GATHER_AHEAD];
-        __builtin_prefetch(p->x + f);
-        __builtin_prefetch(p->y + f);
-        __builtin_prefetch(p->z + f);
-      }
-      int64_t s = r0 + order[i];
-      qx[r0 + i] = p->x[s];
-      qy[r0 + i] = p->y[s];
-      qz[r0 + i] = p->z[s];
-      if (qw) qw[r0 + i] = p->w[s];
-      /* bitwise words (PIP) travel with their point */
-      for (int k = 0; qb && k < p->n_words; k++)
-        qb[(int64_t)k * p->n + r0 + i] = p->bits[(int64_t)k * p->n + s];
-      /* and so do sample labels */
-      if (ql) ql[r0 + i] = p->lab[s];
-    }
+    range_gather G = {p, qx, qy, qz, qw, qb, ql, r0, n, order};
+    wt_team_for(n_threads, n, 0, range_gather_part, &G);
     /* the cells: runs of one cell id in the sorted keys */
     int64_t n_cells = 0;
     for (int64_t i = 0; i < n; i++)
@@ -409,18 +505,9 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
       /* each cell's tree in its own node array, in parallel; then all of
        * them in cell order into one array (child indices shifted): the
        * same tree as a serial build */
-      int failed = 0;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) if (n_threads > 1) schedule(dynamic, 4) \
-    reduction(| : failed)
-#endif
-      for (int64_t cc = 0; cc < n_cells; cc++) {
-        if (build(&part[cc], key, r0, r0 + cell_start[cc],
-                  r0 + cell_start[cc + 1], 2 * MORTON_BITS, qx, qy, qz,
-                  qw) < 0)
-          failed = 1;
-      }
-      if (failed) status = WT_ERR_NOMEM;
+      cell_trees C = {part, key, cell_start, r0, qx, qy, qz, qw, 0};
+      wt_team_for(n_threads, n_cells, 4, cell_trees_part, &C);
+      if (__atomic_load_n(&C.failed, __ATOMIC_RELAXED)) status = WT_ERR_NOMEM;
       int64_t total = 0;
       for (int64_t cc = 0; cc < n_cells && status == WT_OK; cc++) {
         t->root_of[cc] = total;
@@ -433,17 +520,8 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
       }
       if (status == WT_OK) {
         t->n_nodes = t->cap_nodes = total;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) if (n_threads > 1) schedule(static)
-#endif
-        for (int64_t cc = 0; cc < n_cells; cc++) {
-          node *dst = t->nodes + t->root_of[cc];
-          const int32_t off = (int32_t)t->root_of[cc];
-          memcpy(dst, part[cc].nodes, (size_t)part[cc].n_nodes * sizeof *dst);
-          for (int64_t q = 0; q < part[cc].n_nodes; q++)
-            for (int k = 0; k < 4; k++)
-              if (dst[q].child[k] >= 0) dst[q].child[k] += off;
-        }
+        cell_copies D = {t, part};
+        wt_team_for(n_threads, n_cells, 0, cell_copies_part, &D);
         t->n_cells = n_cells;
       }
     }
@@ -477,6 +555,29 @@ void wt_grid_stage_free(wt_grid_stage *s)
   free(s->lab_mem);
   shape_free(&s->shape);
   free(s);
+}
+
+/* the ranges of a catalog sorted each on one thread; failed the status
+ * of one that failed (stored atomically), else WT_OK */
+typedef struct {
+  const wt_catalog *cat;
+  wt_grid_stage *s;
+  double *qx, *qy, *qz, *qw;
+  int failed;
+} range_sorts;
+
+static void range_sorts_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  range_sorts *R = (range_sorts *)arg;
+  const wt_catalog *cat = R->cat;
+  wt_grid_stage *s = R->s;
+  (void)tid;
+  for (int64_t k = lo; k < hi; k++) {
+    int st = sort_range(&s->shape, &cat->p, R->qx, R->qy, R->qz, R->qw,
+                        s->bits_mem, s->lab_mem, cat->ranges[2 * k],
+                        cat->ranges[2 * k + 1], &s->trees[k], 1);
+    if (st != WT_OK) __atomic_store_n(&R->failed, st, __ATOMIC_RELAXED);
+  }
 }
 
 int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
@@ -531,23 +632,9 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
        * From one range a thread (two before): 100 patches of 10^8 points
        * on 64 threads took 6.2 s one range after another, against 1.2 s
        * for the same points as one range */
-      int failed = WT_OK;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
-#endif
-      for (int64_t k = 0; k < cat->n_ranges; k++) {
-        int st = sort_range(&s->shape, p, qx, qy, qz, qw, s->bits_mem,
-                            s->lab_mem,
-                            cat->ranges[2 * k],
-                            cat->ranges[2 * k + 1], &s->trees[k], 1);
-        if (st != WT_OK) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-          failed = st;
-        }
-      }
-      status = failed;
+      range_sorts R = {cat, s, qx, qy, qz, qw, WT_OK};
+      wt_team_for(n_threads, cat->n_ranges, 1, range_sorts_part, &R);
+      status = __atomic_load_n(&R.failed, __ATOMIC_RELAXED);
     } else {
       for (int64_t k = 0; k < cat->n_ranges && status == WT_OK; k++)
         status = sort_range(&s->shape, p, qx, qy, qz, qw, s->bits_mem,
@@ -579,6 +666,27 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
 /* grids of more cells than this are not counted (a bitmap of 2 MB) */
 #define OCCUPANCY_MAX_CELLS ((int64_t)1 << 24)
 
+/* the cells of m points spread evenly over p's */
+typedef struct {
+  const grid_shape *g;
+  const wt_points *p;
+  int64_t m;
+  uint64_t *cell;
+} sample_cells;
+
+static void sample_cells_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const sample_cells *S = (const sample_cells *)arg;
+  const wt_points *p = S->p;
+  const int64_t m = S->m;
+  (void)tid;
+  for (int64_t s = lo; s < hi; s++) {
+    /* the s-th of m points spread evenly over the catalog */
+    const int64_t i = (int64_t)((double)s * (double)p->n / (double)m);
+    S->cell[s] = key_of(S->g, p->x[i], p->y[i], p->z[i]) >> (2 * MORTON_BITS);
+  }
+}
+
 int64_t wt_grid_cells_found(const wt_points *p, double cell_deg,
                             int n_threads)
 {
@@ -602,15 +710,8 @@ int64_t wt_grid_cells_found(const wt_points *p, double cell_deg,
    * most of the cost: the light grain kept the 2^15 points of a sample on
    * one thread), then marked */
   const int nt = wt_threads_for(n_threads, m, WT_TRIG_GRAIN);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(nt) schedule(static)
-#endif
-  for (int64_t s = 0; s < m; s++) {
-    /* the s-th of m points spread evenly over the catalog */
-    const int64_t i = (int64_t)((double)s * (double)p->n / (double)m);
-    cell[s] = key_of(&g, p->x[i], p->y[i], p->z[i]) >> (2 * MORTON_BITS);
-  }
-  (void)nt;
+  sample_cells S = {&g, p, m, cell};
+  wt_team_for(nt, m, 0, sample_cells_part, &S);
   int64_t cells = 0;
   for (int64_t s = 0; s < m; s++) {
     const uint64_t c = cell[s], bit = (uint64_t)1 << (c & 63);
