@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "wt.h"
+#include "floor/team.h"
 
 #if defined(__GNUC__) && defined(__x86_64__)
 #define WT_NEAREST_AVX2 1
@@ -82,6 +83,31 @@ nearest_avx2(const double *x, const double *y, const double *z, int64_t i0,
 }
 #endif
 
+typedef struct {
+  const double *x, *y, *z, *cx, *cy, *cz;
+  int64_t n;
+  int k, vector;
+  int *label;
+} nearest_blocks_ctx;
+
+/* blocks [lo, hi) of 1024 points of wt_nearest_centre() */
+static void nearest_blocks(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const nearest_blocks_ctx *c = (const nearest_blocks_ctx *)arg;
+  (void)tid;
+  for (int64_t b = lo; b < hi; b++) {
+    int64_t i0 = b * 1024;
+    const int64_t i1 = i0 + 1024 < c->n ? i0 + 1024 : c->n;
+#ifdef WT_NEAREST_AVX2
+    if (c->vector)
+      i0 = nearest_avx2(c->x, c->y, c->z, i0, i1, c->cx, c->cy, c->cz, c->k,
+                        c->label);
+#endif
+    nearest_plain(c->x, c->y, c->z, i0, i1, c->cx, c->cy, c->cz, c->k,
+                  c->label);
+  }
+}
+
 /* for each unit vector, the centre of largest dot product (x cx + y cy)
  * + z cz, the first one on ties; labels are 1-based. With AVX2 (and
  * WTHETA_CPU_ISA not "plain") eight points at a time, the same labels. */
@@ -101,25 +127,54 @@ void wt_nearest_centre(const double *x, const double *y, const double *z,
   /* blocks of 1024 points (whole vectors but the last), shared among the
    * threads; a point's label does not depend on its block */
   const int64_t n_blocks = (n + 1023) / 1024;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(static)
-#endif
-  for (int64_t b = 0; b < n_blocks; b++) {
-    int64_t i0 = b * 1024;
-    const int64_t i1 = i0 + 1024 < n ? i0 + 1024 : n;
-#ifdef WT_NEAREST_AVX2
-    if (vector) i0 = nearest_avx2(x, y, z, i0, i1, cx, cy, cz, k, label);
-#endif
-    nearest_plain(x, y, z, i0, i1, cx, cy, cz, k, label);
-  }
-  (void)n_threads;
-  (void)vector;
+  nearest_blocks_ctx c = {x, y, z, cx, cy, cz, n, k, vector, label};
+  wt_team_for(n_threads, n_blocks, 0, nearest_blocks, &c);
 }
 
 /* points per block of the centre sums: each block's sums are made in point
  * order and the blocks are added in block order, so the centres (and the
  * patches) do not depend on the number of threads */
 #define KM_BLOCK 4096
+
+typedef struct {
+  const double *d2;
+  int64_t n;
+  double *bsum;
+} block_sums_ctx;
+
+/* the sums of d2 over blocks [lo, hi) of KM_BLOCK points, each in point
+ * order, into bsum */
+static void block_sums(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const block_sums_ctx *c = (const block_sums_ctx *)arg;
+  (void)tid;
+  for (int64_t b = lo; b < hi; b++) {
+    int64_t i1 = (b + 1) * KM_BLOCK < c->n ? (b + 1) * KM_BLOCK : c->n;
+    double s = 0.0;
+    for (int64_t i = b * KM_BLOCK; i < i1; i++) s += c->d2[i];
+    c->bsum[b] = s;
+  }
+}
+
+typedef struct {
+  const double *x, *y, *z;
+  double cx, cy, cz;
+  int first;
+  double *d2;
+} nearest_d2_ctx;
+
+/* points [lo, hi): d2 becomes the squared distance to the new centre
+ * where that is less (or where it is the first centre) */
+static void nearest_d2(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const nearest_d2_ctx *c = (const nearest_d2_ctx *)arg;
+  (void)tid;
+  for (int64_t i = lo; i < hi; i++) {
+    double dx = c->x[i] - c->cx, dy = c->y[i] - c->cy, dz = c->z[i] - c->cz;
+    double d = dx * dx + dy * dy + dz * dz;
+    if (c->first || d < c->d2[i]) c->d2[i] = d;
+  }
+}
 
 /* k-means++ seeding: the first centre is point floor(draw[0] n), each next
  * one the point at which the running sum of d2 (squared distance to the
@@ -138,15 +193,8 @@ void wt_kmeanspp(const double *x, const double *y, const double *z,
     if (j > 0) {
       /* the running sum goes block by block: block sums (in parallel, each
        * in point order), then a scan inside the block where it crosses */
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(static)
-#endif
-      for (int64_t b = 0; b < n_blocks; b++) {
-        int64_t i1 = (b + 1) * KM_BLOCK < n ? (b + 1) * KM_BLOCK : n;
-        double s = 0.0;
-        for (int64_t i = b * KM_BLOCK; i < i1; i++) s += d2[i];
-        bsum[b] = s;
-      }
+      block_sums_ctx bs = {d2, n, bsum};
+      wt_team_for(n_threads, n_blocks, 0, block_sums, &bs);
       double total = 0.0;
       for (int64_t b = 0; b < n_blocks; b++) total += bsum[b];
       pick = -1;
@@ -164,18 +212,38 @@ void wt_kmeanspp(const double *x, const double *y, const double *z,
     cx[j] = x[pick];
     cy[j] = y[pick];
     cz[j] = z[pick];
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(static)
-#endif
-    for (int64_t i = 0; i < n; i++) {
-      double dx = x[i] - cx[j], dy = y[i] - cy[j], dz = z[i] - cz[j];
-      double d = dx * dx + dy * dy + dz * dz;
-      if (j == 0 || d < d2[i]) d2[i] = d;
-    }
+    nearest_d2_ctx nd = {x, y, z, cx[j], cy[j], cz[j], j == 0, d2};
+    wt_team_for(n_threads, n, 0, nearest_d2, &nd);
   }
-  (void)n_threads;
 }
 
+typedef struct {
+  const double *x, *y, *z;
+  const int *label;
+  int64_t n;
+  int k;
+  double *part;
+} centre_sums_ctx;
+
+/* the sums of the points of blocks [lo, hi) of KM_BLOCK points per centre
+ * (x, y, z of centre c at 3 c of block b's k triples in part), each in
+ * point order */
+static void centre_sums(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const centre_sums_ctx *c = (const centre_sums_ctx *)arg;
+  (void)tid;
+  for (int64_t b = lo; b < hi; b++) {
+    double *s = c->part + (size_t)b * (size_t)c->k * 3;
+    memset(s, 0, (size_t)c->k * 3 * sizeof(double));
+    int64_t i1 = (b + 1) * KM_BLOCK < c->n ? (b + 1) * KM_BLOCK : c->n;
+    for (int64_t i = b * KM_BLOCK; i < i1; i++) {
+      double *t = s + 3 * (c->label[i] - 1);
+      t[0] += c->x[i];
+      t[1] += c->y[i];
+      t[2] += c->z[i];
+    }
+  }
+}
 
 /* Spherical k-means from the k starting centres c (overwritten with the
  * result): each point goes to the centre of largest dot product, each
@@ -201,20 +269,8 @@ int wt_kmeans(const double *x, const double *y, const double *z, int64_t n,
   for (int it = 0; it < max_iter; it++) {
     rounds++;
     wt_nearest_centre(x, y, z, n, cx, cy, cz, k, label, n_threads);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(static)
-#endif
-    for (int64_t b = 0; b < n_blocks; b++) {
-      double *s = part + (size_t)b * (size_t)k * 3;
-      memset(s, 0, (size_t)k * 3 * sizeof(double));
-      int64_t i1 = (b + 1) * KM_BLOCK < n ? (b + 1) * KM_BLOCK : n;
-      for (int64_t i = b * KM_BLOCK; i < i1; i++) {
-        double *t = s + 3 * (label[i] - 1);
-        t[0] += x[i];
-        t[1] += y[i];
-        t[2] += z[i];
-      }
-    }
+    centre_sums_ctx cs = {x, y, z, label, n, k, part};
+    wt_team_for(n_threads, n_blocks, 0, centre_sums, &cs);
     for (int c = 0; c < k; c++) {
       double sx = 0.0, sy = 0.0, sz = 0.0;
       for (int64_t b = 0; b < n_blocks; b++) {
@@ -271,21 +327,21 @@ static double chord_angle(double ux, double uy, double uz, double vx,
   return 2.0 * asin(c < 1.0 ? c : 1.0);
 }
 
-/* The bounding cap of each of k ranges [r[2 i], r[2 i + 1]) of unit
- * vectors (x, y, z): its centre (cx, cy, cz), the sum of its vectors made
- * unit, and radius rad (radians), the largest angle of one of them from
- * the centre. An empty range has radius -1; one whose vectors sum to
- * less than a thousandth of their number (spread over the sphere) radius
- * pi. */
-void wt_range_caps(const double *x, const double *y, const double *z,
-                   const int64_t *r, int k, double *cx, double *cy,
-                   double *cz, double *rad, int n_threads)
+typedef struct {
+  const double *x, *y, *z;
+  const int64_t *r;
+  double *cx, *cy, *cz, *rad;
+} range_caps_ctx;
+
+/* the caps of ranges [lo, hi) of wt_range_caps() */
+static void range_caps(void *arg, int64_t lo, int64_t hi, int tid)
 {
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(n_threads) schedule(dynamic, 1)
-#endif
-  for (int i = 0; i < k; i++) {
-    const int64_t i0 = r[2 * i], i1 = r[2 * i + 1];
+  const range_caps_ctx *c = (const range_caps_ctx *)arg;
+  const double *x = c->x, *y = c->y, *z = c->z;
+  double *cx = c->cx, *cy = c->cy, *cz = c->cz, *rad = c->rad;
+  (void)tid;
+  for (int64_t i = lo; i < hi; i++) {
+    const int64_t i0 = c->r[2 * i], i1 = c->r[2 * i + 1];
     double sx = 0.0, sy = 0.0, sz = 0.0;
     for (int64_t j = i0; j < i1; j++) {
       sx += x[j];
@@ -312,6 +368,20 @@ void wt_range_caps(const double *x, const double *y, const double *z,
     }
     rad[i] = m;
   }
+}
+
+/* The bounding cap of each of k ranges [r[2 i], r[2 i + 1]) of unit
+ * vectors (x, y, z): its centre (cx, cy, cz), the sum of its vectors made
+ * unit, and radius rad (radians), the largest angle of one of them from
+ * the centre. An empty range has radius -1; one whose vectors sum to
+ * less than a thousandth of their number (spread over the sphere) radius
+ * pi. */
+void wt_range_caps(const double *x, const double *y, const double *z,
+                   const int64_t *r, int k, double *cx, double *cy,
+                   double *cz, double *rad, int n_threads)
+{
+  range_caps_ctx c = {x, y, z, r, cx, cy, cz, rad};
+  wt_team_for(n_threads, k, 1, range_caps, &c);
 }
 
 /* Whether two caps (centre, radius: wt_range_caps) can hold a pair of

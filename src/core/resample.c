@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"
+#include "floor/team.h"
 
 /* Histogram h of a patched count's patch pair h = a + b P (0-based; the
  * histogram of the task of patches a + 1 and b + 1): inv[h] (NULL: h
@@ -97,6 +98,57 @@ void wt_patch_margins(const double *S, const uint64_t *counts,
     }
 }
 
+typedef struct {
+  const uint64_t *counts;
+  const double *wsums;
+  const int64_t *inv;
+  const int *is_auto;
+  int n_patches, n_bins;
+  const wt_part_out *out;
+  uint64_t *scratch;
+} patch_parts_ctx;
+
+/* parts [lo, hi) of wt_patch_parts(), each with its own counters */
+static void patch_parts(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const patch_parts_ctx *p = (const patch_parts_ctx *)arg;
+  const uint64_t *counts = p->counts;
+  const double *wsums = p->wsums;
+  const int n_patches = p->n_patches, n_bins = p->n_bins;
+  const size_t n_h = (size_t)n_patches * (size_t)n_patches,
+               n_row = (size_t)n_bins + 2;
+  (void)tid;
+  for (int64_t k = lo; k < hi; k++) {
+    const int64_t *iv = p->inv + (size_t)k * n_h;
+    const wt_part_out *o = &p->out[k];
+    const int is_auto = p->is_auto[k];
+    uint64_t *c = p->scratch + (size_t)k * n_row;
+    for (size_t s = 0; s < n_row; s++) {
+      c[s] = 0;
+      if (o->wtot) o->wtot[s] = 0.0;
+    }
+    for (size_t h = 0; h < n_h; h++) {
+      if (iv[h] < 0) continue;
+      const size_t at = (size_t)iv[h] * n_row;
+      for (size_t s = 0; s < n_row; s++) c[s] += counts[at + s];
+      if (o->wtot)
+        for (size_t s = 0; s < n_row; s++) o->wtot[s] += wsums[at + s];
+    }
+    for (size_t s = 0; s < n_row; s++) o->tot[s] = (double)c[s];
+    if (o->m[0]) {
+      wt_patch_margins(NULL, counts, NULL, iv, n_patches, n_bins, is_auto,
+                       o->m[0], o->m[1], o->m[2], o->m[3]);
+      if (o->wm[0])
+        wt_patch_margins(NULL, NULL, wsums, iv, n_patches, n_bins, is_auto,
+                         o->wm[0], o->wm[1], o->wm[2], o->wm[3]);
+    } else {
+      wt_patch_array(counts, NULL, iv, n_patches, n_bins, is_auto, o->arr);
+      if (o->warr)
+        wt_patch_array(NULL, wsums, iv, n_patches, n_bins, is_auto, o->warr);
+    }
+  }
+}
+
 /* The parts of a labelled count with P patches (n of them, on T
  * threads): part k's histogram of the pair of patches h (P^2 of them) is
  * histogram inv[k P^2 + h] of counts and wsums (n_row = n_bins + 2 slots
@@ -112,41 +164,9 @@ void wt_patch_parts(const uint64_t *counts, const double *wsums,
                     int n_patches, int n_bins, const wt_part_out *out,
                     uint64_t *scratch, int T)
 {
-  const size_t n_h = (size_t)n_patches * (size_t)n_patches,
-               n_row = (size_t)n_bins + 2;
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
-#endif
-  for (int k = 0; k < n; k++) {
-    const int64_t *iv = inv + (size_t)k * n_h;
-    const wt_part_out *o = &out[k];
-    uint64_t *c = scratch + (size_t)k * n_row;
-    for (size_t s = 0; s < n_row; s++) {
-      c[s] = 0;
-      if (o->wtot) o->wtot[s] = 0.0;
-    }
-    for (size_t h = 0; h < n_h; h++) {
-      if (iv[h] < 0) continue;
-      const size_t at = (size_t)iv[h] * n_row;
-      for (size_t s = 0; s < n_row; s++) c[s] += counts[at + s];
-      if (o->wtot)
-        for (size_t s = 0; s < n_row; s++) o->wtot[s] += wsums[at + s];
-    }
-    for (size_t s = 0; s < n_row; s++) o->tot[s] = (double)c[s];
-    if (o->m[0]) {
-      wt_patch_margins(NULL, counts, NULL, iv, n_patches, n_bins,
-                       is_auto[k], o->m[0], o->m[1], o->m[2], o->m[3]);
-      if (o->wm[0])
-        wt_patch_margins(NULL, NULL, wsums, iv, n_patches, n_bins,
-                         is_auto[k], o->wm[0], o->wm[1], o->wm[2], o->wm[3]);
-    } else {
-      wt_patch_array(counts, NULL, iv, n_patches, n_bins, is_auto[k], o->arr);
-      if (o->warr)
-        wt_patch_array(NULL, wsums, iv, n_patches, n_bins, is_auto[k],
-                       o->warr);
-    }
-  }
-  (void)T;
+  patch_parts_ctx p = {counts, wsums, inv, is_auto,
+                       n_patches, n_bins, out, scratch};
+  wt_team_for(T, n, 1, patch_parts, &p);
 }
 
 /* Jackknife replicate counts from the margins of a patch array
@@ -200,21 +220,23 @@ void wt_jackknife_sums(const double *s, int P, double *o)
   }
 }
 
-/* The products of the rows of d (n rows, k columns, column-major):
- * o[i + j n] = scale * sum_l d[i + l n] d[j + l n], an n x n symmetric
- * matrix. Each entry sums its k products in the order of l, whatever T,
- * so a block of rows gives the same numbers as a matrix of those rows
- * alone (a joint covariance's diagonal blocks are the correlations' own,
- * bit for bit). Columns j on T threads; each column's entries i <= j
- * side by side, then mirrored. */
-void wt_row_products(const double *d, int64_t n, int64_t k, double scale,
-                     double *o, int T)
+typedef struct {
+  const double *d;
+  int64_t n, k;
+  double scale;
+  double *o;
+} row_products_ctx;
+
+/* columns [lo, hi) of wt_row_products(): each column's entries i <= j */
+static void row_products(void *arg, int64_t lo, int64_t hi, int tid)
 {
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(dynamic, 4)
-#endif
-  for (int64_t j = 0; j < n; j++) {
-    double *restrict oj = o + j * n;
+  const row_products_ctx *c = (const row_products_ctx *)arg;
+  const double *d = c->d;
+  const int64_t n = c->n, k = c->k;
+  const double scale = c->scale;
+  (void)tid;
+  for (int64_t j = lo; j < hi; j++) {
+    double *restrict oj = c->o + j * n;
     for (int64_t i = 0; i <= j; i++) oj[i] = 0.0;
     int64_t l = 0;
     /* four columns of d a pass over oj, added one after another */
@@ -241,7 +263,20 @@ void wt_row_products(const double *d, int64_t n, int64_t k, double scale,
     }
     for (int64_t i = 0; i <= j; i++) oj[i] *= scale;
   }
-  (void)T;
+}
+
+/* The products of the rows of d (n rows, k columns, column-major):
+ * o[i + j n] = scale * sum_l d[i + l n] d[j + l n], an n x n symmetric
+ * matrix. Each entry sums its k products in the order of l, whatever T,
+ * so a block of rows gives the same numbers as a matrix of those rows
+ * alone (a joint covariance's diagonal blocks are the correlations' own,
+ * bit for bit). Columns j on T threads; each column's entries i <= j
+ * side by side, then mirrored. */
+void wt_row_products(const double *d, int64_t n, int64_t k, double scale,
+                     double *o, int T)
+{
+  row_products_ctx c = {d, n, k, scale, o};
+  wt_team_for(T, n, 4, row_products, &c);
   for (int64_t j = 0; j < n; j++)
     for (int64_t i = j + 1; i < n; i++) o[i + j * n] = o[j + i * n];
 }
@@ -259,6 +294,27 @@ void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
   wt_jackknife_margins(rows, cols, diag, total, P, nb, is_auto, norm, o);
 }
 
+typedef struct {
+  const int *lab;
+  int64_t n, *part;
+  int P, T;
+} block_counts_ctx;
+
+/* blocks [lo, hi) of block_starts(): the points of each patch in block b
+ * into part[b P + k] */
+static void block_counts(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const block_counts_ctx *c = (const block_counts_ctx *)arg;
+  const int64_t n = c->n, T = c->T;
+  (void)tid;
+  for (int64_t b = lo; b < hi; b++) {
+    int64_t *cb = c->part + (size_t)b * (size_t)c->P;
+    memset(cb, 0, (size_t)c->P * sizeof *cb);
+    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
+    for (int64_t i = i0; i < i1; i++) cb[c->lab[i] - 1]++;
+  }
+}
+
 /* The first pass of a stable counting sort by label (1..P) on T threads:
  * block b holds points [n b / T, n (b + 1) / T); part[b P + k] becomes
  * where its first point of patch k + 1 goes (after those of the blocks
@@ -267,15 +323,8 @@ void wt_jackknife_counts(const double *S, int P, int nb, int is_auto,
 static void block_starts(const int *lab, int64_t n, int P, int T,
                          int64_t *part, int *cnt)
 {
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-  for (int b = 0; b < T; b++) {
-    int64_t *c = part + (size_t)b * (size_t)P;
-    memset(c, 0, (size_t)P * sizeof *c);
-    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
-    for (int64_t i = i0; i < i1; i++) c[lab[i] - 1]++;
-  }
+  block_counts_ctx c = {lab, n, part, P, T};
+  wt_team_for(T, T, 1, block_counts, &c);
   int64_t run = 0;
   for (int k = 0; k < P; k++) {
     int64_t in_k = 0;
@@ -286,6 +335,37 @@ static void block_starts(const int *lab, int64_t n, int P, int T,
     }
     cnt[k] = (int)in_k;
     run += in_k;
+  }
+}
+
+typedef struct {
+  const double *x, *y, *z, *wv;
+  const int *lab;
+  int64_t n, *part;
+  int P, T;
+  double *ox, *oy, *oz, *ow;
+  int *ol;
+} group_blocks_ctx;
+
+/* blocks [lo, hi) of wt_group_by_label(): block b's points to their
+ * places, from part[b P + k] on for patch k + 1 */
+static void group_blocks(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const group_blocks_ctx *g = (const group_blocks_ctx *)arg;
+  const int64_t n = g->n, T = g->T;
+  const int *lab = g->lab;
+  (void)tid;
+  for (int64_t b = lo; b < hi; b++) {
+    int64_t *c = g->part + (size_t)b * (size_t)g->P;
+    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
+    for (int64_t i = i0; i < i1; i++) {
+      int64_t j = c[lab[i] - 1]++;
+      g->ox[j] = g->x[i];
+      g->oy[j] = g->y[i];
+      g->oz[j] = g->z[i];
+      g->ol[j] = lab[i];
+      if (g->wv) g->ow[j] = g->wv[i];
+    }
   }
 }
 
@@ -323,22 +403,68 @@ void wt_group_by_label(const double *x, const double *y, const double *z,
     return;
   }
   block_starts(lab, n, P, T, part, cnt);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-  for (int b = 0; b < T; b++) {
-    int64_t *c = part + (size_t)b * (size_t)P;
-    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
-    for (int64_t i = i0; i < i1; i++) {
-      int64_t j = c[lab[i] - 1]++;
-      ox[j] = x[i];
-      oy[j] = y[i];
-      oz[j] = z[i];
-      ol[j] = lab[i];
-      if (wv) ow[j] = wv[i];
-    }
-  }
+  group_blocks_ctx g = {x, y, z, wv, lab, n, part, P, T, ox, oy, oz, ow, ol};
+  wt_team_for(T, T, 1, group_blocks, &g);
   free(part);
+}
+
+typedef struct {
+  int64_t *part, n;
+  int P, T;
+  int *ol;
+} label_places_ctx;
+
+/* blocks [lo, hi) of wt_patch_vectors(): each label replaced by where its
+ * point goes, from part[b P + j] on for patch j + 1 in block b */
+static void label_places(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const label_places_ctx *p = (const label_places_ctx *)arg;
+  const int64_t n = p->n, T = p->T;
+  int *ol = p->ol;
+  (void)tid;
+  for (int64_t b = lo; b < hi; b++) {
+    int64_t *c = p->part + (size_t)b * (size_t)p->P;
+    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
+    for (int64_t i = i0; i < i1; i++) ol[i] = (int)c[ol[i] - 1]++;
+  }
+}
+
+typedef struct {
+  const double *src;
+  const int *place;
+  double *col, *dst;
+} column_move_ctx;
+
+/* points [lo, hi) of a column copied aside */
+static void column_aside(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const column_move_ctx *m = (const column_move_ctx *)arg;
+  (void)tid;
+  for (int64_t i = lo; i < hi; i++) m->col[i] = m->src[i];
+}
+
+/* points [lo, hi) of the column aside scattered back to their places */
+static void column_back(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const column_move_ctx *m = (const column_move_ctx *)arg;
+  (void)tid;
+  for (int64_t i = lo; i < hi; i++) m->dst[m->place[i]] = m->col[i];
+}
+
+typedef struct {
+  const int64_t *first;
+  const int *cnt;
+  int *ol;
+} label_fill_ctx;
+
+/* patches [lo, hi): cnt[j] labels j + 1 from first[j] on */
+static void label_fill(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const label_fill_ctx *f = (const label_fill_ctx *)arg;
+  (void)tid;
+  for (int64_t j = lo; j < hi; j++)
+    for (int64_t a = f->first[j], e = a + f->cnt[j]; a < e; a++)
+      f->ol[a] = (int)j + 1;
 }
 
 /* A catalog's unit vectors grouped by nearest centre with one column of
@@ -368,14 +494,8 @@ int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
   wt_unit_vectors(ra, dec, n, ox, oy, oz, T);
   wt_nearest_centre(ox, oy, oz, n, cx, cy, cz, k, ol, T);
   block_starts(ol, n, P, T, part, cnt);
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(static, 1)
-#endif
-  for (int b = 0; b < T; b++) {
-    int64_t *c = part + (size_t)b * (size_t)P;
-    const int64_t i0 = n * b / T, i1 = n * (b + 1) / T;
-    for (int64_t i = i0; i < i1; i++) ol[i] = (int)c[ol[i] - 1]++;
-  }
+  label_places_ctx lp = {part, n, P, T, ol};
+  wt_team_for(T, T, 1, label_places, &lp);
   /* each column copied aside and scattered back by all the threads (a
    * serial memcpy() of each column, the first also faulting in the
    * scratch, and the serial label fill below took about half of the call
@@ -384,19 +504,12 @@ int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
   for (int q = 0; q < (wv ? 4 : 3); q++) {
     double *dst = cols[q];
     const double *src = q < 3 ? dst : wv;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(T)
-#endif
-    {
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-      for (int64_t i = 0; i < n; i++) col[i] = src[i];
-#ifdef _OPENMP
-#pragma omp for schedule(static)
-#endif
-      for (int64_t i = 0; i < n; i++) dst[ol[i]] = col[i];
-    }
+    /* two teams, the first done before the second starts: a point goes
+     * anywhere in its column, over a value (of x, y, z) that another
+     * thread may not have copied aside yet */
+    column_move_ctx m = {src, ol, col, dst};
+    wt_team_for(T, n, 0, column_aside, &m);
+    wt_team_for(T, n, 0, column_back, &m);
   }
   /* the labels in patch order: cnt[j] times j + 1, a patch per thread at
    * a time from its first place (part's first P values, free now) */
@@ -405,11 +518,8 @@ int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
     part[j] = at;
     at += cnt[j];
   }
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(T) schedule(dynamic, 1)
-#endif
-  for (int j = 0; j < P; j++)
-    for (int64_t a = part[j], e = a + cnt[j]; a < e; a++) ol[a] = j + 1;
+  label_fill_ctx f = {part, cnt, ol};
+  wt_team_for(T, P, 1, label_fill, &f);
   free(part);
   free(col);
   return WT_OK;
