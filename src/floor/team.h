@@ -19,12 +19,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* what each thread of a team runs: tid in [0, nt), tid 0 the caller */
+/* one of a team's nt parts, tid in [0, nt). The caller runs part 0; a
+ * thread may run several parts one after another (the threads claim them
+ * as they wake), so per-thread scratch is indexed by tid, and a part never
+ * waits for another. */
 typedef void (*wt_team_fn)(void *arg, int tid, int nt);
 
-/* Runs fn on a team of up to nt threads, the caller among them, and
- * returns when all are done; returns the team's size (fewer than nt only
- * when threads could not be started; fn is told the size it got). */
+/* Runs the nt parts of fn on a team of up to nt threads, the caller among
+ * them, and returns when all are done; returns nt (fewer only when threads
+ * could not be started; fn is told the number of parts). */
 int wt_team_run(int nt, wt_team_fn fn, void *arg);
 
 /* what a loop's threads run for iterations [lo, hi) */
