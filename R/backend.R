@@ -92,28 +92,28 @@ constants_cache <- new.env(parent = emptyenv())
 #'   above `OMP_THREAD_LIMIT` is lowered to it, as OpenMP does. Before the
 #'   first count with a team larger than any before, wtheta checks that
 #'   the system can start that many threads (memory and process limits),
-#'   and stops with an error naming the number when it cannot, where the
-#'   OpenMP runtime would end the R process.
+#'   and stops with an error naming the number when it cannot, rather than
+#'   count on fewer threads than asked.
 #'
-#' @section Machines shared with other busy processes: After each parallel
-#'   step the OpenMP runtime (libgomp) keeps its idle threads spinning for
-#'   a while before they sleep. On cores that other processes want too,
-#'   that spinning takes their time from the thread still working, and a
-#'   call slows by more than its share of the cores. Starting R with the
-#'   environment variable `OMP_WAIT_POLICY=passive` makes idle threads
-#'   sleep at once. It must be set in the shell that starts R, for example
-#'   `OMP_WAIT_POLICY=passive Rscript job.R`: R loads the runtime as it
-#'   starts, before it reads `~/.Renviron` or any package sets a variable,
-#'   so wtheta cannot set it for you. Measured on a 2-core VM
+#' @section Machines shared with other busy processes: The CPU engine
+#'   runs on threads of the package's own. Between the parallel steps of a
+#'   call they spin for about 0.1 ms, then sleep, and a step never waits
+#'   for a thread that has not woken yet, so on cores that other processes
+#'   want too a call keeps its share of them. (The OpenMP runtime that R
+#'   loads, libgomp, keeps its idle threads spinning for about 8 ms after
+#'   each step whatever a package asks, which took the time of the thread
+#'   still working; wtheta no longer runs its steps on OpenMP's threads, so
+#'   `OMP_WAIT_POLICY` makes no difference to it.) Measured on a 2-core VM
 #'   with two other busy processes, 2 threads (`bench/survey.R` at 2 x
-#'   10^4 x 10^5, minimum of 3): the plain call took 0.399 s, the jackknife
-#'   over 100 patches 0.546 s and the tomography with jackknife 0.716 s
-#'   (2.4-2.7x the idle machine's, where the two cores' share is 2x);
-#'   with `OMP_WAIT_POLICY=passive` 0.305, 0.483 and 0.513 s (1.7-2.1x).
-#'   On the idle VM the passive policy was no slower (jackknife
-#'   0.206-0.216 s against 0.221-0.240 s, tomography 0.276-0.291 s against
-#'   0.293-0.320 s). Slurm jobs that hold their cores (`--cpus-per-task`)
-#'   do not need it.
+#'   10^4 x 10^5, minimum of 5, two runs): the plain call took 0.188-0.199
+#'   s, the jackknife over 100 patches 0.231-0.241 s and the tomography
+#'   with jackknife 0.270-0.276 s, 1.8-2.1x the idle machine's (the two
+#'   cores' share is 2x); on OpenMP's threads they took 0.332-0.339,
+#'   0.436-0.494 and 0.360-0.924 s. At 10^5 x 5 x 10^5, 2.0-2.1x, 2.0x and
+#'   1.9-2.0x (2.2-2.3x, 2.2x and 2.1-2.2x before). The idle machine's
+#'   times did not change. The environment variable `WTHETA_TEAM_SPIN`
+#'   (the pauses before an idle thread sleeps, 4096 by default; read when
+#'   the package loads) is for benchmarks.
 #'
 #' @section A multithreaded BLAS: R's matrix products go to its BLAS, and
 #'   many R builds use OpenBLAS, whose threads also keep spinning for a

@@ -69,9 +69,11 @@
 #' In a process forked from R (for example by \code{parallel::mclapply()}), the
 #' CPU engine uses one thread unless \code{threads} (or the option
 #' \code{wtheta.threads}) asks for more, so that workers do not oversubscribe
-#' the cores. wtheta releases OpenMP's thread pool before any fork, so a
-#' forked child that asks for several threads gets them instead of hanging
-#' (GNU OpenMP is not otherwise safe to use after a fork).
+#' the cores. The engine's worker threads are the package's own, and a
+#' forked child that asks for several threads starts its own workers (the
+#' parent's are not copied into it). wtheta also releases OpenMP's thread
+#' pool before any fork, so that other OpenMP code in the child does not
+#' hang (GNU OpenMP is not otherwise safe to use after a fork).
 #'
 #' @section Memory and sanitizer checks:
 #' In the package sources, \code{tools/sanitize.sh asan} (or \code{make sanitize})

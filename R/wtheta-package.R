@@ -1,7 +1,7 @@
 #' wtheta: exact angular two-point correlation functions
 #'
 #' Counts the angular separations of pairs of sky positions into
-#' histograms on the CPU (OpenMP) or on NVIDIA GPUs (CUDA) and estimates
+#' histograms on the CPU (threads) or on NVIDIA GPUs (CUDA) and estimates
 #' the angular two-point correlation function w(theta).
 #'
 #' The main functions are [read_catalog()], [theta_bins()],

@@ -105,12 +105,13 @@ static void *wait_at_gate(void *arg)
 }
 #endif
 
-/* Can a team of n threads start? GNU libgomp ends the process ("Thread
- * creation failed") when it cannot create a thread, so before a parallel
- * region with more threads than any before, start n - 1 threads with the
- * stack size OpenMP uses, all alive at once, and stop them again. Returns
- * 0, or -1 with a message saying how many could start and why. Called from
- * the main thread only. */
+/* Can a team of n threads start? Before a call with more threads than any
+ * before, start n - 1 threads with the stack size the package's teams use
+ * (floor/team.c: OMP_STACKSIZE's), all alive at once, and stop them again:
+ * a call asked for n threads gets them or an error naming the number,
+ * where a team that cannot start a thread would quietly run on fewer.
+ * Returns 0, or -1 with a message saying how many could start and why.
+ * Called from the main thread only. */
 int wt_threads_start(int n, char *msg, size_t len)
 {
 #if defined(_OPENMP) && !defined(_WIN32)

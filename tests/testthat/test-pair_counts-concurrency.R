@@ -9,8 +9,8 @@ test_that("mclapply workers count right, on one thread unless asked", {
     "set.seed(91)",
     "x <- data.frame(ra = runif(3000, 0, 60), dec = runif(3000, -30, 30))",
     "b <- theta_bins(0, 60, width = 1)",
-    # the parent counts on two threads first, so its OpenMP pool exists
-    # when it forks
+    # the parent counts on two threads first, so its worker threads exist
+    # when it forks (the children start their own)
     "want <- pair_counts(x, bins = b, backend = 'cpu', threads = 2)$counts",
     "tasks <- function() length(list.files('/proc/self/task'))",
     "res <- parallel::mclapply(1:4, function(i) {",
