@@ -74,6 +74,13 @@ void wt_grid_stage_free(wt_grid_stage *s);
 const wt_grid_tree *wt_grid_stage_tree(const wt_grid_stage *s, int64_t r0,
                                        int64_t r1);
 
+/* grid_sort.c: (key, order)[0, n) sorted by the low `bits` bits of key,
+ * stably (the same order on any number of threads), on at most n_threads
+ * threads, with (k2, o2) of n as scratch; WT_OK or WT_ERR_NOMEM (nothing
+ * changed) */
+int wt_grid_sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
+                      int n_threads, uint64_t *k2, int64_t *o2);
+
 /* grid_build.c: the non-empty cells of a grid of cells of cell_deg
  * degrees that an even sample of at most 2^15 of p's points finds (on at
  * most n_threads threads): all of them for smaller catalogs, else at most
