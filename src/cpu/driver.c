@@ -496,6 +496,13 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
     c->f32 = (const uint32_t *)(m + bytes);
     c->vec32 = wt_cpu_f32;
     c->vec32_lanes = 16;
+    /* the sliced form: unlabelled jobs of at most 32 slots, unless
+     * WTHETA_CPU_SLICED is "0" (benchmarks, tests); "canary" (tests): one
+     * false pair in slot 0 per call, to show that a workload reaches it */
+    const char *sv = getenv("WTHETA_CPU_SLICED");
+    c->f32_sliced = c->f32_small && c->n_slots <= 32 && job->n_lab == 0 &&
+      !(sv && strcmp(sv, "0") == 0);
+    c->sliced_fault = sv && strcmp(sv, "canary") == 0;
     c->narrow_fn = wt_cpu_f32_narrow;
     c->narrow_lanes = 16;
     if (narrow) wt_cpu_narrow_edges(c, (float *)(m + bytes + f32_bytes));

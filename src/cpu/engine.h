@@ -135,6 +135,7 @@
 #define WT_F32_CELLS (WT_F32_BINADES << WT_F32_MMAX)
 #define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
 #define WT_PAD 16                 /* columns of the widest vector */
+#define WT_SLICED_MIN 128         /* columns of a call of the sliced form */
 #define WT_NARROW 8               /* widest slot range of the narrow kernel */
 #define WT_NARROW_DEFAULT 8       /* ... taken by default (WTHETA_CPU_NARROW) */
 #define WT_NARROW_MIN (0x1p-19f)  /* the narrow kernel decides float d2 in */
@@ -196,6 +197,13 @@ struct wt_ctx {
   /* the float table: see wt_cpu_f32_table() */
   const uint32_t *f32;
   int f32_shift, f32_m;         /* key = (bits(d2f) >> f32_shift) - f32_base */
+  int f32_small;                /* at most 64 cells: wt_cpu_f32 looks them
+                                   up in registers, not by a gather */
+  int f32_sliced;               /* f32_small, at most 32 slots and no
+                                   labels: the sliced form of wt_cpu_f32
+                                   for calls of WT_SLICED_MIN columns */
+  int sliced_fault;             /* WTHETA_CPU_SLICED=canary: one false pair
+                                   per call of the sliced form (tests) */
   int32_t f32_base;
   uint32_t f32_window[32];      /* per binade */
   /* the narrow kernel (wt_cpu_f32_narrow), for tasks whose slot range
@@ -363,6 +371,11 @@ int64_t wt_cpu_f32_pip(const wt_ctx *c, uint32_t *h, double *wh,
 int64_t wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh,
                    const float *tile, const wt_points *a, int64_t i0, int nr,
                    const wt_points *b, int64_t j0, int64_t nj);
+/* kernels_sliced.c: wt_cpu_f32's sliced form (wt_ctx.f32_sliced), six
+ * rows, unweighted and unlabelled; returns nj (every column) */
+int64_t wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
+                          const wt_points *a, int64_t i0, const wt_points *b,
+                          int64_t j0, int64_t nj);
 int64_t wt_cpu_f32_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
                           const wt_points *a, int64_t i0, int nr,
                           const wt_points *b, int64_t j0, int64_t nj,

@@ -472,9 +472,10 @@ redo_f32(const wt_ctx *c, const wt_points *a, int64_t i, const wt_points *b,
   const __m512d zi = _mm512_set1_pd(a->z[i]);
   for (int k = 0; k < 16; k += 8) {
     __mmask8 above, mine = (__mmask8)(lanes >> k);
-    __m512d d2 = d2_avx512(xi, yi, zi, _mm512_loadu_pd(b->x + j + k),
-                           _mm512_loadu_pd(b->y + j + k),
-                           _mm512_loadu_pd(b->z + j + k));
+    /* masked loads: a tile's last vector may end before 16 columns */
+    __m512d d2 = d2_avx512(xi, yi, zi, _mm512_maskz_loadu_pd(mine, b->x + j + k),
+                           _mm512_maskz_loadu_pd(mine, b->y + j + k),
+                           _mm512_maskz_loadu_pd(mine, b->z + j + k));
     __m512i s = c->packed ? slots_avx512(&L, d2, 1, &above)
                           : slots_avx512(&L, d2, 0, &above);
     __m256i idx = _mm256_add_epi32(
@@ -491,7 +492,7 @@ redo_f32(const wt_ctx *c, const wt_points *a, int64_t i, const wt_points *b,
 WT_AVX512 WT_INLINE int64_t
 vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
              const wt_points *a, int64_t i0, int nr, const wt_points *b,
-             int64_t j0, int64_t nj, int weighted)
+             int64_t j0, int64_t nj, int weighted, int small)
 {
   const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
   const double *bw = weighted ? b->w + j0 : NULL;
@@ -514,6 +515,12 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
   const __m512i windows_lo = _mm512_loadu_si512(c->f32_window);
   const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
   const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
+  /* small: the table's 64 cells in four registers (wt_ctx.f32_small) */
+  __m512i tab[4];
+  for (int k = 0; k < 4; k++)
+    tab[k] = small ? _mm512_loadu_si512(ftab + 16 * k)
+                   : _mm512_setzero_si512();
+  const __m512i bit5 = _mm512_set1_epi32(32);
   /* labelled jobs (wt_ctx.hist): each row's offset with the copies' */
   const int lab = b->lab != NULL;
   __m512i roff[WT_ROWS];
@@ -522,53 +529,63 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
     roff[r] = lab ? _mm512_add_epi32(lane_off,
                                      _mm512_set1_epi32(a->lab[i0 + r]))
                   : lane_off;
-  const int64_t nv = nj & ~(int64_t)15;
+  /* every column: the last vector, when short, with the lanes past nj
+   * masked (left out of the counts: their index is the sink's) */
+  const __m512i sink = _mm512_set1_epi32((int)c->sink);
   WT_RING_DECL(ring, wring, 16);
-  for (int64_t j = 0; j < nv; j += 16) {
+  for (int64_t j = 0; j < nj; j += 16) {
+    const int tail = nj - j < 16;
+    const __mmask16 valid =
+      tail ? (__mmask16)((1u << (nj - j)) - 1) : (__mmask16)0xffff;
     uint32_t *out = ring[(j >> 4) % WT_RING];
     const uint32_t *old = ring[((j >> 4) + WT_LAG) % WT_RING];
     double *wout = wring[(j >> 4) % WT_RING];
     const double *wold = wring[((j >> 4) + WT_LAG) % WT_RING];
-    const __m512i coff = lab ? _mm512_loadu_si512(b->lab + j0 + j)
+    const __m512i coff = lab ? _mm512_maskz_loadu_epi32(valid, b->lab + j0 + j)
                              : _mm512_setzero_si512();
-    __m512 xj = _mm512_loadu_ps(tx + j);
-    __m512 yj = _mm512_loadu_ps(ty + j);
-    __m512 zj = _mm512_loadu_ps(tz + j);
-    __m512d wj_lo = weighted ? _mm512_loadu_pd(bw + j) : _mm512_setzero_pd();
-    __m512d wj_hi =
-      weighted ? _mm512_loadu_pd(bw + j + 8) : _mm512_setzero_pd();
+    __m512 xj = _mm512_maskz_loadu_ps(valid, tx + j);
+    __m512 yj = _mm512_maskz_loadu_ps(valid, ty + j);
+    __m512 zj = _mm512_maskz_loadu_ps(valid, tz + j);
+    __m512d wj_lo = weighted ? _mm512_maskz_loadu_pd((__mmask8)valid, bw + j)
+                             : _mm512_setzero_pd();
+    __m512d wj_hi = weighted ? _mm512_maskz_loadu_pd((__mmask8)(valid >> 8),
+                                                     bw + j + 8)
+                             : _mm512_setzero_pd();
 #pragma GCC unroll 8
     for (int r = 0; r < nr; r++) {
       __m512 dx = _mm512_sub_ps(xi[r], xj);
       __m512 dy = _mm512_sub_ps(yi[r], yj);
       __m512 dz = _mm512_sub_ps(zi[r], zj);
-      __m512 px = _mm512_mul_ps(dx, dx);
-      __m512 py = _mm512_mul_ps(dy, dy);
-      __m512 pz = _mm512_mul_ps(dz, dz);
-      WT_UNFUSED_V(px);
-      WT_UNFUSED_V(py);
-      WT_UNFUSED_V(pz);
       __m512i bits =
-        _mm512_castps_si512(_mm512_add_ps(_mm512_add_ps(px, py), pz));
+        _mm512_castps_si512(d2f_avx512(dx, dy, dz));
       __m512i key = _mm512_sub_epi32(_mm512_srl_epi32(bits, shift), base);
-      __mmask16 in = _mm512_cmple_epu32_mask(key, top);
-      __m512i e = _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in,
-                                              key, ftab, 4);
+      __mmask16 in = _mm512_mask_cmple_epu32_mask(valid, key, top);
+      __m512i e;
+      if (small)
+        e = _mm512_mask_blend_epi32(
+          _mm512_test_epi32_mask(key, bit5),
+          _mm512_permutex2var_epi32(tab[0], key, tab[1]),
+          _mm512_permutex2var_epi32(tab[2], key, tab[3]));
+      else
+        e = _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in, key,
+                                        ftab, 4);
       __m512i y = _mm512_add_epi32(_mm512_and_si512(bits, low_mask), e);
       __m512i window = _mm512_permutex2var_epi32(
         windows_lo, _mm512_srl_epi32(key, mshift), windows_hi);
       __mmask16 ok = _mm512_mask_test_epi32_mask(in, y, window);
       const __m512i off = lab ? _mm512_add_epi32(roff[r], coff) : lane_off;
-      _mm512_store_si512(out + 16 * r,
-                         _mm512_add_epi32(_mm512_srl_epi32(y, wshift), off));
+      __m512i idx = _mm512_add_epi32(_mm512_srl_epi32(y, wshift), off);
+      if (tail) idx = _mm512_mask_mov_epi32(sink, valid, idx);
+      _mm512_store_si512(out + 16 * r, idx);
       if (weighted) {
         _mm512_store_pd(wout + 16 * r, _mm512_mul_pd(wi[r], wj_lo));
         _mm512_store_pd(wout + 16 * r + 8, _mm512_mul_pd(wi[r], wj_hi));
       }
-      if (!_kortestc_mask16_u8(ok, ok)) {
+      if (ok != valid) {
         int32_t o[16];
         _mm512_storeu_si512(o, off);
-        redo_f32(c, a, i0 + r, b, j0 + j, (__mmask16)~ok, o, out + 16 * r);
+        redo_f32(c, a, i0 + r, b, j0 + j, (__mmask16)(valid & ~ok), o,
+                 out + 16 * r);
       }
       if (weighted)
         count_ring_w(h, wh, old + 16 * r, wold + 16 * r, 16);
@@ -576,8 +593,8 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
         count_ring(h, old + 16 * r, 16);
     }
   }
-  WT_RING_DRAIN(ring, wring, 16, nv >> 4);
-  return nv;
+  WT_RING_DRAIN(ring, wring, 16, (nj + 15) >> 4);
+  return nj;
 }
 
 WT_AVX512 int64_t
@@ -585,13 +602,22 @@ wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
         const wt_points *a, int64_t i0, int nr, const wt_points *b,
         int64_t j0, int64_t nj)
 {
+#define WT_F32_BODY(R, W, S)                                                 \
+  vec_f32_body(c, h, W ? wh : NULL, tile, a, i0, R, b, j0, nj, W, S)
+  /* the sliced form (kernels_sliced.c) where it applies and pays: its
+   * planes cost a flush per call */
+  if (c->f32_sliced && !wh && nr == WT_ROWS && b->lab == NULL &&
+      nj >= WT_SLICED_MIN)
+    return wt_cpu_f32_sliced(c, h, tile, a, i0, b, j0, nj);
+  if (c->f32_small) {
+    if (wh)
+      return nr == WT_ROWS ? WT_F32_BODY(WT_ROWS, 1, 1) : WT_F32_BODY(1, 1, 1);
+    return nr == WT_ROWS ? WT_F32_BODY(WT_ROWS, 0, 1) : WT_F32_BODY(1, 0, 1);
+  }
   if (wh)
-    return nr == WT_ROWS
-      ? vec_f32_body(c, h, wh, tile, a, i0, WT_ROWS, b, j0, nj, 1)
-      : vec_f32_body(c, h, wh, tile, a, i0, 1, b, j0, nj, 1);
-  return nr == WT_ROWS
-    ? vec_f32_body(c, h, NULL, tile, a, i0, WT_ROWS, b, j0, nj, 0)
-    : vec_f32_body(c, h, NULL, tile, a, i0, 1, b, j0, nj, 0);
+    return nr == WT_ROWS ? WT_F32_BODY(WT_ROWS, 1, 0) : WT_F32_BODY(1, 1, 0);
+  return nr == WT_ROWS ? WT_F32_BODY(WT_ROWS, 0, 0) : WT_F32_BODY(1, 0, 0);
+#undef WT_F32_BODY
 }
 
 /* The popcounts of 16 32-bit lanes: VPOPCNTD by inline assembly (vp, see
@@ -690,14 +716,8 @@ vec_f32_count_body(const wt_ctx *c, uint32_t *h, const float *tile,
       __m512 dx = _mm512_sub_ps(xi[r], xj);
       __m512 dy = _mm512_sub_ps(yi[r], yj);
       __m512 dz = _mm512_sub_ps(zi[r], zj);
-      __m512 px = _mm512_mul_ps(dx, dx);
-      __m512 py = _mm512_mul_ps(dy, dy);
-      __m512 pz = _mm512_mul_ps(dz, dz);
-      WT_UNFUSED_V(px);
-      WT_UNFUSED_V(py);
-      WT_UNFUSED_V(pz);
       __m512i bits =
-        _mm512_castps_si512(_mm512_add_ps(_mm512_add_ps(px, py), pz));
+        _mm512_castps_si512(d2f_avx512(dx, dy, dz));
       __m512i key = _mm512_sub_epi32(_mm512_srl_epi32(bits, shift), base);
       __mmask16 in = _mm512_cmple_epu32_mask(key, top);
       __m512i e = _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in,
@@ -800,48 +820,45 @@ narrow_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
   }
   const __m512i one = _mm512_set1_epi32(1);
   int64_t redone = 0;
-  const int64_t nv = nj & ~(int64_t)15;
-  for (int64_t j = 0; j < nv; j += 16) {
-    __m512 xj = _mm512_loadu_ps(tx + j);
-    __m512 yj = _mm512_loadu_ps(ty + j);
-    __m512 zj = _mm512_loadu_ps(tz + j);
+  /* every column, the last vector's lanes past nj masked (not counted) */
+  for (int64_t j = 0; j < nj; j += 16) {
+    const __mmask16 valid = nj - j < 16 ? (__mmask16)((1u << (nj - j)) - 1)
+                                        : (__mmask16)0xffff;
+    __m512 xj = _mm512_maskz_loadu_ps(valid, tx + j);
+    __m512 yj = _mm512_maskz_loadu_ps(valid, ty + j);
+    __m512 zj = _mm512_maskz_loadu_ps(valid, tz + j);
 #pragma GCC unroll 8
     for (int r = 0; r < nr; r++) {
       __m512 dx = _mm512_sub_ps(xi[r], xj);
       __m512 dy = _mm512_sub_ps(yi[r], yj);
       __m512 dz = _mm512_sub_ps(zi[r], zj);
-      __m512 px = _mm512_mul_ps(dx, dx);
-      __m512 py = _mm512_mul_ps(dy, dy);
-      __m512 pz = _mm512_mul_ps(dz, dz);
-      WT_UNFUSED_V(px);
-      WT_UNFUSED_V(py);
-      WT_UNFUSED_V(pz);
-      __m512 d2 = _mm512_add_ps(_mm512_add_ps(px, py), pz);
+      __m512 d2 = d2f_avx512(dx, dy, dz);
       __mmask16 ok = _mm512_mask_cmp_ps_mask(
-        _mm512_cmp_ps_mask(d2, in_lo, _CMP_GE_OQ), d2, in_hi, _CMP_LT_OQ);
+        _mm512_mask_cmp_ps_mask(valid, d2, in_lo, _CMP_GE_OQ), d2, in_hi,
+        _CMP_LT_OQ);
       __mmask16 ge[WT_NARROW];
 #pragma GCC unroll 8
       for (int k = 0; k < K - 1; k++) {
-        ge[k] = _mm512_cmp_ps_mask(d2, e_hi[k], _CMP_GE_OQ);
+        ge[k] = _mm512_mask_cmp_ps_mask(valid, d2, e_hi[k], _CMP_GE_OQ);
         ok &= ge[k] | _mm512_cmp_ps_mask(d2, e_lo[k], _CMP_LT_OQ);
         cnt[k] = _mm512_mask_add_epi32(cnt[k], ge[k], cnt[k], one);
       }
-      if (!_kortestc_mask16_u8(ok, ok)) {
-        redone += __builtin_popcount((unsigned)(__mmask16)~ok);
-        redo_narrow(c, h, a, i0 + r, b, j0 + j, (__mmask16)~ok, ge, K - 1,
-                    minus);
+      if (ok != valid) {
+        const __mmask16 redo = valid & ~ok;
+        redone += __builtin_popcount((unsigned)redo);
+        redo_narrow(c, h, a, i0 + r, b, j0 + j, redo, ge, K - 1, minus);
       }
     }
   }
   /* at or above each edge, decided pairs only; then the slot counts */
-  int64_t above_prev = (int64_t)nr * nv - redone;
+  int64_t above_prev = (int64_t)nr * nj - redone;
   for (int k = 0; k < K - 1; k++) {
     int64_t at = (int64_t)_mm512_reduce_add_epi32(cnt[k]) - minus[k];
     h[slo + k] += (uint32_t)(above_prev - at);
     above_prev = at;
   }
   h[slo + K - 1] += (uint32_t)above_prev;
-  return nv;
+  return nj;
 }
 
 WT_AVX512 int64_t

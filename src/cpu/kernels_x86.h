@@ -15,6 +15,16 @@
 #define WT_AVX2 __attribute__((target("avx2")))
 #define WT_UNFUSED_V(v) __asm__("" : "+v"(v))
 
+/* The float d2 of the float kernels from the float differences, by fused
+ * multiply-adds: (dz dz rounded, then dy dy + that, then dx dx + that,
+ * each rounded once), within f32_err()'s bound (tables.c), which allows a
+ * rounding for each product and each sum. Only the float prefilter uses
+ * it: the double d2 that defines every slot is never fused (pair_d2()). */
+WT_AVX512 WT_INLINE __m512 d2f_avx512(__m512 dx, __m512 dy, __m512 dz)
+{
+  return _mm512_fmadd_ps(dx, dx, _mm512_fmadd_ps(dy, dy, _mm512_mul_ps(dz, dz)));
+}
+
 /* The exact histogram indices of the pairs (i, j + l) for the lanes l set in
  * lanes, into out[l]: for d2 above the double table (non-finite, or points
  * far off the unit sphere). */

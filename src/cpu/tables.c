@@ -103,7 +103,11 @@ static int slot_near(const double *upper, int s, double d2)
 int wt_cpu_f32_table(wt_ctx *c, uint32_t *tab)
 {
   const double *upper = c->bins->upper;
-  for (int m = 5; m <= WT_F32_MMAX; m++) {
+  /* the fewest cells that work: with at most 64 (m <= 1), the kernel
+   * keeps the table in registers (wt_ctx.f32_small); the cells past the
+   * table's end read as 0 there, never used (their keys are out of range) */
+  memset(tab, 0, 64 * sizeof *tab);
+  for (int m = 0; m <= WT_F32_MMAX; m++) {
     const int sh = 23 - m, w = sh + 1;
     int ok = ((uint64_t)c->n_slots + 2) << w <= UINT64_C(1) << 32;
     int s = 0, s_hi = 0;   /* slots of the ends of the widened cells */
@@ -137,6 +141,7 @@ int wt_cpu_f32_table(wt_ctx *c, uint32_t *tab)
       c->f32_shift = sh;
       c->f32_m = m;
       c->f32_base = (127 + WT_F32_EMIN) << m;
+      c->f32_small = (WT_F32_BINADES << m) <= 64;
       return 1;
     }
   }
