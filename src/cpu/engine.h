@@ -1,5 +1,5 @@
-/* The CPU engine (private to src/cpu/): OpenMP over work items,
- * per-thread histograms.
+/* The CPU engine (private to src/cpu/): the package's teams of threads
+ * (floor/team.c) over work items, per-thread histograms.
  *
  * Every count is the double-precision answer of wt.h: a pair's slot is that
  * of d2 = ((xi-xj)^2 + (yi-yj)^2) + (zi-zj)^2 in IEEE double (separate
@@ -16,12 +16,17 @@
  * counted against the item's groups of WT_ROWS rows while it is in cache.
  * Within a tile, on x86-64 (kernels chosen at run time):
  *  - AVX-512 with a float prefilter (wt_cpu_f32): the tile is rounded to float
- *    once per item and d2 is computed in float, 16 pairs per vector; a
- *    private table turns the float d2 into a slot with one gather, one add
- *    and one shift, and flags the pairs whose float d2 is too close to an
- *    edge for the float result to be trusted (a rigorous error bound, see
- *    wt_cpu_f32_table()), or too small for the table; those pairs, rare, are
- *    redone in double.
+ *    once per item and d2 is computed in float (fused multiply-adds), 16
+ *    pairs per vector; a private table turns the float d2 into a slot with
+ *    one lookup, one add and one shift, and flags the pairs whose float d2
+ *    is too close to an edge for the float result to be trusted (a
+ *    rigorous error bound, see wt_cpu_f32_table()), or too small for the
+ *    table; those pairs, rare, are redone in double. The lookup is a
+ *    gather, or two permutes of registers when the table has at most 64
+ *    cells (wt_ctx.f32_small: log bins of a factor 1.19 or more). For
+ *    unweighted, unlabelled jobs of at most 32 slots, the sliced form
+ *    (kernels_sliced.c) counts without a per-pair increment: one-hot words
+ *    added in carry-save bit planes.
  *  - otherwise AVX-512 or AVX2 in double (wt_cpu_avx512, wt_cpu_avx2), 8 or 4
  *    pairs per vector, with gathers from private forms of the table.
  *  - AVX-512, narrow tasks (wt_cpu_f32_narrow): a grid task whose pairs the
@@ -36,11 +41,13 @@
  *    bench/kernel/kernel-notes.md for the measured widths.
  * The vector kernels write the histogram indices of each group of columns to
  * a small ring and increment those counters two groups later, so that the
- * vector work and the scattered increments overlap. The ragged end of a
- * tile's columns, from a quarter of a vector, goes through the same kernel
- * padded to a whole vector with repeats of its last column at weight 0,
- * whose pairs the driver takes off again (count_tail() in driver.c). Plain
- * C does the rest: other CPUs, shorter ends, binnings too fine for a table.
+ * vector work and the scattered increments overlap. The AVX-512 float
+ * kernels take a tile's last, short vector with its lanes past the end
+ * masked. For the others the ragged end of a tile's columns, from a
+ * quarter of a vector, goes through the same kernel padded to a whole
+ * vector with repeats of its last column at weight 0, whose pairs the
+ * driver takes off again (count_tail() in driver.c). Plain C does the
+ * rest: other CPUs, shorter ends, binnings too fine for a table.
  *
  * Weighted jobs take the same path with the same slot decisions; the
  * kernels also compute w_i w_j in double, keep it in the ring beside the
