@@ -496,7 +496,6 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
 {
   const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
   const double *bw = weighted ? b->w + j0 : NULL;
-  const uint32_t *ftab = c->f32;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
   __m512d wi[WT_ROWS];
 #pragma GCC unroll 8
@@ -506,21 +505,10 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
     zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
     if (weighted) wi[r] = _mm512_set1_pd(a->w[i0 + r]);
   }
-  const __m128i shift = _mm_cvtsi32_si128(c->f32_shift);
-  const __m128i wshift = _mm_cvtsi32_si128(c->f32_shift + 1);
-  const __m128i mshift = _mm_cvtsi32_si128(c->f32_m);
-  const __m512i base = _mm512_set1_epi32(c->f32_base);
-  const __m512i top = _mm512_set1_epi32((WT_F32_BINADES << c->f32_m) - 1);
-  const __m512i low_mask = _mm512_set1_epi32((1 << c->f32_shift) - 1);
-  const __m512i windows_lo = _mm512_loadu_si512(c->f32_window);
-  const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
-  const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
   /* small: the table's 64 cells in four registers (wt_ctx.f32_small) */
-  __m512i tab[4];
-  for (int k = 0; k < 4; k++)
-    tab[k] = small ? _mm512_loadu_si512(ftab + 16 * k)
-                   : _mm512_setzero_si512();
-  const __m512i bit5 = _mm512_set1_epi32(32);
+  wt_f32lut L;
+  f32lut_init(&L, c, small);
+  const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
   /* labelled jobs (wt_ctx.hist): each row's offset with the copies' */
   const int lab = b->lab != NULL;
   __m512i roff[WT_ROWS];
@@ -556,25 +544,11 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
       __m512 dx = _mm512_sub_ps(xi[r], xj);
       __m512 dy = _mm512_sub_ps(yi[r], yj);
       __m512 dz = _mm512_sub_ps(zi[r], zj);
-      __m512i bits =
-        _mm512_castps_si512(d2f_avx512(dx, dy, dz));
-      __m512i key = _mm512_sub_epi32(_mm512_srl_epi32(bits, shift), base);
-      __mmask16 in = _mm512_mask_cmple_epu32_mask(valid, key, top);
-      __m512i e;
-      if (small)
-        e = _mm512_mask_blend_epi32(
-          _mm512_test_epi32_mask(key, bit5),
-          _mm512_permutex2var_epi32(tab[0], key, tab[1]),
-          _mm512_permutex2var_epi32(tab[2], key, tab[3]));
-      else
-        e = _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in, key,
-                                        ftab, 4);
-      __m512i y = _mm512_add_epi32(_mm512_and_si512(bits, low_mask), e);
-      __m512i window = _mm512_permutex2var_epi32(
-        windows_lo, _mm512_srl_epi32(key, mshift), windows_hi);
-      __mmask16 ok = _mm512_mask_test_epi32_mask(in, y, window);
+      __mmask16 ok;
+      const __m512i y = f32_lookup(
+        &L, _mm512_castps_si512(d2f_avx512(dx, dy, dz)), valid, small, &ok);
       const __m512i off = lab ? _mm512_add_epi32(roff[r], coff) : lane_off;
-      __m512i idx = _mm512_add_epi32(_mm512_srl_epi32(y, wshift), off);
+      __m512i idx = _mm512_add_epi32(_mm512_srl_epi32(y, L.wshift), off);
       if (tail) idx = _mm512_mask_mov_epi32(sink, valid, idx);
       _mm512_store_si512(out + 16 * r, idx);
       if (weighted) {

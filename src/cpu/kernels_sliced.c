@@ -49,7 +49,6 @@ wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
                   int64_t j0, int64_t nj)
 {
   const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
-  const uint32_t *ftab = c->f32;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
 #pragma GCC unroll 8
   for (int r = 0; r < WT_ROWS; r++) {
@@ -57,19 +56,8 @@ wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
     yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
     zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
   }
-  const __m128i shift = _mm_cvtsi32_si128(c->f32_shift);
-  const __m128i wshift = _mm_cvtsi32_si128(c->f32_shift + 1);
-  const __m128i mshift = _mm_cvtsi32_si128(c->f32_m);
-  const __m512i base = _mm512_set1_epi32(c->f32_base);
-  const __m512i top = _mm512_set1_epi32((WT_F32_BINADES << c->f32_m) - 1);
-  const __m512i low_mask = _mm512_set1_epi32((1 << c->f32_shift) - 1);
-  const __m512i windows_lo = _mm512_loadu_si512(c->f32_window);
-  const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
-  const __m512i tab0 = _mm512_loadu_si512(ftab);
-  const __m512i tab1 = _mm512_loadu_si512(ftab + 16);
-  const __m512i tab2 = _mm512_loadu_si512(ftab + 32);
-  const __m512i tab3 = _mm512_loadu_si512(ftab + 48);
-  const __m512i bit5 = _mm512_set1_epi32(32);
+  wt_f32lut L;
+  f32lut_init(&L, c, 1);
   const __m512i one = _mm512_set1_epi32(1);
   __m512i pl[5 + WT_SLICED_HIGH];
   for (int p = 0; p < 5 + WT_SLICED_HIGH; p++) pl[p] = _mm512_setzero_si512();
@@ -89,20 +77,10 @@ wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
       __m512 dx = _mm512_sub_ps(xi[r], xj);
       __m512 dy = _mm512_sub_ps(yi[r], yj);
       __m512 dz = _mm512_sub_ps(zi[r], zj);
-      const __m512i bits =
-        _mm512_castps_si512(d2f_avx512(dx, dy, dz));
-      const __m512i key =
-        _mm512_sub_epi32(_mm512_srl_epi32(bits, shift), base);
-      const __mmask16 in = _mm512_mask_cmple_epu32_mask(valid, key, top);
-      const __m512i e = _mm512_mask_blend_epi32(
-        _mm512_test_epi32_mask(key, bit5),
-        _mm512_permutex2var_epi32(tab0, key, tab1),
-        _mm512_permutex2var_epi32(tab2, key, tab3));
-      const __m512i y = _mm512_add_epi32(_mm512_and_si512(bits, low_mask), e);
-      const __m512i window = _mm512_permutex2var_epi32(
-        windows_lo, _mm512_srl_epi32(key, mshift), windows_hi);
-      const __mmask16 ok = _mm512_mask_test_epi32_mask(in, y, window);
-      oh[r] = _mm512_maskz_sllv_epi32(ok, one, _mm512_srl_epi32(y, wshift));
+      __mmask16 ok;
+      const __m512i y = f32_lookup(
+        &L, _mm512_castps_si512(d2f_avx512(dx, dy, dz)), valid, 1, &ok);
+      oh[r] = _mm512_maskz_sllv_epi32(ok, one, _mm512_srl_epi32(y, L.wshift));
       if (ok != valid)
         recount_lanes(c, h, a, i0 + r, b, j0 + j,
                       (unsigned)(__mmask16)(valid & ~ok), 16);

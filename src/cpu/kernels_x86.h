@@ -25,6 +25,61 @@ WT_AVX512 WT_INLINE __m512 d2f_avx512(__m512 dx, __m512 dy, __m512 dz)
   return _mm512_fmadd_ps(dx, dx, _mm512_fmadd_ps(dy, dy, _mm512_mul_ps(dz, dz)));
 }
 
+/* The float table (wt_cpu_f32_table()) as the AVX-512 float kernels read
+ * it: its constants in registers, and with at most 64 cells
+ * (wt_ctx.f32_small) the cells themselves. */
+typedef struct {
+  __m128i shift, wshift, mshift;
+  __m512i base, top, low_mask, windows_lo, windows_hi, bit5;
+  __m512i tab[4];
+  const uint32_t *cells;
+} wt_f32lut;
+
+WT_AVX512 WT_INLINE void f32lut_init(wt_f32lut *L, const wt_ctx *c,
+                                     int small)
+{
+  L->shift = _mm_cvtsi32_si128(c->f32_shift);
+  L->wshift = _mm_cvtsi32_si128(c->f32_shift + 1);
+  L->mshift = _mm_cvtsi32_si128(c->f32_m);
+  L->base = _mm512_set1_epi32(c->f32_base);
+  L->top = _mm512_set1_epi32((WT_F32_BINADES << c->f32_m) - 1);
+  L->low_mask = _mm512_set1_epi32((1 << c->f32_shift) - 1);
+  L->windows_lo = _mm512_loadu_si512(c->f32_window);
+  L->windows_hi = _mm512_loadu_si512(c->f32_window + 16);
+  L->bit5 = _mm512_set1_epi32(32);
+  for (int k = 0; k < 4; k++)
+    L->tab[k] = small ? _mm512_loadu_si512(c->f32 + 16 * k)
+                      : _mm512_setzero_si512();
+  L->cells = c->f32;
+}
+
+/* The table's y for the float d2 bits of the lanes in `valid`: the slot
+ * is y >> (f32_shift + 1) where *ok has the lane; the other valid lanes
+ * are undecided (too near an edge, or outside the table) and are redone
+ * in double. small (a constant at each call): the cells from registers
+ * (two permutes and a blend), else by a gather. */
+WT_AVX512 WT_INLINE __m512i f32_lookup(const wt_f32lut *L, __m512i bits,
+                                       __mmask16 valid, int small,
+                                       __mmask16 *ok)
+{
+  const __m512i key =
+    _mm512_sub_epi32(_mm512_srl_epi32(bits, L->shift), L->base);
+  const __mmask16 in = _mm512_mask_cmple_epu32_mask(valid, key, L->top);
+  const __m512i e =
+    small ? _mm512_mask_blend_epi32(
+              _mm512_test_epi32_mask(key, L->bit5),
+              _mm512_permutex2var_epi32(L->tab[0], key, L->tab[1]),
+              _mm512_permutex2var_epi32(L->tab[2], key, L->tab[3]))
+          : _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in, key,
+                                        L->cells, 4);
+  const __m512i y =
+    _mm512_add_epi32(_mm512_and_si512(bits, L->low_mask), e);
+  const __m512i window = _mm512_permutex2var_epi32(
+    L->windows_lo, _mm512_srl_epi32(key, L->mshift), L->windows_hi);
+  *ok = _mm512_mask_test_epi32_mask(in, y, window);
+  return y;
+}
+
 /* The exact histogram indices of the pairs (i, j + l) for the lanes l set in
  * lanes, into out[l]: for d2 above the double table (non-finite, or points
  * far off the unit sphere). */
