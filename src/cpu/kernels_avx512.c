@@ -583,11 +583,12 @@ wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
   if (c->f32_sliced && !wh && nr == WT_ROWS && b->lab == NULL &&
       nj >= WT_SLICED_MIN)
     return wt_cpu_f32_sliced(c, h, tile, a, i0, b, j0, nj);
-  if (c->f32_small) {
-    if (wh)
-      return nr == WT_ROWS ? WT_F32_BODY(WT_ROWS, 1, 1) : WT_F32_BODY(1, 1, 1);
-    return nr == WT_ROWS ? WT_F32_BODY(WT_ROWS, 0, 1) : WT_F32_BODY(1, 0, 1);
-  }
+  /* the table from registers for six unweighted rows (labelled jobs, and
+   * the calls too small for the sliced form); the rarer calls gather, so
+   * that the library's code, under the 5 MB the installed package must
+   * stay below, grows by one variant */
+  if (c->f32_small && !wh && nr == WT_ROWS)
+    return WT_F32_BODY(WT_ROWS, 0, 1);
   if (wh)
     return nr == WT_ROWS ? WT_F32_BODY(WT_ROWS, 1, 0) : WT_F32_BODY(1, 1, 0);
   return nr == WT_ROWS ? WT_F32_BODY(WT_ROWS, 0, 0) : WT_F32_BODY(1, 0, 0);
