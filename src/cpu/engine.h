@@ -22,8 +22,9 @@
  *    is too close to an edge for the float result to be trusted (a
  *    rigorous error bound, see wt_cpu_f32_table()), or too small for the
  *    table; those pairs, rare, are redone in double. The lookup is a
- *    gather, or two permutes of registers when the table has at most 64
- *    cells (wt_ctx.f32_small: log bins of a factor 1.19 or more). For
+ *    gather, or for six unweighted rows two permutes of registers when the
+ *    table has at most 64 cells (wt_ctx.f32_small: log bins of a factor
+ *    1.19 or more). For
  *    unweighted, unlabelled jobs of at most 32 slots, the sliced form
  *    (kernels_sliced.c) counts without a per-pair increment: one-hot words
  *    added in carry-save bit planes.
