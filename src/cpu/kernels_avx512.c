@@ -473,7 +473,8 @@ redo_f32(const wt_ctx *c, const wt_points *a, int64_t i, const wt_points *b,
   for (int k = 0; k < 16; k += 8) {
     __mmask8 above, mine = (__mmask8)(lanes >> k);
     /* masked loads: a tile's last vector may end before 16 columns */
-    __m512d d2 = d2_avx512(xi, yi, zi, _mm512_maskz_loadu_pd(mine, b->x + j + k),
+    __m512d d2 = d2_avx512(xi, yi, zi,
+                           _mm512_maskz_loadu_pd(mine, b->x + j + k),
                            _mm512_maskz_loadu_pd(mine, b->y + j + k),
                            _mm512_maskz_loadu_pd(mine, b->z + j + k));
     __m512i s = c->packed ? slots_avx512(&L, d2, 1, &above)
@@ -498,13 +499,10 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
   const double *bw = weighted ? b->w + j0 : NULL;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
   __m512d wi[WT_ROWS];
+  rows_f32(a, i0, nr, xi, yi, zi);
 #pragma GCC unroll 8
-  for (int r = 0; r < nr; r++) {
-    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
-    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
-    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
+  for (int r = 0; r < nr; r++)
     if (weighted) wi[r] = _mm512_set1_pd(a->w[i0 + r]);
-  }
   /* small: the table's 64 cells in four registers (wt_ctx.f32_small) */
   wt_f32lut L;
   f32lut_init(&L, c, small);
@@ -523,8 +521,7 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
   WT_RING_DECL(ring, wring, 16);
   for (int64_t j = 0; j < nj; j += 16) {
     const int tail = nj - j < 16;
-    const __mmask16 valid =
-      tail ? (__mmask16)((1u << (nj - j)) - 1) : (__mmask16)0xffff;
+    const __mmask16 valid = vector_lanes(nj - j);
     uint32_t *out = ring[(j >> 4) % WT_RING];
     const uint32_t *old = ring[((j >> 4) + WT_LAG) % WT_RING];
     double *wout = wring[(j >> 4) % WT_RING];
@@ -654,26 +651,16 @@ vec_f32_count_body(const wt_ctx *c, uint32_t *h, const float *tile,
   double *wh = NULL;
   const __m512i Kv = _mm512_set1_epi32(32 * nw + 1);
   const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
-  const uint32_t *ftab = c->f32;
   const int64_t na = a->n, nbp = b->n;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
   __m512i bi[WT_ROWS][WT_PIP_MAX_WORDS];
+  rows_f32(a, i0, nr, xi, yi, zi);
 #pragma GCC unroll 8
-  for (int r = 0; r < nr; r++) {
-    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
-    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
-    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
+  for (int r = 0; r < nr; r++)
     for (int k = 0; k < nw; k++)
       bi[r][k] = _mm512_set1_epi32((int)a->bits[(int64_t)k * na + i0 + r]);
-  }
-  const __m128i shift = _mm_cvtsi32_si128(c->f32_shift);
-  const __m128i wshift = _mm_cvtsi32_si128(c->f32_shift + 1);
-  const __m128i mshift = _mm_cvtsi32_si128(c->f32_m);
-  const __m512i base = _mm512_set1_epi32(c->f32_base);
-  const __m512i top = _mm512_set1_epi32((WT_F32_BINADES << c->f32_m) - 1);
-  const __m512i low_mask = _mm512_set1_epi32((1 << c->f32_shift) - 1);
-  const __m512i windows_lo = _mm512_loadu_si512(c->f32_window);
-  const __m512i windows_hi = _mm512_loadu_si512(c->f32_window + 16);
+  wt_f32lut L;
+  f32lut_init(&L, c, 0);
   const __m512i lane_off = _mm512_loadu_si512(c->copy_off);
   const int64_t nv = nj & ~(int64_t)15;
   WT_RING_DECL(ring, wring, 16);
@@ -691,17 +678,11 @@ vec_f32_count_body(const wt_ctx *c, uint32_t *h, const float *tile,
       __m512 dx = _mm512_sub_ps(xi[r], xj);
       __m512 dy = _mm512_sub_ps(yi[r], yj);
       __m512 dz = _mm512_sub_ps(zi[r], zj);
-      __m512i bits =
-        _mm512_castps_si512(d2f_avx512(dx, dy, dz));
-      __m512i key = _mm512_sub_epi32(_mm512_srl_epi32(bits, shift), base);
-      __mmask16 in = _mm512_cmple_epu32_mask(key, top);
-      __m512i e = _mm512_mask_i32gather_epi32(_mm512_undefined_epi32(), in,
-                                              key, ftab, 4);
-      __m512i y = _mm512_add_epi32(_mm512_and_si512(bits, low_mask), e);
-      __m512i window = _mm512_permutex2var_epi32(
-        windows_lo, _mm512_srl_epi32(key, mshift), windows_hi);
-      __mmask16 ok = _mm512_mask_test_epi32_mask(in, y, window);
-      __m512i sl = _mm512_srl_epi32(y, wshift);
+      __mmask16 ok;
+      const __m512i y = f32_lookup(
+        &L, _mm512_castps_si512(d2f_avx512(dx, dy, dz)), (__mmask16)0xffff,
+        0, &ok);
+      __m512i sl = _mm512_srl_epi32(y, L.wshift);
       if (!_kortestc_mask16_u8(ok, ok)) {
         uint32_t tmp[16] __attribute__((aligned(64)));
         _mm512_store_si512(tmp, sl);
@@ -777,12 +758,7 @@ narrow_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
 {
   const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
-#pragma GCC unroll 8
-  for (int r = 0; r < nr; r++) {
-    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
-    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
-    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
-  }
+  rows_f32(a, i0, nr, xi, yi, zi);
   const __m512 in_lo = _mm512_set1_ps(c->lo_of[slo]);
   const __m512 in_hi = _mm512_set1_ps(c->hi_of[slo + K - 1]);
   __m512 e_lo[WT_NARROW], e_hi[WT_NARROW];
@@ -797,8 +773,7 @@ narrow_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
   int64_t redone = 0;
   /* every column, the last vector's lanes past nj masked (not counted) */
   for (int64_t j = 0; j < nj; j += 16) {
-    const __mmask16 valid = nj - j < 16 ? (__mmask16)((1u << (nj - j)) - 1)
-                                        : (__mmask16)0xffff;
+    const __mmask16 valid = vector_lanes(nj - j);
     __m512 xj = _mm512_maskz_loadu_ps(valid, tx + j);
     __m512 yj = _mm512_maskz_loadu_ps(valid, ty + j);
     __m512 zj = _mm512_maskz_loadu_ps(valid, tz + j);

@@ -50,12 +50,7 @@ wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
 {
   const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
-#pragma GCC unroll 8
-  for (int r = 0; r < WT_ROWS; r++) {
-    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
-    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
-    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
-  }
+  rows_f32(a, i0, WT_ROWS, xi, yi, zi);
   wt_f32lut L;
   f32lut_init(&L, c, 1);
   const __m512i one = _mm512_set1_epi32(1);
@@ -66,8 +61,7 @@ wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
   int np = 5;
   /* every column, the last vector's lanes past nj masked (not counted) */
   for (int64_t j = 0; j < nj; j += 16) {
-    const __mmask16 valid = nj - j < 16 ? (__mmask16)((1u << (nj - j)) - 1)
-                                        : (__mmask16)0xffff;
+    const __mmask16 valid = vector_lanes(nj - j);
     const __m512 xj = _mm512_maskz_loadu_ps(valid, tx + j);
     const __m512 yj = _mm512_maskz_loadu_ps(valid, ty + j);
     const __m512 zj = _mm512_maskz_loadu_ps(valid, tz + j);

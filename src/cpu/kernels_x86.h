@@ -22,7 +22,28 @@
  * it: the double d2 that defines every slot is never fused (pair_d2()). */
 WT_AVX512 WT_INLINE __m512 d2f_avx512(__m512 dx, __m512 dy, __m512 dz)
 {
-  return _mm512_fmadd_ps(dx, dx, _mm512_fmadd_ps(dy, dy, _mm512_mul_ps(dz, dz)));
+  return _mm512_fmadd_ps(dx, dx,
+                         _mm512_fmadd_ps(dy, dy, _mm512_mul_ps(dz, dz)));
+}
+
+/* The lanes of a 16-column vector that hold columns, `left` of them
+ * remaining: all 16, or the first `left` of a tile's short last vector */
+static inline __mmask16 vector_lanes(int64_t left)
+{
+  return left < 16 ? (__mmask16)((1u << left) - 1) : (__mmask16)0xffff;
+}
+
+/* rows [i0, i0 + nr) of a as floats, each broadcast to a vector, for the
+ * float kernels */
+WT_AVX512 WT_INLINE void rows_f32(const wt_points *a, int64_t i0, int nr,
+                                  __m512 *xi, __m512 *yi, __m512 *zi)
+{
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_ps((float)a->x[i0 + r]);
+    yi[r] = _mm512_set1_ps((float)a->y[i0 + r]);
+    zi[r] = _mm512_set1_ps((float)a->z[i0 + r]);
+  }
 }
 
 /* The float table (wt_cpu_f32_table()) as the AVX-512 float kernels read

@@ -29,8 +29,9 @@ void wt_cpu_pack_table(const wt_bins *bins, uint64_t *e)
  * 1 + 2^-40 whose float d2f is below v >= 2^-20: d2 is the double result and
  * d2f the float one, from coordinates rounded to float and float
  * operations that round each product and each sum at most once (separate
- * operations, or fused multiply-adds, which round fewer times). Let u = 2^-24, eta = 2^-126 (underflow, even with flush to zero
- * or denormals as zero) and D the exact chord of the double coordinates.
+ * operations, or fused multiply-adds, which round fewer times). Let u =
+ * 2^-24, eta = 2^-126 (underflow, even with flush to zero or denormals as
+ * zero) and D the exact chord of the double coordinates.
  * Rounding a coordinate moves it by at most u times its size, so the float
  * differences df_k are off the exact ones delta_k by E_k, with
  * |E| <= u (2 + 2^-39 + D) + 2 u^2 + 3 eta (Euclidean norms), and by
