@@ -630,15 +630,48 @@ static int group_unit(const groups *G, walk *wk, int64_t g, int64_t i0,
   return WT_OK;
 }
 
-/* orders tasks by histogram, rows, then columns */
-static int task_cmp(const void *x, const void *y)
+/* whether task a goes before task b: by histogram, rows, then columns */
+static inline int task_before(const wt_task *a, const wt_task *b)
 {
-  const wt_task *a = x, *b = y;
-  if (a->out != b->out) return a->out < b->out ? -1 : 1;
-  if (a->a0 != b->a0) return a->a0 < b->a0 ? -1 : 1;
-  if (a->a1 != b->a1) return a->a1 < b->a1 ? -1 : 1;
-  if (a->b0 != b->b0) return a->b0 < b->b0 ? -1 : 1;
-  return (a->b1 > b->b1) - (a->b1 < b->b1);
+  if (a->out != b->out) return a->out < b->out;
+  if (a->a0 != b->a0) return a->a0 < b->a0;
+  if (a->a1 != b->a1) return a->a1 < b->a1;
+  if (a->b0 != b->b0) return a->b0 < b->b0;
+  return a->b1 < b->b1;
+}
+
+/* t[0, n) in task_before() order, stably (as qsort's merge sort was, and
+ * with no call per comparison): runs of 16 by insertion, then merges
+ * through scratch s of n tasks, back and forth. Returns where the sorted
+ * tasks are, t or s. */
+static wt_task *sort_tasks(wt_task *t, wt_task *s, int64_t n)
+{
+  const int64_t run = 16;
+  for (int64_t r0 = 0; r0 < n; r0 += run) {
+    const int64_t r1 = r0 + run < n ? r0 + run : n;
+    for (int64_t i = r0 + 1; i < r1; i++) {
+      const wt_task v = t[i];
+      int64_t j = i;
+      for (; j > r0 && task_before(&v, &t[j - 1]); j--) t[j] = t[j - 1];
+      t[j] = v;
+    }
+  }
+  wt_task *from = t, *to = s;
+  for (int64_t w = run; w < n; w *= 2) {
+    for (int64_t l = 0; l < n; l += 2 * w) {
+      const int64_t m = l + w < n ? l + w : n, e = l + 2 * w < n ? l + 2 * w : n;
+      int64_t i = l, j = m, k = l;
+      /* equal tasks: the left run's first (stable) */
+      while (i < m && j < e)
+        to[k++] = task_before(&from[j], &from[i]) ? from[j++] : from[i++];
+      while (i < m) to[k++] = from[i++];
+      while (j < e) to[k++] = from[j++];
+    }
+    wt_task *x = from;
+    from = to;
+    to = x;
+  }
+  return from;
 }
 
 /* A unit's tasks ordered by histogram (then rows, columns), and those of
@@ -647,14 +680,20 @@ static int task_cmp(const void *x, const void *y)
  * turns, so its tasks alternate between histograms: in this order, the
  * engine's work items take runs of small tasks of one histogram, and the
  * merges broken by the turns are made. */
-static void order_tasks(walk *w)
+static int order_tasks(walk *w)
 {
-  if (w->n_tasks < 2) return;
-  qsort(w->t, (size_t)w->n_tasks, sizeof *w->t, task_cmp);
+  if (w->n_tasks < 2) return WT_OK;
+  wt_task *s = malloc((size_t)w->n_tasks * sizeof *s);
+  if (s == NULL) return WT_ERR_NOMEM;
+  wt_task *sorted = sort_tasks(w->t, s, w->n_tasks);
+  if (sorted != w->t)
+    memcpy(w->t, sorted, (size_t)w->n_tasks * sizeof *w->t);
+  free(s);
   int64_t m = 1;
   for (int64_t k = 1; k < w->n_tasks; k++)
     if (!merge_task(&w->t[m - 1], &w->t[k], w->fixed)) w->t[m++] = w->t[k];
   w->n_tasks = m;
+  return WT_OK;
 }
 
 /* The grouped walk of job's tasks into wk (bulk counts into wk's dense
@@ -686,7 +725,7 @@ static void group_units(void *v, int tid, int nt)
     int st = scratch ? group_unit(R->G, w, uk[0], uk[1], uk[2], scratch,
                                   scratch + 2 * R->max_m)
                      : WT_ERR_NOMEM;
-    if (st == WT_OK) order_tasks(w);
+    if (st == WT_OK) st = order_tasks(w);
     if (st != WT_OK) __atomic_store_n(&R->failed, st, __ATOMIC_RELAXED);
   }
   free(scratch);
