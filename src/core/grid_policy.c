@@ -6,6 +6,7 @@
  * The dispatcher (count.c) asks here and runs the engine on the result. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "wt.h"
 #include "grid.h"
@@ -156,15 +157,24 @@ double wt_grid_call_scale(const wt_points *const *p, int k,
  * inside a bin), the walk splits as for bulk counting and hands each node
  * pair proved inside one bin to the engine as a task of that slot
  * (WT_WALK_FIXED), whose pairs the engine visits for their popcounts only:
- * no d2, no slot lookup (cpu/driver.c, do_fixed()). The GPU engine keeps
- * pruning by the last edge only for PIP. Returns a WT_WALK_* mode. */
+ * no d2, no slot lookup (cpu/driver.c, do_fixed()). Labelled jobs (the CPU
+ * only) are walked so too: the engine adds such a task's pairs by the
+ * tally of its columns' labels (do_labelled_fixed()), unless
+ * WTHETA_LABELS_BULK is "0" (benchmarks, tests: pruning only, every pair
+ * visited). The GPU engine keeps pruning by the last edge only for PIP.
+ * Returns a WT_WALK_* mode. */
 static int grid_bulk(const wt_job *job, double pairs)
 {
-  const int bulk = !job->thsum && job->n_lab == 0 && (job->grid == WT_GRID_ALWAYS ||
+  const int bulk = !job->thsum && (job->grid == WT_GRID_ALWAYS ||
     (job->grid == WT_GRID_AUTO &&
      (job->backend == WT_BACKEND_CPU ||
       pairs >= WT_GRID_BULK_MIN_PAIRS_GPU)));
   if (!bulk) return WT_WALK_PRUNE;
+  if (job->n_lab > 0) {
+    const char *v = getenv("WTHETA_LABELS_BULK");
+    return job->backend == WT_BACKEND_CPU && !(v && strcmp(v, "0") == 0)
+      ? WT_WALK_FIXED : WT_WALK_PRUNE;
+  }
   if (!job->pip) return WT_WALK_BULK;
   return job->backend == WT_BACKEND_CPU && job->pip->n_ang == 0
     ? WT_WALK_FIXED : WT_WALK_PRUNE;

@@ -7,9 +7,11 @@
  *
  * Why the last slot is filled here: the grid prunes node pairs beyond the
  * last edge and counts them in bulk per task histogram, not per label
- * pair (a node's labels are mixed). A labelled job is walked with pruning
- * only (grid_policy.c) and those bulk counts are dropped (still reported
- * in pairs_skipped); every pair of a histogram lies in one of its slots,
+ * pair (a node's labels are mixed). A labelled job is walked without bulk
+ * counts inside a bin (node pairs inside one bin become tasks of one slot
+ * on the CPU, which the engine adds by label, grid_policy.c) and those
+ * beyond the last edge are dropped (still reported in pairs_skipped);
+ * every pair of a histogram lies in one of its slots,
  * so slot n_bins + 1 is the histogram's total, from the label counts of
  * its task's ranges, less its other slots. Counted without a grid, the
  * engine's own count there is the same number.

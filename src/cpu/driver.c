@@ -183,6 +183,16 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
   wt_vec_fn vec = in_tile && c->vec32 ? c->vec32 : c->vec;
   /* see narrow_span(); the float one needs the tile */
   int narrow = span > 0 && (in_tile || c->vec32 == NULL);
+#ifdef WT_X86
+  /* fewer than WT_ROWS rows of one label (a run of do_item()'s rows in
+   * label order) through the sliced form at their offset, not row by row */
+  if (c->sorted_rows && in_tile && !narrow && nr > 1 && nr < WT_ROWS &&
+      j1 - j0 >= WT_SLICED_MIN && wt_same_label(a->lab + i0, nr)) {
+    wt_cpu_f32_sliced(c, t->h + a->lab[i0], t->tile, a, i0, nr, b, j0,
+                      j1 - j0);
+    return;
+  }
+#endif
   /* rows per kernel call; one for the narrow kernel of a job labelled on
    * its rows only (wt_ctx.narrow_rows: each row's histograms at its
    * offset) */
@@ -305,6 +315,10 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
     do_fixed(job, c, task, i0, i1, t);
     return;
   }
+  if (c->lab_fixed && task->shi > 0 && task->slo == task->shi &&
+      task->shi < c->n_slots &&
+      wt_cpu_labelled_fixed(job, c, task, i0, i1, t))
+    return;
   const wt_points *a = c->pa, *b = c->pb;
   int64_t j_start = task->b0;
   const int64_t j_end = task->b1;
@@ -320,13 +334,33 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
     j_start = i1;
   }
   const int span = narrow_span(c, task, t->wh != NULL);
+  /* a job labelled on its rows only: rows of one label in each group,
+   * from a copy of the item's rows in label order, so that the sliced
+   * form takes them (wt_ctx.sorted_rows) */
+  const int sorted = c->sorted_rows && span == 0 &&
+    i1 - i0 >= WT_SORTED_MIN && i1 - i0 <= t->rows.n &&
+    j_end - j_start >= WT_SLICED_MIN;
+  if (sorted) {
+    wt_cpu_sort_rows(c, a, i0, i1, &t->rows);
+    a = &t->rows;
+    i1 -= i0;
+    i0 = 0;
+  }
   for (int64_t j0 = j_start; j0 < j_end; j0 += WT_TILE) {
     int64_t j1 = j_end - j0 < WT_TILE ? j_end : j0 + WT_TILE;
     if (c->vec32)
       tile_floats(t->tile, b->x + j0, b->y + j0, b->z + j0, j1 - j0);
-    for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS)
-      count_tile(c, t, a, r0, (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS), b,
-                 j0, j1, 1, task->slo, span);
+    for (int64_t r0 = i0; r0 < i1;) {
+      int nr = (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS);
+      if (sorted)     /* the run of r0's label, up to WT_ROWS rows */
+        for (int r = 1; r < nr; r++)
+          if (a->lab[r0 + r] != a->lab[r0]) {
+            nr = r;
+            break;
+          }
+      count_tile(c, t, a, r0, nr, b, j0, j1, 1, task->slo, span);
+      r0 += nr;
+    }
   }
 }
 
@@ -404,8 +438,13 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   c->n_slots = bins->n_bins + 2;
   c->pip_k = 1;
   c->hist = c->n_slots;
-  if (job->n_lab > 0)
+  if (job->n_lab > 0) {
+    int la;
     c->hist = label_blocks(job) * c->n_slots;
+    wt_labels_sizes(job, &la, &c->lab_nb);
+    c->lab_fixed = 1;
+    c->fixed_fault = (job->fault & WT_FAULT_FIXED) != 0;
+  }
   c->pip_count = pip_count_form(job);
   if (c->pip_count) {
     c->pip_k = 32 * job->pip->n_words + 1;
@@ -496,12 +535,18 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
     c->f32 = (const uint32_t *)(m + bytes);
     c->vec32 = wt_cpu_f32;
     c->vec32_lanes = 16;
-    /* the sliced form: unlabelled jobs of at most 32 slots, unless
+    /* the sliced form: jobs of at most 32 slots, unlabelled or labelled
+     * on their rows only (sorted_rows: an item's rows taken in runs of one
+     * label, do_item(); unweighted), unless
      * WTHETA_CPU_SLICED is "0" (benchmarks, tests); "canary" (tests): one
      * false pair in slot 0 per call, to show that a workload reaches it */
     const char *sv = getenv("WTHETA_CPU_SLICED");
-    c->f32_sliced = c->f32_small && c->n_slots <= 32 && job->n_lab == 0 &&
-      !(sv && strcmp(sv, "0") == 0);
+    const int rows_only = job->n_lab > 0 && !job->is_auto &&
+      job->b.lab == NULL;
+    c->f32_sliced = c->f32_small && c->n_slots <= 32 &&
+      (job->n_lab == 0 || rows_only) && !(sv && strcmp(sv, "0") == 0);
+    c->sorted_rows = c->f32_sliced && rows_only && job->wsum == NULL &&
+      job->n_lab <= WT_LABELS_TALLY;
     c->sliced_fault = sv && strcmp(sv, "canary") == 0;
     c->narrow_fn = wt_cpu_f32_narrow;
     c->narrow_lanes = 16;
@@ -545,6 +590,9 @@ typedef struct {
   wt_points pa, pb;             /* the engine's points (ctx.pa, ctx.pb) */
   int32_t *lab_a, *lab_b;       /* labelled: their label offsets */
   int32_t *pad_labs;            /* per thread: WT_PAD, labelled */
+  double *rows_xyz;             /* ctx.sorted_rows, per thread: 3 rows_cap */
+  int32_t *rows_lab;            /* ... and rows_cap labels */
+  int64_t rows_cap;
   size_t per;                   /* counters per thread, padded */
   size_t cap;                   /* items per chunk, at most */
   uint32_t *h;
@@ -564,6 +612,8 @@ static void run_free(wt_run *r)
   free(r->lab_a);
   free(r->lab_b);
   free(r->pad_labs);
+  free(r->rows_xyz);
+  free(r->rows_lab);
   free(r->h);
   free(r->wh);
   free(r->tiles);
@@ -618,6 +668,16 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
       r->lab_b[j] = lb ? lb[j] * n_slots : 0;
     r->pa.lab = r->lab_a;
     r->pb.lab = r->lab_b;
+    if (r->ctx.sorted_rows) {
+      /* the most rows of an item of WT_SLICED_MIN columns (item_rows()) */
+      const int64_t blocks = WT_ITEM_PAIRS / ((int64_t)WT_BLOCK * WT_SLICED_MIN);
+      r->rows_cap = (blocks < 1 ? 1 : blocks) * WT_BLOCK;
+      r->rows_xyz = cpu_malloc(job, (size_t)nt * 3 * (size_t)r->rows_cap *
+                                      sizeof *r->rows_xyz);
+      r->rows_lab = cpu_malloc(job, (size_t)nt * (size_t)r->rows_cap *
+                                      sizeof *r->rows_lab);
+      if (!r->rows_xyz || !r->rows_lab) return WT_ERR_NOMEM;
+    }
   }
   /* per thread: the copies and the sink, padded to a cache line */
   const size_t per = r->per =
@@ -755,6 +815,14 @@ static void count_items(void *v, int id, int nt)
   t.tile = r->tiles ? r->tiles + (size_t)id * 3 * WT_TILE : NULL;
   t.pad = r->pads ? r->pads + (size_t)id * 4 * WT_PAD : NULL;
   t.pad_lab = r->pad_labs ? r->pad_labs + (size_t)id * WT_PAD : NULL;
+  if (r->rows_xyz) {
+    double *x = r->rows_xyz + (size_t)id * 3 * (size_t)r->rows_cap;
+    t.rows.x = x;
+    t.rows.y = x + r->rows_cap;
+    t.rows.z = x + 2 * r->rows_cap;
+    t.rows.lab = r->rows_lab + (size_t)id * (size_t)r->rows_cap;
+    t.rows.n = r->rows_cap;
+  }
   t.pad_tile = r->pad_tiles ? r->pad_tiles + (size_t)id * 3 * WT_TILE : NULL;
   t.pad_j = -1;
   for (;;) {

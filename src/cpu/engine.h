@@ -25,9 +25,9 @@
  *    gather, or for six unweighted rows two permutes of registers when the
  *    table has at most 64 cells (wt_ctx.f32_small: log bins of a factor
  *    1.19 or more). For
- *    unweighted, unlabelled jobs of at most 32 slots, the sliced form
- *    (kernels_sliced.c) counts without a per-pair increment: one-hot words
- *    added in carry-save bit planes.
+ *    unweighted jobs of at most 32 slots, unlabelled or labelled on their
+ *    rows only, the sliced form (kernels_sliced.c) counts without a
+ *    per-pair increment: one-hot words added in carry-save bit planes.
  *  - otherwise AVX-512 or AVX2 in double (wt_cpu_avx512, wt_cpu_avx2), 8 or 4
  *    pairs per vector, with gathers from private forms of the table.
  *  - AVX-512, narrow tasks (wt_cpu_f32_narrow): a grid task whose pairs the
@@ -93,7 +93,14 @@
  * (wt_ctx.hist); an item's record, and the histograms it adds into, are
  * then the task's block of La Lb histograms. The engine makes the offsets
  * once per job (run_alloc() in driver.c) and hands the kernels its own
- * points (wt_ctx.pa, pb) whose lab hold them.
+ * points (wt_ctx.pa, pb) whose lab hold them. Two forms of their own:
+ * tasks of one slot (the grid walk's node pairs inside one bin,
+ * WT_WALK_FIXED) add each row's tally of the columns by label, with no
+ * pair visited (do_labelled_fixed() in driver.c); and in an unweighted
+ * job labelled on its rows only (the samples against shared randoms) an
+ * item's rows are copied in label order and counted in runs of one label,
+ * so that the sliced form takes them (wt_ctx.sorted_rows; up to six rows
+ * a call, fewer at a run's end).
  * Jobs that sum the pairs' angles (wt_job.thsum, mean_theta) run in plain
  * C only (ctx_init() picks no vector kernel): an asin per pair costs far
  * more than the lookup the vector kernels speed up.
@@ -144,6 +151,10 @@
 #define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
 #define WT_PAD 16                 /* columns of the widest vector */
 #define WT_SLICED_MIN 128         /* columns of a call of the sliced form */
+#define WT_LABELS_TALLY 64        /* labels of a side the forms of
+                                     labelled.c take, at most */
+#define WT_SORTED_MIN 12          /* rows of an item sorted by label, at
+                                     least (wt_ctx.sorted_rows) */
 #define WT_NARROW 8               /* widest slot range of the narrow kernel */
 #define WT_NARROW_DEFAULT 8       /* ... taken by default (WTHETA_CPU_NARROW) */
 #define WT_NARROW_MIN (0x1p-19f)  /* the narrow kernel decides float d2 in */
@@ -207,9 +218,13 @@ struct wt_ctx {
   int f32_shift, f32_m;         /* key = (bits(d2f) >> f32_shift) - f32_base */
   int f32_small;                /* at most 64 cells: wt_cpu_f32 looks them
                                    up in registers, not by a gather */
-  int f32_sliced;               /* f32_small, at most 32 slots and no
-                                   labels: the sliced form of wt_cpu_f32
-                                   for calls of WT_SLICED_MIN columns */
+  int f32_sliced;               /* f32_small, at most 32 slots, no
+                                   labels or labels on the rows only: the
+                                   sliced form of wt_cpu_f32 for calls of
+                                   WT_SLICED_MIN columns */
+  int sorted_rows;              /* f32_sliced in a job labelled on its rows
+                                   only, unweighted: items' rows counted
+                                   by label (do_item()) */
   int sliced_fault;             /* WTHETA_CPU_SLICED=canary: one false pair
                                    per call of the sliced form (tests) */
   int32_t f32_base;
@@ -249,6 +264,9 @@ struct wt_ctx {
    * b_j)]; NULL: such tasks take the other kernels */
   wt_fixed_fn fixed_fn;
   int fixed_fault;              /* WT_FAULT_FIXED: one false pair per task */
+  int lab_fixed;                /* a labelled job: tasks of one slot by the
+                                   columns' tally per label (do_item()) */
+  int lab_nb;                   /* ... Lb, the column labels */
   /* PIP jobs in count form (pip_count, see pip_count_form() in driver.c:
    * every individual weight 1, words, no angular table, no angle sums):
    * a pair's counter is slot * pip_k + c, c the popcount of its ANDed
@@ -275,6 +293,8 @@ typedef struct {
    * z, w of WT_PAD columns, and as floats WT_TILE apart, as the tile */
   double *pad;
   int32_t *pad_lab;             /* labelled jobs: the columns' lab */
+  wt_points rows;               /* wt_ctx.sorted_rows: an item's rows in
+                                   label order (x, y, z, lab; n: room) */
   float *pad_tile;
   int64_t pad_j, pad_j1;        /* the columns in pad now (pad_j -1: none) */
   int pad_lanes, pad_floats;
@@ -292,6 +312,14 @@ static inline double pair_d2(double xi, double yi, double zi,
   WT_UNFUSED(py);
   WT_UNFUSED(pz);
   return (px + py) + pz;
+}
+
+/* whether the n label offsets at lab are one */
+static inline int wt_same_label(const int32_t *lab, int n)
+{
+  int same = 1;
+  for (int r = 1; r < n; r++) same &= lab[r] == lab[0];
+  return same;
 }
 
 static inline uint64_t d2_bits(double d2)
@@ -379,11 +407,23 @@ int64_t wt_cpu_f32_pip(const wt_ctx *c, uint32_t *h, double *wh,
 int64_t wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh,
                    const float *tile, const wt_points *a, int64_t i0, int nr,
                    const wt_points *b, int64_t j0, int64_t nj);
-/* kernels_sliced.c: wt_cpu_f32's sliced form (wt_ctx.f32_sliced), six
- * rows, unweighted and unlabelled; returns nj (every column) */
+/* labelled.c: a work item of a task of one slot (slo == shi > 0) of a
+ * labelled job added by the tally of its columns' labels; 0 when it
+ * cannot be (a diagonal task, more than WT_LABELS_TALLY column labels),
+ * for the kernels to count. And rows [i0, i1) of a (labelled on its rows
+ * only, unweighted) into o (room: o->n) in label order, stably. */
+int wt_cpu_labelled_fixed(const wt_job *job, const wt_ctx *c,
+                          const wt_task *task, int64_t i0, int64_t i1,
+                          wt_thread *t);
+void wt_cpu_sort_rows(const wt_ctx *c, const wt_points *a, int64_t i0,
+                      int64_t i1, wt_points *o);
+
+/* kernels_sliced.c: wt_cpu_f32's sliced form (wt_ctx.f32_sliced), nr
+ * rows (1 to WT_ROWS) of one label, unweighted; returns nj (every
+ * column) */
 int64_t wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
-                          const wt_points *a, int64_t i0, const wt_points *b,
-                          int64_t j0, int64_t nj);
+                          const wt_points *a, int64_t i0, int nr,
+                          const wt_points *b, int64_t j0, int64_t nj);
 int64_t wt_cpu_f32_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
                           const wt_points *a, int64_t i0, int nr,
                           const wt_points *b, int64_t j0, int64_t nj,

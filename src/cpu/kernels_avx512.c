@@ -576,10 +576,13 @@ wt_cpu_f32(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
 #define WT_F32_BODY(R, W, S)                                                 \
   vec_f32_body(c, h, W ? wh : NULL, tile, a, i0, R, b, j0, nj, W, S)
   /* the sliced form (kernels_sliced.c) where it applies and pays: its
-   * planes cost a flush per call */
-  if (c->f32_sliced && !wh && nr == WT_ROWS && b->lab == NULL &&
-      nj >= WT_SLICED_MIN)
-    return wt_cpu_f32_sliced(c, h, tile, a, i0, b, j0, nj);
+   * planes cost a flush per call. In a job labelled on its rows only
+   * (f32_sliced is for no others; b->lab holds zeros), six rows of one
+   * label count at their offset */
+  if (c->f32_sliced && !wh && nr == WT_ROWS && nj >= WT_SLICED_MIN &&
+      (a->lab == NULL || wt_same_label(a->lab + i0, WT_ROWS)))
+    return wt_cpu_f32_sliced(c, h + (a->lab ? a->lab[i0] : 0), tile, a, i0,
+                             WT_ROWS, b, j0, nj);
   /* the table from registers for six unweighted rows (labelled jobs, and
    * the calls too small for the sliced form); the rarer calls gather, so
    * that the library's code, under the 5 MB the installed package must

@@ -5,9 +5,10 @@
 #include "kernels_x86.h"
 
 #ifdef WT_X86
-/* The sliced form of the float kernel: unweighted and unlabelled jobs of
- * at most 32 slots whose float table fits in registers (wt_ctx.f32_small),
- * six rows a call. Each decided pair sets bit `slot` of its lane's one-hot
+/* The sliced form of the float kernel: unweighted jobs of at most 32
+ * slots whose float table fits in registers (wt_ctx.f32_small), unlabelled
+ * or labelled on their rows only (h is then the rows' histograms: every
+ * row of a call has the same label), up to six rows a call. Each decided pair sets bit `slot` of its lane's one-hot
  * word, and the words are added up in carry-save bit planes (a plane p
  * holds bit p of each lane's count of each slot: three-input adds by
  * VPTERNLOGD, ones, twos, fours, eights and sixteens in registers, higher
@@ -45,12 +46,16 @@ sliced_flush(uint32_t *h, const __m512i *pl, int np)
 
 WT_AVX512 int64_t
 wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
-                  const wt_points *a, int64_t i0, const wt_points *b,
-                  int64_t j0, int64_t nj)
+                  const wt_points *a, int64_t i0, int nr,
+                  const wt_points *b, int64_t j0, int64_t nj)
 {
   const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
-  rows_f32(a, i0, WT_ROWS, xi, yi, zi);
+  /* nr rows (1 to WT_ROWS); the others add empty words (a branch the
+   * same way in every vector of the call) */
+  rows_f32(a, i0, nr, xi, yi, zi);
+  for (int r = nr; r < WT_ROWS; r++)
+    xi[r] = yi[r] = zi[r] = _mm512_setzero_ps();
   wt_f32lut L;
   f32lut_init(&L, c, 1);
   const __m512i one = _mm512_set1_epi32(1);
@@ -68,6 +73,10 @@ wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
     __m512i oh[WT_ROWS];
 #pragma GCC unroll 8
     for (int r = 0; r < WT_ROWS; r++) {
+      if (r >= nr) {
+        oh[r] = _mm512_setzero_si512();
+        continue;
+      }
       __m512 dx = _mm512_sub_ps(xi[r], xj);
       __m512 dy = _mm512_sub_ps(yi[r], yj);
       __m512 dz = _mm512_sub_ps(zi[r], zj);

@@ -290,3 +290,83 @@ test_that("labelled counts need a quarter of the memory available", {
   expect_true(use(NA_real_))
   expect_identical(wtheta:::labelled_bytes(2L, 0L, 4L, FALSE), 4 * 6 * 16)
 })
+
+# Survey-like sizes, where the engine's own forms for labelled counts come
+# in: node pairs inside one bin as tasks of one slot, added by the tally
+# of their columns' labels (do_labelled_fixed(), src/cpu/driver.c), and,
+# on AVX-512, the rows of a count labelled on its rows only counted in
+# runs of one label by the sliced form (wt_ctx.sorted_rows). The same
+# counts as the separate counts, and the forms are reached: a false pair
+# per task of one slot (WTHETA_TEST_FAULT=fixed) or per call of the sliced
+# form (WTHETA_CPU_SLICED=canary) shows in the labelled counts.
+# A dense square degree (as test-pip.R's tasks of one slot), in cells of
+# the policy's quarter of the last edge (options(wtheta.grid_scale = 1)),
+# with bins wide enough for node pairs inside one
+labels_field <- function() {
+  set.seed(57)
+  sky <- function(n) random_sky(n, ra = c(10, 11), dec = c(-0.5, 0.5))
+  z <- list(a = sky(2500), b = sky(2100), c = sky(1800))
+  for (k in names(z)) z[[k]]$w <- runif(nrow(z[[k]]), 0.5, 2)
+  ran <- sky(6000)
+  ran$w <- runif(6000, 0.5, 2)
+  list(z = z, ran = ran, bins = theta_bins(0.005, 0.5, n = 6, log = TRUE))
+}
+
+labelled_under <- function(env, f, ...) {
+  prev <- Sys.getenv(names(env), unset = NA, names = TRUE)
+  do.call(Sys.setenv, as.list(env))
+  on.exit(for (v in names(prev)) {
+    if (is.na(prev[[v]])) Sys.unsetenv(v) else
+      do.call(Sys.setenv, as.list(prev[v]))
+  })
+  old <- options(wtheta.labels = TRUE)
+  on.exit(options(old), add = TRUE)
+  untrusted_cov_ok(wtheta_multi(f$z, f$ran, f$bins, threads = 1,
+                                backend = "cpu", check_footprint = FALSE,
+                                ...))
+}
+
+test_that("labelled counts of survey size: tasks of one slot and rows by label", {
+  old <- options(wtheta.grid_scale = 1)
+  on.exit(options(old))
+  f <- labels_field()
+  for (args in list(list(error = "none"),
+                    list(error = "jackknife", n_patches = 4, seed = 3),
+                    list(error = "jackknife", n_patches = 4, seed = 3,
+                         weights = "w"))) {
+    r <- do.call(multi_both, c(list(f$z, f$ran, f$bins), args))
+    expect_same_multi(r$lab, r$sep, 9L)
+    # walked with pruning only (every pair visited): the same counts (the
+    # weight sums to 1e-12)
+    off <- do.call(labelled_under, c(list(c(WTHETA_LABELS_BULK = "0"), f),
+                                     args))
+    for (k in names(attr(off, "pair_counts"))) {
+      expect_same_count(attr(r$lab, "pair_counts")[[k]],
+                        attr(off, "pair_counts")[[k]])
+    }
+  }
+  # the tally of tasks of one slot is reached, in the samples' pairs
+  # (labelled) only; here with patches (the grouped walk splits node pairs
+  # of this field into tasks of one slot)
+  lab <- function(m, key) attr(m, "pair_counts")[[key]]$counts
+  jk <- list(error = "jackknife", n_patches = 4, seed = 3)
+  ref <- do.call(labelled_under, c(list(c(WTHETA_TEST_FAULT = ""), f), jk))
+  bad <- do.call(labelled_under, c(list(c(WTHETA_TEST_FAULT = "fixed"), f),
+                                   jk))
+  expect_false(identical(lab(bad, "data$a-data$b-FALSE"),
+                         lab(ref, "data$a-data$b-FALSE")))
+  expect_false(identical(lab(bad, "data$a-random-FALSE"),
+                         lab(ref, "data$a-random-FALSE")))
+  expect_identical(lab(bad, "random-random-FALSE"),
+                   lab(ref, "random-random-FALSE"))
+  # the sliced form takes the rows of the samples against the randoms:
+  # its false pairs lie below the first edge
+  skip_if(!"avx512" %in% machine_isas(), "no AVX-512: no sliced form")
+  canary <- labelled_under(c(WTHETA_CPU_SLICED = "canary"), f)
+  below <- function(m, key) attr(m, "pair_counts")[[key]]$n_below
+  for (s in c("a", "b", "c")) {
+    key <- paste0("data$", s, "-random-FALSE")
+    expect_gt(below(canary, key) - below(ref, key), 10)
+    expect_identical(lab(canary, key), lab(ref, key))
+  }
+})
