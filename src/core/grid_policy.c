@@ -159,7 +159,7 @@ double wt_grid_call_scale(const wt_points *const *p, int k,
  * (WT_WALK_FIXED), whose pairs the engine visits for their popcounts only:
  * no d2, no slot lookup (cpu/driver.c, do_fixed()). Labelled jobs (the CPU
  * only) are walked so too: the engine adds such a task's pairs by the
- * tally of its columns' labels (do_labelled_fixed()), unless
+ * tally of its columns' labels (cpu/labelled.c), unless
  * WTHETA_LABELS_BULK is "0" (benchmarks, tests: pruning only, every pair
  * visited). The GPU engine keeps pruning by the last edge only for PIP.
  * Returns a WT_WALK_* mode. */

@@ -659,7 +659,8 @@ static wt_task *sort_tasks(wt_task *t, wt_task *s, int64_t n)
   wt_task *from = t, *to = s;
   for (int64_t w = run; w < n; w *= 2) {
     for (int64_t l = 0; l < n; l += 2 * w) {
-      const int64_t m = l + w < n ? l + w : n, e = l + 2 * w < n ? l + 2 * w : n;
+      const int64_t m = l + w < n ? l + w : n;
+      const int64_t e = l + 2 * w < n ? l + 2 * w : n;
       int64_t i = l, j = m, k = l;
       /* equal tasks: the left run's first (stable) */
       while (i < m && j < e)

@@ -310,13 +310,15 @@ static void do_fixed(const wt_job *job, const wt_ctx *c, const wt_task *task,
 static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
                     int64_t i0, int64_t i1, wt_thread *t)
 {
-  if (c->fixed_fn && task->shi > 0 && task->slo == task->shi &&
-      task->shi < c->n_slots) {
+  /* a task of one slot (the grid walk's WT_WALK_FIXED): PIP's kernel of
+   * its own, or a labelled job's tally */
+  const int one_slot = task->shi > 0 && task->slo == task->shi &&
+    task->shi < c->n_slots;
+  if (one_slot && c->fixed_fn) {
     do_fixed(job, c, task, i0, i1, t);
     return;
   }
-  if (c->lab_fixed && task->shi > 0 && task->slo == task->shi &&
-      task->shi < c->n_slots &&
+  if (one_slot && c->lab_fixed &&
       wt_cpu_labelled_fixed(job, c, task, i0, i1, t))
     return;
   const wt_points *a = c->pa, *b = c->pb;
@@ -670,7 +672,8 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
     r->pb.lab = r->lab_b;
     if (r->ctx.sorted_rows) {
       /* the most rows of an item of WT_SLICED_MIN columns (item_rows()) */
-      const int64_t blocks = WT_ITEM_PAIRS / ((int64_t)WT_BLOCK * WT_SLICED_MIN);
+      const int64_t blocks =
+        WT_ITEM_PAIRS / ((int64_t)WT_BLOCK * WT_SLICED_MIN);
       r->rows_cap = (blocks < 1 ? 1 : blocks) * WT_BLOCK;
       r->rows_xyz = cpu_malloc(job, (size_t)nt * 3 * (size_t)r->rows_cap *
                                       sizeof *r->rows_xyz);

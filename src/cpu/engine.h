@@ -96,7 +96,7 @@
  * points (wt_ctx.pa, pb) whose lab hold them. Two forms of their own:
  * tasks of one slot (the grid walk's node pairs inside one bin,
  * WT_WALK_FIXED) add each row's tally of the columns by label, with no
- * pair visited (do_labelled_fixed() in driver.c); and in an unweighted
+ * pair visited (wt_cpu_labelled_fixed() in labelled.c); and in an unweighted
  * job labelled on its rows only (the samples against shared randoms) an
  * item's rows are copied in label order and counted in runs of one label,
  * so that the sliced form takes them (wt_ctx.sorted_rows; up to six rows

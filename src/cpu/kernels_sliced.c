@@ -8,9 +8,10 @@
 /* The sliced form of the float kernel: unweighted jobs of at most 32
  * slots whose float table fits in registers (wt_ctx.f32_small), unlabelled
  * or labelled on their rows only (h is then the rows' histograms: every
- * row of a call has the same label), up to six rows a call. Each decided pair sets bit `slot` of its lane's one-hot
- * word, and the words are added up in carry-save bit planes (a plane p
- * holds bit p of each lane's count of each slot: three-input adds by
+ * row of a call has the same label), up to six rows a call. Each decided
+ * pair sets bit `slot` of its lane's one-hot word, and the words are
+ * added up in carry-save bit planes (a plane p holds bit p of each lane's
+ * count of each slot: three-input adds by
  * VPTERNLOGD, ones, twos, fours, eights and sixteens in registers, higher
  * planes in memory), so that no pair costs a scalar increment; the planes
  * are turned into counts once per call (sliced_flush()). Undecided lanes
