@@ -319,6 +319,18 @@ void wt_patch_parts(const uint64_t *counts, const double *wsums,
                     const int64_t *inv, const int *is_auto, int n,
                     int n_patches, int n_bins, const wt_part_out *out,
                     uint64_t *scratch, int T);
+/* wt_patch_parts() of an unweighted labelled count whose parts keep
+ * margins, from its blocks: block i of patch pair map[i] (n_map of them)
+ * and labels (s, t) is histogram (i La + s) Lb + t of counts (n_bins + 2
+ * slots); part k is that of labels ps[k], pt[k] (an auto count's s <= t,
+ * as label_parts() in src/r/pending.c says). The same numbers, into
+ * out[k].tot and out[k].m; scratch: n (n_bins + 2) counters. WT_OK, or
+ * WT_ERR_NOMEM (nothing written) */
+int wt_label_part_margins(const uint64_t *counts, const int *map,
+                          int64_t n_map, int n_patches, int n_bins, int La,
+                          int Lb, int is_auto, const int *ps, const int *pt,
+                          int n, const wt_part_out *out, uint64_t *scratch,
+                          int T);
 void wt_row_products(const double *d, int64_t n, int64_t k, double scale,
                      double *o, int T);
 void wt_group_by_label(const double *x, const double *y, const double *z,
