@@ -425,7 +425,7 @@ static SEXP part_list_new(int n_patches, int n_bins, int weighted,
  * with 100 patches). The numbers are count_list()'s of the part's
  * histograms gathered in order. Unweighted margins (a jackknife's) come
  * from wt_label_part_margins(), which reads the blocks in memory order
- * and needs no index: 5-6 ms of that tomography's auto count on two
+ * and needs no index: 5-7 ms of that tomography's auto count on two
  * threads, now 2. */
 static SEXP label_parts_patched(const uint64_t *slots, const double *wsum,
                                 int n_bins, int La, int Lb, int is_auto,
