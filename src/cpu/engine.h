@@ -150,7 +150,7 @@
 #define WT_F32_CELLS (WT_F32_BINADES << WT_F32_MMAX)
 #define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
 #define WT_PAD 16                 /* columns of the widest vector */
-#define WT_SLICED_MIN 128         /* columns of a call of the sliced form */
+#define WT_SLICED_MIN 32          /* columns of a call of the sliced form */
 #define WT_LABELS_TALLY 64        /* labels of a side the forms of
                                      labelled.c take, at most */
 #define WT_SORTED_MIN 12          /* rows of an item sorted by label, at

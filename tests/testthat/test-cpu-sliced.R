@@ -89,3 +89,37 @@ test_that("weighted counts through the masked ends match the double sums", {
   expect_identical(got$counts, ref$counts)
   expect_equal(got$weighted, ref$weighted, tolerance = 1e-12)
 })
+
+test_that("patch pairs' short tasks count as plain C through the sliced form", {
+  skip_if_no_sliced()
+  # 40 patches cut the grid's node pairs at patch boundaries: many tasks
+  # of 32 to 127 columns, which the sliced form takes since it starts at
+  # WT_SLICED_MIN = 32 columns (kernel notes, seventh session)
+  f <- sliced_field()
+  e <- theta_bins(0.02, 15, n = 20, log = TRUE)
+  p <- sky_patches(f$y, n_patches = 40, seed = 3)
+  count <- function(y, env = character()) {
+    old <- options(wtheta.progress = FALSE)
+    on.exit(options(old))
+    if (length(env)) {
+      prev <- Sys.getenv(names(env), unset = NA, names = TRUE)
+      do.call(Sys.setenv, as.list(env))
+      on.exit(for (v in names(prev)) {
+        if (is.na(prev[[v]])) Sys.unsetenv(v) else
+          do.call(Sys.setenv, as.list(prev[v]))
+      }, add = TRUE)
+    }
+    pair_counts(f$x, y, e, backend = "cpu", threads = 2L, patches = p)
+  }
+  for (y in list(NULL, f$y)) {
+    ref <- count(y, c(WTHETA_CPU_ISA = "plain"))
+    got <- count(y)
+    expect_identical(got$counts, ref$counts)
+    expect_identical(got$patch_counts, ref$patch_counts)
+    expect_gt(sum(ref$patch_counts), 1e6)
+    # the form runs on these counts: its canary (a false pair below the
+    # first edge per call) changes them
+    bad <- count(y, c(WTHETA_CPU_SLICED = "canary"))
+    expect_gt(bad$n_below, got$n_below)
+  }
+})
