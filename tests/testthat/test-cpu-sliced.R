@@ -8,7 +8,8 @@
 # the plain C instruction set.
 
 sliced_counts <- function(x, y, e, env = character(), grid = TRUE,
-                          sp = FALSE, threads = 1L, w1 = NULL, w2 = NULL) {
+                          sp = FALSE, threads = 1L, w1 = NULL, w2 = NULL,
+                          patches = NULL) {
   old <- options(wtheta.grid = grid, wtheta.progress = FALSE)
   on.exit(options(old))
   if (length(env)) {
@@ -20,7 +21,8 @@ sliced_counts <- function(x, y, e, env = character(), grid = TRUE,
     }, add = TRUE)
   }
   pair_counts(x, y, e, self_pairs = sp, backend = "cpu", threads = threads,
-              weights = if (!is.null(w1)) list(x = w1, y = w2))
+              weights = if (!is.null(w1)) list(x = w1, y = w2),
+              patches = patches)
 }
 
 skip_if_no_sliced <- function() {
@@ -99,17 +101,7 @@ test_that("patch pairs' short tasks count as plain C through the sliced form", {
   e <- theta_bins(0.02, 15, n = 20, log = TRUE)
   p <- sky_patches(f$y, n_patches = 40, seed = 3)
   count <- function(y, env = character()) {
-    old <- options(wtheta.progress = FALSE)
-    on.exit(options(old))
-    if (length(env)) {
-      prev <- Sys.getenv(names(env), unset = NA, names = TRUE)
-      do.call(Sys.setenv, as.list(env))
-      on.exit(for (v in names(prev)) {
-        if (is.na(prev[[v]])) Sys.unsetenv(v) else
-          do.call(Sys.setenv, as.list(prev[v]))
-      }, add = TRUE)
-    }
-    pair_counts(f$x, y, e, backend = "cpu", threads = 2L, patches = p)
+    sliced_counts(f$x, y, e, env = env, threads = 2L, patches = p)
   }
   for (y in list(NULL, f$y)) {
     ref <- count(y, c(WTHETA_CPU_ISA = "plain"))
