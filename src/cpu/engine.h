@@ -150,7 +150,13 @@
 #define WT_F32_CELLS (WT_F32_BINADES << WT_F32_MMAX)
 #define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
 #define WT_PAD 16                 /* columns of the widest vector */
-#define WT_SLICED_MIN 32          /* columns of a call of the sliced form */
+#define WT_SLICED_MIN 32          /* columns of a call of the sliced form,
+                                     at least: below, its flush of the
+                                     planes per call outweighs the
+                                     increments it saves (kernel notes,
+                                     2026-11-28 seventh session; it was
+                                     128, and a jackknife's short tasks
+                                     went to the table kernel) */
 #define WT_LABELS_TALLY 64        /* labels of a side the forms of
                                      labelled.c take, at most */
 #define WT_SORTED_MIN 12          /* rows of an item sorted by label, at
