@@ -192,8 +192,14 @@ static int pair_nodes(walk *wk, const range_tree *A, int64_t ia,
     hi = s + a->r + b->r;
   }
   int slo, shi;
-  slot_range(wk, lo * lo, hi * hi, &slo, &shi);
-  const int above = wk->n_slots - 1, slot = slo;
+  const int above = wk->n_slots - 1;
+  /* beyond the last edge (most root pairs of a window): the slots that
+   * slot_range() would find, without its two searches */
+  if (wk->upper[above - 1] <= (lo * lo) * (1.0 - 1e-9))
+    slo = shi = above;
+  else
+    slot_range(wk, lo * lo, hi * hi, &slo, &shi);
+  const int slot = slo;
   if (slo == shi && (wk->bulk || slot == above)) {
     if (root && slot == above) return WALK_BEYOND;
     /* WT_WALK_FIXED: a task of that slot; below the first edge (slot 0)
@@ -552,6 +558,10 @@ typedef struct {
   int64_t n_tb;
   const int64_t *tb_of;        /* per task number: its b-side tree */
   const int64_t *csr_at, *csr_tree, *csr_cell;   /* cell id -> b cells */
+  /* at each cell id's first entry (csr_at[id]): a cap that holds the caps
+   * of all its b cells' roots (centre, chord radius), so that a window
+   * cell beyond the last edge is passed over once, not per tree there */
+  const double *id_cap;        /* 4 per entry: centre, radius */
   const double *tot_n, *tot_w; /* per b-side tree */
   const double *before;        /* per a-side tree cell: 2 sums, at
                                   cell_at[tree] */
@@ -568,10 +578,28 @@ typedef struct {
   double *kept;                /* 2 per task of the group */
 } group_cell;
 
+/* whether every pair between node a and the b cells of cell id lies
+ * beyond the last edge, by the cap that holds theirs: then pair_nodes()
+ * would find each root pair there beyond (WALK_BEYOND). Its least
+ * separation is at most that of any one root pair (triangle inequality,
+ * in chords); a margin of 1e-12 in chord, far above the rounding of
+ * either, keeps the test on the side of looking. */
+static int id_beyond(const walk *wk, const groups *G, const node *a,
+                     int64_t e0)
+{
+  const double *cap = G->id_cap + 4 * e0;
+  const double lo = chord(a->c, cap) - a->r - cap[3] - 1e-12;
+  return lo > 0.0 && wk->upper[wk->n_slots - 2] <= (lo * lo) * (1.0 - 1e-9);
+}
+
 static int group_visit(void *ctx, int64_t id)
 {
   group_cell *c = ctx;
   const groups *G = c->G;
+  if (G->csr_at[id] == G->csr_at[id + 1] ||
+      id_beyond(c->wk, G, &c->ta->nodes[c->ta->root_of[c->i]],
+                G->csr_at[id]))
+    return WT_OK;
   for (int64_t e = G->csr_at[id]; e < G->csr_at[id + 1]; e++) {
     const int64_t tree = G->csr_tree[e], j = G->csr_cell[e];
     const int32_t m = G->map[c->g * G->n_tb + tree];
@@ -752,7 +780,7 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
   char *used = calloc((size_t)(n_tb + 1), 1);
   int32_t *map = NULL;
   int64_t *csr_tree = NULL, *csr_cell = NULL, *u = NULL;
-  double *before = NULL;
+  double *before = NULL, *id_cap = NULL;
   walk *parts = NULL;
   int64_t n_units = 0, n_groups = 0;
   int status = ta_of && tb_of && order && g_start && g_tree && cell_at &&
@@ -832,6 +860,28 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
   }
   for (int64_t c = g->n_cells; c > 0; c--) csr_at[c] = csr_at[c - 1];
   csr_at[0] = 0;
+  /* each cell id's cap of its b cells' roots, at its first entry: the
+   * first root's centre, and the radius that reaches every root's cap
+   * from it (a hair wider, for the rounding of the chords) */
+  id_cap = malloc((size_t)(4 * csr_at[g->n_cells] + 1) * sizeof *id_cap);
+  if (!id_cap) {
+    status = WT_ERR_NOMEM;
+    goto done;
+  }
+  for (int64_t c = 0; c < g->n_cells; c++) {
+    const int64_t e0 = csr_at[c], e1 = csr_at[c + 1];
+    if (e0 == e1) continue;
+    const range_tree *t0 = &b->trees[csr_tree[e0]];
+    const node *r0 = &t0->nodes[t0->root_of[csr_cell[e0]]];
+    double r = 0.0;
+    for (int64_t e = e0; e < e1; e++) {
+      const range_tree *te = &b->trees[csr_tree[e]];
+      const node *re = &te->nodes[te->root_of[csr_cell[e]]];
+      r = fmax(r, chord(r0->c, re->c) + re->r);
+    }
+    memcpy(id_cap + 4 * e0, r0->c, 3 * sizeof *id_cap);
+    id_cap[4 * e0 + 3] = r * (1.0 + 1e-12) + 1e-15;
+  }
   /* points and weight of the cells before each cell of each a-side tree */
   cell_at[0] = 0;
   for (int64_t t = 0; t < n_ta; t++)
@@ -867,7 +917,8 @@ static int walk_groups(const wt_job *job, const wt_grid_stage *a,
   G = (groups){.job = job, .a = a, .b = b, .order = order,
                .g_start = g_start, .g_tree = g_tree, .map = map,
                .n_tb = n_tb, .tb_of = tb_of, .csr_at = csr_at,
-               .csr_tree = csr_tree, .csr_cell = csr_cell, .tot_n = tot,
+               .csr_tree = csr_tree, .csr_cell = csr_cell, .id_cap = id_cap,
+               .tot_n = tot,
                .tot_w = tot + n_tb, .before = before, .cell_at = cell_at,
                .reach = reach};
   int64_t max_m = 0;
@@ -903,6 +954,7 @@ done:
   free(before);
   free(csr_tree);
   free(csr_cell);
+  free(id_cap);
   free(map);
   free(used);
   free(tot);

@@ -191,6 +191,41 @@ test_that("the grouped walk of patch pairs sums weights as brute force does", {
   }
 })
 
+test_that("window cells are passed over by the cap of their cell id exactly", {
+  # k-means patches a few cells wide split most cells between the trees of
+  # two or more patches; the grouped walk passes over a window cell whose
+  # trees' common cap lies beyond the last edge once, not per tree
+  # (id_beyond() in grid_walk.c). Counts by pair of patches as brute
+  # force's, on one and two threads, unweighted (each item's counts added
+  # straight into its histogram by its thread, driver.c) and weighted
+  set.seed(37)
+  x <- random_sky(6000, ra = c(0, 60), dec = c(-20, 20))
+  y <- random_sky(5000, ra = c(0, 60), dec = c(-20, 20))
+  y$w <- runif(5000, 0.5, 2)
+  pat <- sky_patches(x, n_patches = 40, seed = 2)
+  e <- theta_bins(0.1, 2.5, n = 10, log = TRUE)
+  for (yy in list(NULL, y)) for (w in list(NULL, "w")) {
+    if (is.null(yy) && !is.null(w)) next
+    run <- function(grid, threads) {
+      with_grid(grid, pair_counts(x, yy, e, patches = pat, weights = if
+                                    (!is.null(w)) list(x = rep(1, 6000),
+                                                       y = yy$w),
+                                  backend = "cpu", threads = threads,
+                                  progress = FALSE))
+    }
+    b <- run(FALSE, 1L)
+    for (th in 1:2) {
+      g <- run(TRUE, th)
+      expect_identical(g$patch_counts, b$patch_counts)
+      expect_identical(g$counts, b$counts)
+      expect_identical(g$n_above, b$n_above)
+      if (!is.null(w))
+        expect_equal(g$patch_weighted, b$patch_weighted, tolerance = 1e-12)
+      expect_gt(g$pairs_skipped, 0)
+    }
+  }
+})
+
 test_that("a call's cells widen as far as its catalogs hold few points per cell", {
   # grid_scale() (wt_grid_call_scale(), src/core/grid_policy.c): cells a
   # quarter of the last edge, widened by sqrt(80 / occupancy) within
