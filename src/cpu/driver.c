@@ -607,6 +607,14 @@ typedef struct {
   uint64_t *rec_n;
   int32_t *outs;
   char *seen;
+  /* counts only (no weight or angle sums): each thread's item sums in
+   * acc_t (hist a thread), added into the job's histograms by the thread
+   * itself when the item ends, not kept as records for the main thread
+   * to add between chunks (integer counts add up the same in any order;
+   * the serial adds of a labelled job's records, La Lb n_slots each, held
+   * its threads up) */
+  int direct;
+  uint64_t *acc_t;
 } wt_run;
 
 static void run_free(wt_run *r)
@@ -630,6 +638,7 @@ static void run_free(wt_run *r)
   free(r->tchunk);
   free(r->outs);
   free(r->seen);
+  free(r->acc_t);
   free(r->tables);
 }
 
@@ -693,7 +702,11 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
   if (status != WT_OK) return status;
   r->h = cpu_calloc(job, (size_t)nt * per, sizeof *r->h);
   r->items = cpu_malloc(job, cap * sizeof *r->items);
-  r->rec_n = cpu_malloc(job, cap * hist * sizeof *r->rec_n);
+  r->direct = !weighted && !angles;
+  if (r->direct)
+    r->acc_t = cpu_calloc(job, (size_t)nt * hist, sizeof *r->acc_t);
+  else
+    r->rec_n = cpu_malloc(job, cap * hist * sizeof *r->rec_n);
   if (r->ctx.vec32)
     r->tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *r->tiles);
   if (r->ctx.vec) {
@@ -718,7 +731,8 @@ static int run_alloc(wt_run *r, const wt_job *job, double total, int isa,
     r->outs = cpu_malloc(job, (size_t)n_out * sizeof *r->outs);
     r->seen = cpu_calloc(job, (size_t)n_out, 1);
   }
-  if (!r->h || !r->items || !r->rec_n || (r->ctx.vec32 && !r->tiles) ||
+  if (!r->h || !r->items || (r->direct ? !r->acc_t : !r->rec_n) ||
+      (r->ctx.vec32 && !r->tiles) ||
       (r->ctx.vec && !r->pads) || (r->ctx.vec32 && !r->pad_tiles) ||
       (weighted && ((!r->wh && !r->ctx.pip_count) || !r->rec_w ||
                     !r->wchunk)) ||
@@ -844,8 +858,10 @@ static void count_items(void *v, int id, int nt)
                  "(WTHETA_TEST_FAULT=thread)");
       continue;
     }
-    t.acc = r->rec_n + (size_t)k * n_slots;
-    memset(t.acc, 0, (size_t)n_slots * sizeof *t.acc);
+    /* direct: the thread's sums, zero between items */
+    t.acc = r->direct ? r->acc_t + (size_t)id * n_slots
+                      : r->rec_n + (size_t)k * n_slots;
+    if (!r->direct) memset(t.acc, 0, (size_t)n_slots * sizeof *t.acc);
     t.pending = 0;
     if (weighted) {
       t.wacc = r->rec_w + (size_t)k * n_slots;
@@ -863,6 +879,25 @@ static void count_items(void *v, int id, int nt)
     }
     flush(&ctx, &t);
     if (weighted || angles) flush_w(&ctx, &t);
+    if (r->direct) {
+      /* the item's counts into its histogram, and the sums zeroed; other
+       * threads may add into the same histogram meanwhile. Runs of eight
+       * slots that stayed zero are passed over (a labelled job's item
+       * touches a few slots of a few of its La Lb blocks) */
+      uint64_t *dst = job->slots +
+        (size_t)job->tasks[it->task].out * (size_t)n_slots;
+      for (int s0 = 0; s0 < n_slots; s0 += 8) {
+        const int s1 = s0 + 8 < n_slots ? s0 + 8 : n_slots;
+        uint64_t any = 0;
+        for (int s = s0; s < s1; s++) any |= t.acc[s];
+        if (!any) continue;
+        for (int s = s0; s < s1; s++)
+          if (t.acc[s]) {
+            __atomic_fetch_add(&dst[s], t.acc[s], __ATOMIC_RELAXED);
+            t.acc[s] = 0;
+          }
+      }
+    }
   }
 }
 
@@ -934,8 +969,12 @@ static void add_records(wt_job *job, wt_run *r, int64_t n_items)
  * runs over the same terms in the same order whatever the thread count:
  * weighted results are the same on 1 or 64 threads, and a weight sum is a
  * sum of at most a few thousand terms at each of its levels (copies, item,
- * chunk, job). A failed worker (only an injected one so far) stops the run:
- * the other threads skip their remaining items and nothing is added. */
+ * chunk, job). A job of counts alone (no weight or angle sums) keeps no
+ * records: each thread adds an item's counts into the task's histogram
+ * itself (wt_run.direct), as integers add up the same in any order. A
+ * failed worker (only an injected one so far) stops the run: the other
+ * threads skip their remaining items, and the call fails (whatever counts
+ * were added already are not returned). */
 int wt_count_cpu(wt_job *job)
 {
   double total = wt_tasks_pairs(job);
@@ -969,7 +1008,7 @@ int wt_count_cpu(wt_job *job)
       status = WT_ERR_WORKER;
       break;
     }
-    add_records(job, &run, n_items);
+    if (!run.direct) add_records(job, &run, n_items);
     done += pairs;
     if (done < total && job->poll && job->poll(job->poll_ctx, done, total))
       status = WT_ERR_INTERRUPTED;
