@@ -59,7 +59,7 @@ static int id_beyond(const walk *wk, const groups *G, const node *a,
 {
   const double *cap = G->id_cap + 4 * e0;
   const double lo = chord(a->c, cap) - a->r - cap[3] - 1e-12;
-  return lo > 0.0 && wk->upper[wk->n_slots - 2] <= (lo * lo) * (1.0 - 1e-9);
+  return lo > 0.0 && beyond_last_edge(wk, lo);
 }
 
 static int group_visit(void *ctx, int64_t id)

@@ -145,7 +145,7 @@ int wt_walk_pair_nodes(walk *wk, const range_tree *A, int64_t ia,
   const int above = wk->n_slots - 1;
   /* beyond the last edge (most root pairs of a window): the slots that
    * slot_range() would find, without its two searches */
-  if (wk->upper[above - 1] <= (lo * lo) * (1.0 - 1e-9))
+  if (beyond_last_edge(wk, lo))
     slo = shi = above;
   else
     slot_range(wk, lo * lo, hi * hi, &slo, &shi);

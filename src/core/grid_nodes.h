@@ -55,6 +55,14 @@ static inline double chord(const double *a, const double *b)
   return sqrt(dx * dx + dy * dy + dz * dz);
 }
 
+/* whether every pair of two nodes whose least separation is the chord
+ * lo lies beyond the last edge: slot_range() (grid_nodes.c) would put lo,
+ * with its margin of 1e-9, in the slot above the last edge */
+static inline int beyond_last_edge(const walk *wk, double lo)
+{
+  return wk->upper[wk->n_slots - 2] <= (lo * lo) * (1.0 - 1e-9);
+}
+
 /* grid_nodes.c (each described there) */
 int wt_walk_merge_task(wt_task *l, const wt_task *t, int fixed);
 int wt_walk_add_bulk(walk *wk, int32_t out, int slot, double n, double w);

@@ -195,7 +195,7 @@ test_that("window cells are passed over by the cap of their cell id exactly", {
   # k-means patches a few cells wide split most cells between the trees of
   # two or more patches; the grouped walk passes over a window cell whose
   # trees' common cap lies beyond the last edge once, not per tree
-  # (id_beyond() in grid_walk.c). Counts by pair of patches as brute
+  # (id_beyond() in grid_groups.c). Counts by pair of patches as brute
   # force's, on one and two threads, unweighted (each item's counts added
   # straight into its histogram by its thread, driver.c) and weighted
   set.seed(37)
