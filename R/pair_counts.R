@@ -586,7 +586,9 @@ theta_means <- function(pc) {
 new_pair_counts <- function(x) {
   need <- c("counts", "edges", "theta_lo", "theta_hi", "n1", "n2", "type",
             "self_pairs", "n_pairs", "backend")
-  miss <- setdiff(need, names(x))
+  # (need's names are distinct: setdiff()'s unique() and its
+  # duplicated() took an eighth of a labelled part's construction)
+  miss <- need[!need %in% names(x)]
   if (length(miss))
     stop("wtheta internal: a pair_counts object without ",
          paste(miss, collapse = ", "), call. = FALSE)

@@ -123,6 +123,7 @@ SEXP wt_r_cpu_cores(void);
 /* r/sky.c */
 SEXP wt_r_footprint_cells(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_footprint_cells_many(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_group_means(SEXP, SEXP, SEXP);
 SEXP wt_r_healpix_compiled(void);
 SEXP wt_r_healpix_pixels(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_healpix_centres(SEXP, SEXP, SEXP, SEXP, SEXP);

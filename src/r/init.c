@@ -33,6 +33,7 @@ static const R_CallMethodDef call_methods[] = {
   {"reduce_ra", (DL_FUNC)&wt_r_reduce_ra, 1},
   {"footprint_cells", (DL_FUNC)&wt_r_footprint_cells, 6},
   {"footprint_cells_many", (DL_FUNC)&wt_r_footprint_cells_many, 5},
+  {"group_means", (DL_FUNC)&wt_r_group_means, 3},
   {"group_patches", (DL_FUNC)&wt_r_group_patches, 4},
   {"jackknife_counts", (DL_FUNC)&wt_r_jackknife_counts, 3},
   {"jackknife_margins", (DL_FUNC)&wt_r_jackknife_margins, 3},

@@ -127,6 +127,49 @@ SEXP wt_r_footprint_cells_many(SEXP data, SEXP ra_r, SEXP dec_r, SEXP thin,
   return out;
 }
 
+/* mean() of x over each level of the factor f (codes 1..nlev, every code
+ * in range): for each level, the values in order summed in long double,
+ * divided by their number, then corrected by the long double sum of the
+ * differences over that number, as R's mean() of doubles does
+ * (R/footprint_check.R, group_means()). NULL when a level is empty or a
+ * sum is not finite (R then calls mean() itself). */
+SEXP wt_r_group_means(SEXP x, SEXP f, SEXP nlev)
+{
+  const R_xlen_t n = XLENGTH(x);
+  const int k = asInteger(nlev);
+  if (TYPEOF(x) != REALSXP || TYPEOF(f) != INTSXP || XLENGTH(f) != n ||
+      k < 1)
+    errorcall(R_NilValue, "wtheta internal: group means");
+  const double *xv = REAL(x);
+  const int *fv = INTEGER(f);
+  for (R_xlen_t i = 0; i < n; i++) {
+    if (fv[i] < 1 || fv[i] > k)
+      errorcall(R_NilValue, "wtheta internal: group means");
+  }
+  long double *s = (long double *)R_alloc((size_t)k, sizeof(long double));
+  long double *t = (long double *)R_alloc((size_t)k, sizeof(long double));
+  R_xlen_t *m = (R_xlen_t *)R_alloc((size_t)k, sizeof(R_xlen_t));
+  for (int g = 0; g < k; g++) {
+    s[g] = 0.0L;
+    t[g] = 0.0L;
+    m[g] = 0;
+  }
+  for (R_xlen_t i = 0; i < n; i++) {
+    s[fv[i] - 1] += xv[i];
+    m[fv[i] - 1]++;
+  }
+  for (int g = 0; g < k; g++) {
+    if (m[g] == 0 || !R_FINITE((double)s[g])) return R_NilValue;
+    s[g] /= m[g];
+    if (!R_FINITE((double)s[g])) return R_NilValue;
+  }
+  for (R_xlen_t i = 0; i < n; i++) t[fv[i] - 1] += (xv[i] - s[fv[i] - 1]);
+  SEXP out = PROTECT(allocVector(REALSXP, k));
+  for (int g = 0; g < k; g++) REAL(out)[g] = (double)(s[g] + t[g] / m[g]);
+  UNPROTECT(1);
+  return out;
+}
+
 SEXP wt_r_healpix_compiled(void)
 {
   return ScalarLogical(wt_healpix_compiled());

@@ -208,3 +208,28 @@ test_that("the check handles a footprint one band of declination tall", {
   expect_silent(wtheta(d, r, theta_bins(0.1, 1, n = 3), threads = 1,
                        progress = FALSE))
 })
+
+test_that("the check's factors and group means are factor()'s and mean()'s, bit for bit", {
+  set.seed(11)
+  # cell rows or columns: whole numbers from 0, some values absent
+  x <- as.numeric(sample(c(0:40, 97, 300), 500, replace = TRUE))
+  f <- wtheta:::int_factor(x)
+  expect_identical(f, factor(x))
+  expect_identical(levels(f)[1:3], as.character(sort(unique(x))[1:3]))
+  # fitted log ratios: mean() sums in long double and then corrects the
+  # mean; values far from 0 with small differences show any other order
+  v <- 1e8 + rnorm(500) * 1e-3
+  m <- wtheta:::group_means(v, f)
+  expect_identical(m, vapply(split(v, f), mean, 0))
+  expect_identical(names(m), levels(f))
+  v2 <- rnorm(500)
+  expect_identical(wtheta:::group_means(v2, f), vapply(split(v2, f), mean, 0))
+  # a sum that is not finite: R's own mean() of each level
+  v2[3] <- Inf
+  expect_identical(wtheta:::group_means(v2, f), vapply(split(v2, f), mean, 0))
+  expect_true(is.infinite(wtheta:::group_means(v2, f)[[as.integer(f[3])]]))
+  # codes outside the levels are refused, not read
+  bad <- f
+  attr(bad, "levels") <- levels(f)[-1]
+  expect_error(wtheta:::group_means(v, bad), "group means")
+})
