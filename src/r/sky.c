@@ -3,6 +3,7 @@
  * chunks with an interrupt check between them, from the main thread;
  * errorcall(R_NilValue, ) after freeing. */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #ifdef __linux__
 #include <sys/mman.h>
@@ -146,28 +147,39 @@ SEXP wt_r_group_means(SEXP x, SEXP f, SEXP nlev)
     if (fv[i] < 1 || fv[i] > k)
       errorcall(R_NilValue, "wtheta internal: group means");
   }
-  long double *s = (long double *)R_alloc((size_t)k, sizeof(long double));
-  long double *t = (long double *)R_alloc((size_t)k, sizeof(long double));
-  R_xlen_t *m = (R_xlen_t *)R_alloc((size_t)k, sizeof(R_xlen_t));
-  for (int g = 0; g < k; g++) {
-    s[g] = 0.0L;
-    t[g] = 0.0L;
-    m[g] = 0;
+  /* scratch from malloc(), whose blocks suit long double (R_alloc()'s
+   * are aligned for double only); nothing between it and free() can
+   * raise an R error */
+  SEXP out = PROTECT(allocVector(REALSXP, k));
+  long double *s = (long double *)malloc(2 * (size_t)k * sizeof(long double));
+  R_xlen_t *m = (R_xlen_t *)calloc((size_t)k, sizeof(R_xlen_t));
+  if (s == NULL || m == NULL) {
+    free(s);
+    free(m);
+    errorcall(R_NilValue, "wtheta: out of memory for %d group means", k);
   }
+  long double *t = s + k;
+  for (int g = 0; g < k; g++) s[g] = t[g] = 0.0L;
   for (R_xlen_t i = 0; i < n; i++) {
     s[fv[i] - 1] += xv[i];
     m[fv[i] - 1]++;
   }
-  for (int g = 0; g < k; g++) {
-    if (m[g] == 0 || !R_FINITE((double)s[g])) return R_NilValue;
-    s[g] /= m[g];
-    if (!R_FINITE((double)s[g])) return R_NilValue;
+  int ok = 1;
+  for (int g = 0; g < k && ok; g++) {
+    ok = m[g] > 0 && R_FINITE((double)s[g]);
+    if (ok) {
+      s[g] /= m[g];
+      ok = R_FINITE((double)s[g]);
+    }
   }
-  for (R_xlen_t i = 0; i < n; i++) t[fv[i] - 1] += (xv[i] - s[fv[i] - 1]);
-  SEXP out = PROTECT(allocVector(REALSXP, k));
-  for (int g = 0; g < k; g++) REAL(out)[g] = (double)(s[g] + t[g] / m[g]);
+  if (ok) {
+    for (R_xlen_t i = 0; i < n; i++) t[fv[i] - 1] += (xv[i] - s[fv[i] - 1]);
+    for (int g = 0; g < k; g++) REAL(out)[g] = (double)(s[g] + t[g] / m[g]);
+  }
+  free(s);
+  free(m);
   UNPROTECT(1);
-  return out;
+  return ok ? out : R_NilValue;
 }
 
 SEXP wt_r_healpix_compiled(void)
