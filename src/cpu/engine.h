@@ -92,7 +92,7 @@
  * load per column group, into counters of La Lb n_slots a copy
  * (wt_ctx.hist); an item's record, and the histograms it adds into, are
  * then the task's block of La Lb histograms. The engine makes the offsets
- * once per job (run_alloc() in driver.c) and hands the kernels its own
+ * once per job (wt_cpu_run_alloc() in setup.c) and hands the kernels its own
  * points (wt_ctx.pa, pb) whose lab hold them. Two forms of their own:
  * tasks of one slot (the grid walk's node pairs inside one bin,
  * WT_WALK_FIXED) add each row's tally of the columns by label, with no
@@ -273,7 +273,7 @@ struct wt_ctx {
   int lab_fixed;                /* a labelled job: tasks of one slot by the
                                    columns' tally per label (do_item()) */
   int lab_nb;                   /* ... Lb, the column labels */
-  /* PIP jobs in count form (pip_count, see pip_count_form() in driver.c:
+  /* PIP jobs in count form (pip_count, see pip_count_form() in setup.c:
    * every individual weight 1, words, no angular table, no angle sums):
    * a pair's counter is slot * pip_k + c, c the popcount of its ANDed
    * words (pip_k = 32 * n_words + 1 counters a slot, 1 otherwise), and
@@ -442,6 +442,66 @@ int64_t wt_cpu_avx2(const wt_ctx *c, uint32_t *h, double *wh,
                     const float *tile, const wt_points *a, int64_t i0, int nr,
                     const wt_points *b, int64_t j0, int64_t nj);
 #endif
+/* A work item: rows [r0, r1) of task `task`, against the task's columns;
+ * or, when n_more > 0, the whole of tasks task, task + 1, ..., task +
+ * n_more, small tasks of one histogram that follow each other (grid tasks
+ * of a few hundred pairs each: one item each would flush the counters and
+ * add a record per task). */
+typedef struct {
+  int64_t task, r0, r1, n_more;
+  double start;                 /* pairs of the job before this item */
+  int64_t pairs;
+} wt_item;
+
+/* The buffers of one run of the engine: per-thread counters and tiles,
+ * the items of a chunk and their records, and the chunk's weight sums (and
+ * angle sums) per histogram. */
+typedef struct {
+  wt_ctx ctx;
+  void *tables;                 /* the kernels' private tables (ctx) */
+  int n_slots, weighted, angles, n_out, nt;
+  int hist;                     /* ctx.hist: an item's record */
+  wt_points pa, pb;             /* the engine's points (ctx.pa, ctx.pb) */
+  int32_t *lab_a, *lab_b;       /* labelled: their label offsets */
+  int32_t *pad_labs;            /* per thread: WT_PAD, labelled */
+  double *rows_xyz;             /* ctx.sorted_rows, per thread: 3 rows_cap */
+  int32_t *rows_lab;            /* ... and rows_cap labels */
+  int64_t rows_cap;
+  size_t per;                   /* counters per thread, padded */
+  size_t cap;                   /* items per chunk, at most */
+  uint32_t *h;
+  double *wh, *rec_w, *wchunk;
+  double *th, *rec_t, *tchunk;  /* angles: as wh, rec_w, wchunk */
+  float *tiles;
+  double *pads;                 /* per thread: 4 * WT_PAD */
+  float *pad_tiles;             /* per thread: 3 * WT_TILE, with vec32 */
+  wt_item *items;
+  uint64_t *rec_n;
+  int32_t *outs;
+  char *seen;
+  /* counts only (no weight or angle sums): each thread's item sums in
+   * acc_t (hist a thread), added into the job's histograms by the thread
+   * itself when the item ends, not kept as records for the main thread
+   * to add between chunks (integer counts add up the same in any order;
+   * the serial adds of a labelled job's records, La Lb n_slots each, held
+   * its threads up) */
+  int direct;
+  uint64_t *acc_t;
+} wt_run;
+
+/* setup.c: a job's set-up, once per job (wt_count_cpu() in driver.c) */
+/* WTHETA_CPU_NARROW (0, off, to WT_NARROW) or WT_NARROW_DEFAULT into
+ * *narrow; WT_ERR_ISA with msg for any other value */
+int wt_cpu_narrow_chosen(int *narrow, char *msg, size_t len);
+/* La Lb: the histograms of a task's block in a labelled job */
+int wt_cpu_label_blocks(const wt_job *job);
+/* picks the kernels of isa (narrow: the widest slot range of the narrow
+ * kernel) and allocates every buffer of a run; on failure the caller
+ * still calls wt_cpu_run_free() */
+int wt_cpu_run_alloc(wt_run *r, const wt_job *job, double total, int isa,
+                     int narrow);
+void wt_cpu_run_free(wt_run *r);
+
 /* tables.c: the kernels' private forms of the bin table */
 void wt_cpu_pack_table(const wt_bins *bins, uint64_t *e);
 int wt_cpu_f32_table(wt_ctx *c, uint32_t *tab);
