@@ -323,7 +323,7 @@ void wt_patch_parts(const uint64_t *counts, const double *wsums,
  * margins, from its blocks: block i of patch pair map[i] (n_map of them)
  * and labels (s, t) is histogram (i La + s) Lb + t of counts (n_bins + 2
  * slots); part k is that of labels ps[k], pt[k] (an auto count's s <= t,
- * as label_parts() in src/r/pending.c says). The same numbers, into
+ * as wtr_label_parts() in src/r/results.c says). The same numbers, into
  * out[k].tot and out[k].m; scratch: n (n_bins + 2) counters. WT_OK, or
  * WT_ERR_NOMEM (nothing written) */
 int wt_label_part_margins(const uint64_t *counts, const int *map,

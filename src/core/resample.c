@@ -255,7 +255,7 @@ int wt_label_part_margins(const uint64_t *counts, const int *map,
  * threads): part k's histogram of the pair of patches h (P^2 of them) is
  * histogram inv[k P^2 + h] of counts and wsums (n_row = n_bins + 2 slots
  * each; -1: none), an auto count when is_auto[k]. For each part, what
- * count_list() in src/r/pending.c returns of its histograms gathered in
+ * wtr_count_list() in src/r/results.c returns of its histograms gathered in
  * the order of h: into out[k], tot (n_row totals of all slots, exact in
  * 64 bits), wtot (weight sums, in that order; NULL: unweighted), and the
  * margins of its patch array (m: rows, cols, diag, total; wm of the

@@ -77,7 +77,37 @@ SEXP wt_r_catalog_release(SEXP);
 SEXP wt_r_catalog_alive(SEXP);
 SEXP wt_r_check_coords(SEXP, SEXP);
 SEXP wt_r_reduce_ra(SEXP);
-/* r/pending.c */
+/* r/results.c: a count's histograms as the lists R reads */
+/* What R asks of a count's patches (the `patches` argument of the
+ * entries below): NULL or 0 (none), n_patches, or list(n_patches, form,
+ * map): form 1 when the count keeps only the margins of its patch arrays
+ * (a jackknife's needs), map NULL when task histogram a + b P is the
+ * pair of patches a + 1 and b + 1 (all P^2 of them), else the pair a + b P
+ * of each task histogram in turn, increasing (the pairs within reach of
+ * each other only; patch_tasks() in R/patches.R) */
+typedef struct {
+  int n;
+  int margins;
+  const int *map;
+  int64_t n_map;
+} wtr_patch_form;
+/* patches as R passes them, checked (NULL or 0: none) */
+wtr_patch_form wtr_patch_form_of(SEXP patches);
+/* the histogram of each pair of patches: the inverse of f's map (P^2
+ * values, -1: none), on R's stack; NULL without a map */
+int64_t *wtr_patch_inv(wtr_patch_form f);
+/* a count's n_out histograms (n_edges + 1 slots each) as the list
+ * count_result() reads, with their patch arrays or margins */
+SEXP wtr_count_list(const uint64_t *hist, const double *wsum,
+                    const double *thsum, int n_out, int n_edges,
+                    int is_auto, int n_patches, int margins,
+                    const int64_t *inv, const wt_job *job);
+/* a labelled count split into the lists of its separate counts */
+SEXP wtr_label_parts(const uint64_t *slots, const double *wsum, int n_out,
+                     int n_bins, int La, int Lb, int is_auto,
+                     wtr_patch_form pf, const wt_job *job);
+SEXP wt_r_label_parts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+/* r/pending.c: counts held by external pointers, run or started */
 SEXP wt_r_pair_counts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                       SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
@@ -86,7 +116,6 @@ SEXP wt_r_pair_counts_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
 SEXP wt_r_count_start(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                       SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_count_wait(SEXP, SEXP, SEXP);
-SEXP wt_r_label_parts(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_count_cancel(SEXP);
 SEXP wt_r_plan_catalogs(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                         SEXP);

@@ -204,7 +204,7 @@ SEXP wtr_margins_new(int P, int nb)
 }
 
 /* the margins of a patch array (P x P x n_bins, as wt_patch_array lays it
- * out): those a count keeps for a jackknife (count_list() in pending.c),
+ * out): those a count keeps for a jackknife (wtr_count_list() in results.c),
  * for the counts merged from a distributed count's blocks */
 SEXP wt_r_patch_margins(SEXP arr)
 {
@@ -221,7 +221,7 @@ SEXP wt_r_patch_margins(SEXP arr)
   return out;
 }
 
-/* the same from a count's patch margins (see count_list() in pending.c):
+/* the same from a count's patch margins (see wtr_count_list() in results.c):
  * list(rows, cols, diag, total), three P x n_bins matrices and n_bins
  * values */
 SEXP wt_r_jackknife_margins(SEXP margins, SEXP is_auto, SEXP total)
