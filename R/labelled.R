@@ -27,7 +27,7 @@ label_sizes <- function(la, lb, n_lab, is_auto) {
 # The result of a labelled count, for wtheta_multi() to split. res: the C
 # result (NULL: interrupted, an R interrupt then): a list of parts, each
 # what C returns for one separate count (its `total`, `wtotal`, patch
-# arrays, ...; label_parts() in src/r/pending.c), for the label pairs
+# arrays, ...; wtr_label_parts() in src/r/results.c), for the label pairs
 # (s, t), s outer: s <= t in an auto count (s == t: the count D_s D_s;
 # s < t: the cross count D_s D_t), every (s, t) in a cross count (t only
 # 1 when b has no labels). Also the points as counted (grouped by patch):

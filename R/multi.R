@@ -386,7 +386,7 @@ multi_result <- function(entries, ij, samples, error, done, fchecks, start,
 # pairs (s, t) and (t, s) of an auto job's diagonal tasks folded into
 # (s, t), s < t, and the slots beyond the last edge filled from the
 # labels' totals (src/wt.h). C splits such a result into what it returns
-# for each separate count (label_parts() in src/r/pending.c);
+# for each separate count (wtr_label_parts() in src/r/results.c);
 # labelled_part() picks one, and labelled_pair_counts() makes the
 # separate count's pair_counts object of it.
 
@@ -426,7 +426,7 @@ labelled_bytes <- function(S, P, n_bins, weighted) {
 
 # From `parts`, the C result of a labelled count with La x Lb labels (a
 # list of what C returns for each separate count: label_parts() in
-# src/r/pending.c, which says how they are made of the labelled
+# src/r/results.c, which says how they are made of the labelled
 # histograms), the part of the count D_s D_t (s, t 0-based): `kind`
 # "auto" is D_s D_s and "pair" D_s D_t (s < t), from the union's auto
 # count (parts s <= t, s outer); "cross" D_s B_t from the union's cross
