@@ -382,7 +382,7 @@ double wt_cpu_pip_fixed_plain(const wt_ctx *c, const wt_points *a,
 double wt_cpu_pip_fixed_popcnt(const wt_ctx *c, const wt_points *a,
                                int64_t i0, int64_t i1, const wt_points *b,
                                int64_t j0, int64_t j1);
-/* kernels_avx512.c: on AVX-512, with VPOPCNTDQ (_vpopcnt) or without */
+/* kernels_avx512_pip.c: on AVX-512, with VPOPCNTDQ (_vpopcnt) or without */
 double wt_cpu_avx512_fixed(const wt_ctx *c, const wt_points *a, int64_t i0,
                            int64_t i1, const wt_points *b, int64_t j0,
                            int64_t j1);
@@ -399,14 +399,16 @@ void wt_cpu_pip_popcnt(const wt_ctx *c, uint32_t *h, double *wh, double *th,
  * kernels_avx2.c (wt_cpu_avx2, wt_cpu_avx2_narrow), with what they share
  * in kernels_x86.h: vector kernels of the signature wt_vec_fn, compiled
  * for their instruction set by target attributes and chosen at run time */
-/* PIP jobs (wt_pip) on AVX-512: wt_cpu_avx512 with each pair's factor */
+/* PIP jobs (wt_pip) on AVX-512 (kernels_avx512_pip.c): wt_cpu_avx512 with
+ * each pair's factor */
 int64_t wt_cpu_avx512_pip(const wt_ctx *c, uint32_t *h, double *wh,
                           const float *tile, const wt_points *a, int64_t i0,
                           int nr, const wt_points *b, int64_t j0, int64_t nj);
 int64_t wt_cpu_avx512(const wt_ctx *c, uint32_t *h, double *wh,
                       const float *tile, const wt_points *a, int64_t i0,
                       int nr, const wt_points *b, int64_t j0, int64_t nj);
-/* the PIP count form (wt_ctx.pip_count) with the float prefilter */
+/* the PIP count form (wt_ctx.pip_count) with the float prefilter
+ * (kernels_avx512_pip.c) */
 int64_t wt_cpu_f32_pip(const wt_ctx *c, uint32_t *h, double *wh,
                        const float *tile, const wt_points *a, int64_t i0,
                        int nr, const wt_points *b, int64_t j0, int64_t nj);

@@ -1,6 +1,6 @@
 /* The AVX-512 kernel of PIP tasks of one slot (wt_ctx.fixed_fn), a body
- * included twice by kernels_avx512.c: with the nibble popcount of AVX512BW
- * and with VPOPCNTDQ, each under its target attribute. Before including:
+ * included twice by kernels_avx512_pip.c: with the nibble popcount of
+ * AVX512BW and with VPOPCNTDQ, each under its target attribute. Before including:
  * WT_FIXED_TARGET (the attribute), WT_FIXED_POPCOUNT(v) (popcounts of the
  * 8 64-bit lanes of v) and WT_FIXED_NAME(x) (the names of this copy).
  *

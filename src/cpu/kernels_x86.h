@@ -1,8 +1,10 @@
-/* What the x86-64 vector kernels (kernels_avx512.c, kernels_avx2.c)
- * share, private to them: the target attributes, the rings that count a
- * column group's indices a few groups later, and the double-precision
- * recounts of lanes a kernel could not decide. Static: each kernel file
- * keeps its own copy, as the single kernels_x86.c did. */
+/* What the x86-64 vector kernels (kernels_avx512.c, kernels_avx512_pip.c,
+ * kernels_sliced.c, kernels_avx2.c) share, private to them: the target
+ * attributes, the float table's and the AVX-512 double lookups, the rings
+ * that count a column group's indices a few groups later, and the
+ * double-precision recounts of lanes a kernel could not decide. Static:
+ * each kernel file keeps its own copy, as the single kernels_x86.c did
+ * (`unused`: a file that calls none of a copy's callers). */
 #ifndef WT_CPU_KERNELS_X86_H
 #define WT_CPU_KERNELS_X86_H
 #include "engine.h"
@@ -104,7 +106,7 @@ WT_AVX512 WT_INLINE __m512i f32_lookup(const wt_f32lut *L, __m512i bits,
 /* The exact histogram indices of the pairs (i, j + l) for the lanes l set in
  * lanes, into out[l]: for d2 above the double table (non-finite, or points
  * far off the unit sphere). */
-__attribute__((noinline, cold))
+__attribute__((noinline, cold, unused))
 static void patch_pairs(const wt_ctx *c, const wt_points *a, int64_t i,
                         const wt_points *b, int64_t j, unsigned lanes,
                         const int32_t *lane_off, uint32_t *out)
@@ -171,7 +173,7 @@ static inline void count_ring_w(uint32_t *h, double *wh, const uint32_t *idx,
  * bits of lanes, counted one by one in double into h (copy 0). Out of
  * line and not specialised, as when one file held both of its callers
  * (redo_narrow, redo_narrow_avx2: their code stays the same). */
-__attribute__((noinline, noclone))
+__attribute__((noinline, noclone, unused))
 static void recount_lanes(const wt_ctx *c, uint32_t *h, const wt_points *a,
                           int64_t i, const wt_points *b, int64_t j,
                           unsigned lanes, int width)
@@ -180,6 +182,111 @@ static void recount_lanes(const wt_ctx *c, uint32_t *h, const wt_points *a,
     if (lanes >> l & 1)
       h[slot_of(c->bins, pair_d2(a->x[i], a->y[i], a->z[i], b->x[j + l],
                                  b->y[j + l], b->z[j + l]))]++;
+}
+
+/* The double lookup, as constants in registers (set up once per call, as
+ * stores to the counters could otherwise force reloads from the context). */
+typedef struct {
+  __m128i shift;
+  __m512i base, top, one, low_slot;
+  __m512d low_edge;
+  const uint64_t *packed;
+  const int32_t *slot32;
+  const double *upper;
+  int steps;
+} wt_lut512;
+
+WT_AVX512 WT_INLINE wt_lut512 lut512(const wt_ctx *c)
+{
+  wt_lut512 L;
+  L.shift = _mm_cvtsi32_si128(c->bins->table_shift);
+  L.base = _mm512_set1_epi64(c->bins->table_base);
+  L.top = _mm512_set1_epi64(c->bins->table_size - 1);
+  L.one = _mm512_set1_epi64(1);
+  L.low_slot = _mm512_set1_epi64(c->low_slot);
+  L.low_edge = _mm512_set1_pd(c->low_edge);
+  L.packed = c->packed;
+  L.slot32 = c->slot32;
+  L.upper = c->upper_pad;
+  L.steps = c->bins->table_steps;
+  return L;
+}
+
+WT_AVX512 WT_INLINE __m512d
+d2_avx512(__m512d xi, __m512d yi, __m512d zi, __m512d xj, __m512d yj,
+          __m512d zj)
+{
+  __m512d dx = _mm512_sub_pd(xi, xj);
+  __m512d dy = _mm512_sub_pd(yi, yj);
+  __m512d dz = _mm512_sub_pd(zi, zj);
+  __m512d px = _mm512_mul_pd(dx, dx);
+  __m512d py = _mm512_mul_pd(dy, dy);
+  __m512d pz = _mm512_mul_pd(dz, dz);
+  WT_UNFUSED_V(px);
+  WT_UNFUSED_V(py);
+  WT_UNFUSED_V(pz);
+  return _mm512_add_pd(_mm512_add_pd(px, py), pz);
+}
+
+/* The slots of 8 squared chords, as slot_of() gives them, except for the
+ * lanes returned in *above (d2 above the table: for patch_pairs). Keys below
+ * the table belong to cell 0, which spans every d2 from 0. packed is a
+ * constant at each call site. */
+WT_AVX512 WT_INLINE __m512i
+slots_avx512(const wt_lut512 *L, __m512d d2, int packed, __mmask8 *above)
+{
+  __m512i bits = _mm512_castpd_si512(d2);
+  __m512i key = _mm512_sub_epi64(_mm512_srl_epi64(bits, L->shift), L->base);
+  __m512i s;
+  if (packed) {
+    __mmask8 in = _mm512_cmple_epu64_mask(key, L->top);
+    __m512i e = _mm512_mask_i64gather_epi64(_mm512_undefined_epi32(), in,
+                                            key, L->packed, 8);
+    s = _mm512_srl_epi64(_mm512_add_epi64(bits, e), L->shift);
+    *above = 0;
+    if (!_kortestc_mask8_u8(in, in)) {
+      /* cell 0 holds one edge at most, upper[table[0]] */
+      __mmask8 below = _mm512_cmplt_epi64_mask(key, _mm512_setzero_si512());
+      s = _mm512_mask_mov_epi64(s, below, L->low_slot);
+      s = _mm512_mask_add_epi64(
+        s, _mm512_mask_cmp_pd_mask(below, d2, L->low_edge, _CMP_GE_OQ), s,
+        L->one);
+      *above = (__mmask8)~(in | below);
+    }
+  } else {
+    /* the slot is the first s in [table[key], table[key] + steps] with
+     * d2 < upper[s]: a branch-free binary search over those slots */
+    key = _mm512_max_epi64(key, _mm512_setzero_si512());
+    *above = _mm512_cmpgt_epu64_mask(key, L->top);
+    s = _mm512_cvtepi32_epi64(_mm512_mask_i64gather_epi32(
+      _mm256_setzero_si256(), (__mmask8)~*above, key, L->slot32, 4));
+    for (int n = L->steps; n > 1; ) {
+      int half = n / 2;
+      __m512d u = _mm512_i64gather_pd(s, L->upper + half - 1, 8);
+      s = _mm512_mask_add_epi64(s, _mm512_cmp_pd_mask(d2, u, _CMP_GE_OQ), s,
+                                _mm512_set1_epi64(half));
+      n -= half;
+    }
+    __m512d u = _mm512_i64gather_pd(s, L->upper, 8);
+    s = _mm512_mask_add_epi64(s, _mm512_cmp_pd_mask(d2, u, _CMP_GE_OQ), s,
+                              L->one);
+  }
+  return s;
+}
+
+/* the rows i0 .. i0 + nr - 1 of a, each coordinate (and weight when
+ * weighted) broadcast to a vector, for the double kernels */
+WT_AVX512 WT_INLINE void rows_avx512(const wt_points *a, int64_t i0, int nr,
+                                     int weighted, __m512d *xi, __m512d *yi,
+                                     __m512d *zi, __m512d *wi)
+{
+#pragma GCC unroll 8
+  for (int r = 0; r < nr; r++) {
+    xi[r] = _mm512_set1_pd(a->x[i0 + r]);
+    yi[r] = _mm512_set1_pd(a->y[i0 + r]);
+    zi[r] = _mm512_set1_pd(a->z[i0 + r]);
+    if (weighted) wi[r] = _mm512_set1_pd(a->w[i0 + r]);
+  }
 }
 
 #endif /* WT_X86 */
