@@ -715,3 +715,59 @@ test_that("the kernels' bulk counting of runs of points is exact", {
                    backend = "cpu", threads = wtheta_threads())
   expect_identical(slots_of(g), slots_of(c))
 })
+
+test_that("a cross count counts the same with the larger catalog first", {
+  # A cross count on the GPU runs with its larger catalog first
+  # (gpu_larger_first() in src/core/count.c): pair_counts(x, y) with x the
+  # smaller takes the swap, pair_counts(y, x) does not. Both must give the
+  # CPU's counts (and, transposed, each other's patch arrays), and its
+  # weighted and angle sums within 1e-12.
+  skip_if_no_cuda()
+  set.seed(53)
+  x <- simulate_catalog(600, ra_range = c(10, 50), dec_range = c(-20, 20),
+                        sigma = 0.3, seed = 4)
+  y <- random_sky(20000, ra = c(0, 60), dec = c(-30, 30))
+  x$w <- runif(nrow(x), 0.5, 2)
+  y$w <- rexp(nrow(y)) + 0.1
+  for (k in 1:2) {
+    x[[paste0("b", k)]] <- floor(runif(nrow(x)) * 2^32)
+    y[[paste0("b", k)]] <- floor(runif(nrow(y)) * 2^32)
+  }
+  P <- sky_patches(y, n_patches = 6, seed = 1)
+  b <- theta_bins(0.05, 10, n = 16, log = TRUE)
+  runs <- list(
+    plain = list(),
+    weighted = list(weights = "w", mean_theta = TRUE),
+    patches = list(patches = P),
+    weighted_patches = list(weights = "w", patches = P),
+    pip = list(weights = "w", bitwise = c("b1", "b2"))
+  )
+  for (nm in names(runs)) {
+    a <- runs[[nm]]
+    one <- function(p, q, backend) {
+      do.call(pair_counts, c(list(p, q, bins = b, backend = backend,
+                                  threads = test_threads()), a))
+    }
+    c_xy <- one(x, y, "cpu")
+    c_yx <- one(y, x, "cpu")
+    for (g in list(xy = one(x, y, "cuda"), yx = one(y, x, "cuda"))) {
+      expect_identical(g$backend, "cuda")
+      ref <- if (identical(g$n1, c_xy$n1)) c_xy else c_yx
+      expect_identical(c(g$n_below, g$counts, g$n_above),
+                       c(ref$n_below, ref$counts, ref$n_above))
+      expect_true(sum(g$counts) > 1e5)
+      if (!is.null(ref$weighted)) expect_close(g$weighted, ref$weighted)
+      if (!is.null(ref$theta_sum)) expect_close(g$theta_sum, ref$theta_sum)
+      if (!is.null(ref$patch_counts)) {
+        expect_identical(g$patch_counts, ref$patch_counts)
+      }
+      if (!is.null(ref$patch_weighted)) {
+        expect_close(g$patch_weighted, ref$patch_weighted)
+      }
+    }
+    if (!is.null(c_xy$patch_counts)) {
+      expect_identical(c_xy$patch_counts,
+                       aperm(c_yx$patch_counts, c(2, 1, 3)))
+    }
+  }
+})
