@@ -1,6 +1,7 @@
 /* Dispatch: the one place that picks the engine and applies conventions
  * shared by all engines (tasks, self pairs, labels' fold and last slot
- * through labels.c, fault injection for tests).
+ * through labels.c, fault injection for tests), and the order of a GPU
+ * cross count's catalogs (gpu_larger_first()).
  * A count runs between two prepared catalogs (catalog.c); when the grid
  * pays (grid_policy.c decides and plans it), the engine gets the job
  * derived from them: the catalogs' sorted points and the walk's tasks.
