@@ -222,9 +222,6 @@ int wt_plan_sink_check(wt_job *job, wt_catalog *a, wt_catalog *b,
   return status;
 }
 
-/* checks the job, counts (through the grid of ca and cb when it pays),
- * applies self pairs; with labels, folds and fills their histograms
- * (labels.c) */
 /* Whether a cross count on the GPU runs with its catalogs swapped, so
  * that the larger one is the a side: the grid's walk then goes over its
  * cells, and the CUDA kernels hold its points in registers (the i side)
@@ -275,6 +272,9 @@ static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
   return status;
 }
 
+/* checks the job, counts (through the grid of ca and cb when it pays),
+ * applies self pairs; with labels, folds and fills their histograms
+ * (labels.c) */
 static int count_job(wt_job *job, wt_catalog *ca, wt_catalog *cb)
 {
   job->message[0] = '\0';

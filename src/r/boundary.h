@@ -78,13 +78,14 @@ SEXP wt_r_catalog_alive(SEXP);
 SEXP wt_r_check_coords(SEXP, SEXP);
 SEXP wt_r_reduce_ra(SEXP);
 /* r/results.c: a count's histograms as the lists R reads */
-/* What R asks of a count's patches (the `patches` argument of the
- * entries below): NULL or 0 (none), n_patches, or list(n_patches, form,
- * map): form 1 when the count keeps only the margins of its patch arrays
- * (a jackknife's needs), map NULL when task histogram a + b P is the
- * pair of patches a + 1 and b + 1 (all P^2 of them), else the pair a + b P
- * of each task histogram in turn, increasing (the pairs within reach of
- * each other only; patch_tasks() in R/patches.R) */
+/* What R asks of a count's patches (the `patches` argument of
+ * wt_r_label_parts() and of r/pending.c's entries): NULL or 0 (none),
+ * n_patches, or list(n_patches, form, map): form 1 when the count keeps
+ * only the margins of its patch arrays (a jackknife's needs), map NULL
+ * when task histogram a + b P is the pair of patches a + 1 and b + 1 (all
+ * P^2 of them), else the pair a + b P of each task histogram in turn,
+ * increasing (the pairs within reach of each other only; patch_tasks() in
+ * R/patches.R) */
 typedef struct {
   int n;
   int margins;
