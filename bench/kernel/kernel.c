@@ -92,8 +92,8 @@ static double count(const cat_t *a, const cat_t *b, const bins_t *bn,
   static const int dev0[1] = {0};
   wt_job job;
   memset(&job, 0, sizeof job);
-  job.a = (wt_points){a->x, a->y, a->z, NULL, a->n};
-  if (b) job.b = (wt_points){b->x, b->y, b->z, NULL, b->n};
+  job.a = (wt_points){.x = a->x, .y = a->y, .z = a->z, .n = a->n};
+  if (b) job.b = (wt_points){.x = b->x, .y = b->y, .z = b->z, .n = b->n};
   job.is_auto = b == NULL;
   job.bins = &bn->bins;
   job.backend = backend;
