@@ -10,6 +10,7 @@
 #include "wt.h"
 #include "grid.h"
 #include "grid_nodes.h"
+#include "floor/slots.h"
 #include "floor/team.h"
 
 static double clamp1(double v) { return v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v; }
@@ -81,20 +82,11 @@ static int push(walk *wk, int64_t a0, int64_t a1, int64_t b0, int64_t b1,
 static void slot_range(const walk *wk, double lo2, double hi2, int *slo,
                        int *shi)
 {
-  const int nb = wk->n_slots - 2;
-  double v[2] = {lo2 * (1.0 - 1e-9), hi2 * (1.0 + 1e-9) + 1e-300};
-  int out[2];
-  for (int q = 0; q < 2; q++) {
-    /* slot = number of bounds upper[0..nb] at or below the value */
-    int a = 0, b = nb + 1;
-    while (a < b) {
-      int m = (a + b) / 2;
-      if (wk->upper[m] <= v[q]) a = m + 1; else b = m;
-    }
-    out[q] = a;
-  }
-  *slo = out[0];
-  *shi = out[1];
+  /* slot = number of bounds upper[0..n_slots - 2] at or below the value:
+   * wt_slot_of(), by the bins' table (slot_of(): the same slot for every
+   * value, in a lookup and a step or two instead of two binary searches) */
+  *slo = slot_of(wk->bins, lo2 * (1.0 - 1e-9));
+  *shi = slot_of(wk->bins, hi2 * (1.0 + 1e-9) + 1e-300);
 }
 
 int wt_walk_add_bulk(walk *wk, int32_t out, int slot, double n, double w)
@@ -346,7 +338,7 @@ int wt_walk_join_parts(walk *wk, walk *parts, int64_t m, int n_threads)
 /* a part of wk's walk (one parallel unit): wk's slots and thresholds */
 void wt_walk_part_of(walk *w, const walk *wk)
 {
-  w->upper = wk->upper;
+  w->bins = wk->bins;
   w->n_slots = wk->n_slots;
   w->bulk = wk->bulk;
   w->fixed = wk->fixed;

@@ -15,7 +15,8 @@ typedef wt_grid_node node;
 typedef wt_grid_tree range_tree;
 
 typedef struct {                     /* what the walk writes */
-  const double *upper;               /* c2 bounds of the slots */
+  const wt_bins *bins;               /* the slots: c2 bounds (upper) and
+                                        the lookup table (slot_of()) */
   int n_slots, bulk;
   int fixed;                         /* WT_WALK_FIXED: node pairs inside
                                         one bin become tasks of one slot */
@@ -60,7 +61,7 @@ static inline double chord(const double *a, const double *b)
  * with its margin of 1e-9, in the slot above the last edge */
 static inline int beyond_last_edge(const walk *wk, double lo)
 {
-  return wk->upper[wk->n_slots - 2] <= (lo * lo) * (1.0 - 1e-9);
+  return wk->bins->upper[wk->n_slots - 2] <= (lo * lo) * (1.0 - 1e-9);
 }
 
 /* grid_nodes.c (each described there) */

@@ -205,7 +205,7 @@ int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
   int status = gr->bulk_n && gr->bulk_w && index ? WT_OK : WT_ERR_NOMEM;
   if (status == WT_OK) {
     for (int64_t c = 0; c < g->n_cells; c++) index[c] = -1;
-    wk.upper = job->bins->upper;
+    wk.bins = job->bins;
     wk.bulk_n = gr->bulk_n;
     wk.bulk_w = gr->bulk_w;
   }

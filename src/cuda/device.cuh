@@ -131,7 +131,7 @@ __device__ __forceinline__ int slot_search(const double *upper, int n_slots,
   return lo;
 }
 
-/* the CPU engine's lookup, step for step (cpu/engine.h slot_of) */
+/* the CPU engine's lookup, step for step (floor/slots.h slot_of) */
 __device__ __forceinline__ int cpu_slot(const ExactArgs &a, double d2)
 {
   if (a.btab == nullptr) return slot_search(a.upper, a.n_slots, d2);
