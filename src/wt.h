@@ -422,6 +422,10 @@ int wt_plan_sink_check(wt_job *job, wt_catalog *a, wt_catalog *b,
                        double *out);
 int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
                      double *out);
+/* tests (core/grid_groups.c): the grouped walk's two sorts of its tasks,
+ * by histogram first and by comparisons alone, on n pseudo-random tasks:
+ * 1 when they give the same order, 0 when not, -1 out of memory */
+int wt_walk_sort_check(int64_t n, uint32_t seed, int32_t n_out);
 /* floor/job.c (the floor): conventions shared by the dispatcher and the
  * engines */
 /* pairs a task holds */

@@ -1,6 +1,7 @@
 /* The grouped walk (grid_walk.h): the walk of a job of many tasks
  * (patch pairs, samples) over two stages' trees, each a-side cell once
  * for all the tasks that pair its tree. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "wt.h"
@@ -182,14 +183,118 @@ static wt_task *sort_tasks(wt_task *t, wt_task *s, int64_t n)
  * histograms: in this order, the
  * engine's work items take runs of small tasks of one histogram, and the
  * merges broken by the turns are made. */
+/* t[0, n) in task_before() order, stably, through scratch s of n tasks
+ * and k of 2 n keys: by histogram first (a stable radix sort of (out,
+ * index) pairs, a pass per byte in which the outs differ), then each run
+ * of one histogram, which the walk mostly made in order already, by
+ * sort_tasks() where it is not. The same order as sort_tasks() of the
+ * whole (both stable, and out is task_before()'s first key), in a pass or
+ * two over the tasks. Returns where the sorted tasks are, t or s. */
+static wt_task *sort_by_out(wt_task *t, wt_task *s, uint64_t *k, int64_t n)
+{
+  uint64_t *x = k, *y = k + n;
+  uint32_t all_or = 0, all_and = ~0u;
+  for (int64_t i = 0; i < n; i++) {
+    /* out is a histogram number, >= 0; the key's low half the index */
+    const uint32_t o = (uint32_t)t[i].out;
+    all_or |= o;
+    all_and &= o;
+    x[i] = (uint64_t)o << 32 | (uint64_t)i;
+  }
+  /* digits of 4 bits for the walk's usual few hundred tasks (a pass costs
+   * its buckets' prefix sums as well as the tasks), of 8 for more */
+  const int bits = n < 2048 ? 4 : 8;
+  const uint32_t mask = (1u << bits) - 1u;
+  for (int sh = 32; sh < 64; sh += bits) {
+    /* a digit that all outs share leaves the order as it is */
+    if ((((all_or ^ all_and) >> (sh - 32)) & mask) == 0) continue;
+    int64_t at[257];
+    memset(at, 0, (mask + 2) * sizeof *at);
+    for (int64_t i = 0; i < n; i++) at[((x[i] >> sh) & mask) + 1]++;
+    for (uint32_t b = 0; b < mask; b++) at[b + 1] += at[b];
+    for (int64_t i = 0; i < n; i++) y[at[(x[i] >> sh) & mask]++] = x[i];
+    uint64_t *z = x;
+    x = y;
+    y = z;
+  }
+  for (int64_t i = 0; i < n; i++) s[i] = t[x[i] & 0xffffffffu];
+  /* each histogram's run in order, where it is not already; through the
+   * first part of t as scratch (a run is at most n tasks) */
+  for (int64_t r0 = 0; r0 < n;) {
+    int64_t r1 = r0 + 1, sorted = 1;
+    while (r1 < n && s[r1].out == s[r0].out) {
+      if (task_before(&s[r1], &s[r1 - 1])) sorted = 0;
+      r1++;
+    }
+    if (!sorted) {
+      wt_task *at = sort_tasks(s + r0, t, r1 - r0);
+      if (at != s + r0)
+        memcpy(s + r0, at, (size_t)(r1 - r0) * sizeof *s);
+    }
+    r0 = r1;
+  }
+  return s;
+}
+
+/* tests: n pseudo-random tasks (seed) of n_out histograms, rows and
+ * columns drawn from narrow ranges (ties in every key), in runs that are
+ * sometimes in order already, put in task_before() order by sort_tasks()
+ * and by sort_by_out(): 1 when the two orders are the same, 0 when not;
+ * -1 out of memory */
+int wt_walk_sort_check(int64_t n, uint32_t seed, int32_t n_out)
+{
+  if (n < 1 || n_out < 1 || n > (int64_t)UINT32_MAX) return -1;
+  wt_task *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+  wt_task *s = malloc((size_t)n * sizeof *s);
+  uint64_t *k = malloc((size_t)(2 * n) * sizeof *k);
+  int same = -1;
+  if (a && b && s && k) {
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ seed;
+    for (int64_t i = 0; i < n; i++) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      memset(&a[i], 0, sizeof a[i]);
+      /* one task in eight in a rising run, the others anywhere */
+      const int rising = (x & 7u) == 0u;
+      a[i].out = (int32_t)((x >> 8) % (uint64_t)n_out);
+      a[i].a0 = rising ? i : (int64_t)((x >> 24) % 16u);
+      a[i].a1 = a[i].a0 + (int64_t)((x >> 30) % 3u);
+      a[i].b0 = (int64_t)((x >> 34) % 8u);
+      a[i].b1 = a[i].b0 + (int64_t)((x >> 40) % 3u);
+      a[i].slo = (int16_t)((x >> 44) % 4u);
+      a[i].shi = (int16_t)(a[i].slo + (int16_t)((x >> 48) % 2u));
+    }
+    memcpy(b, a, (size_t)n * sizeof *a);
+    const wt_task *p = sort_tasks(a, s, n);
+    if (p != a) memcpy(a, p, (size_t)n * sizeof *a);
+    const wt_task *q = sort_by_out(b, s, k, n);
+    same = memcmp(a, q, (size_t)n * sizeof *a) == 0;
+  }
+  free(a);
+  free(b);
+  free(s);
+  free(k);
+  return same;
+}
+
 static int order_tasks(walk *w)
 {
   if (w->n_tasks < 2) return WT_OK;
-  wt_task *s = malloc((size_t)w->n_tasks * sizeof *s);
-  if (s == NULL) return WT_ERR_NOMEM;
-  wt_task *sorted = sort_tasks(w->t, s, w->n_tasks);
+  const int64_t n = w->n_tasks;
+  wt_task *s = malloc((size_t)n * sizeof *s);
+  /* the keys' index half holds a task number */
+  uint64_t *k = n <= (int64_t)UINT32_MAX ? malloc((size_t)(2 * n) * sizeof *k)
+                                         : NULL;
+  if (s == NULL) {
+    free(k);
+    return WT_ERR_NOMEM;
+  }
+  wt_task *sorted = k != NULL ? sort_by_out(w->t, s, k, n)
+                              : sort_tasks(w->t, s, n);
   if (sorted != w->t)
-    memcpy(w->t, sorted, (size_t)w->n_tasks * sizeof *w->t);
+    memcpy(w->t, sorted, (size_t)n * sizeof *w->t);
+  free(k);
   free(s);
   int64_t m = 1;
   for (int64_t k = 1; k < w->n_tasks; k++)

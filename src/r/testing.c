@@ -22,6 +22,17 @@ SEXP wt_r_team_check(SEXP nt, SEXP n, SEXP teams)
   return r;
 }
 
+/* the grouped walk's task sorts checked against each other
+ * (core/grid_groups.c's wt_walk_sort_check): TRUE when the same order */
+SEXP wt_r_walk_sort_check(SEXP n, SEXP seed, SEXP n_out)
+{
+  const int r = wt_walk_sort_check((int64_t)asReal(n),
+                                   (uint32_t)asInteger(seed),
+                                   (int32_t)asInteger(n_out));
+  if (r < 0) error("wtheta internal: walk_sort_check could not run");
+  return ScalarLogical(r);
+}
+
 /* ---- the CUDA engine's host planning (cuda/plan.cxx), for tests: built
  * in every build, so that it is checked without nvcc or a GPU ---- */
 
