@@ -176,20 +176,13 @@ static wt_task *sort_tasks(wt_task *t, wt_task *s, int64_t n)
   return from;
 }
 
-/* A unit's tasks ordered by histogram (then rows, columns), and those of
- * the same rows against adjacent columns merged (wt_walk_merge_task(), as
- * push() in grid_walk.c merges them as they come). The grouped walk visits
- * the patches' trees of a cell by turns, so its tasks alternate between
- * histograms: in this order, the
- * engine's work items take runs of small tasks of one histogram, and the
- * merges broken by the turns are made. */
 /* t[0, n) in task_before() order, stably, through scratch s of n tasks
  * and k of 2 n keys: by histogram first (a stable radix sort of (out,
- * index) pairs, a pass per byte in which the outs differ), then each run
+ * index) pairs, a pass per digit in which the outs differ), then each run
  * of one histogram, which the walk mostly made in order already, by
  * sort_tasks() where it is not. The same order as sort_tasks() of the
  * whole (both stable, and out is task_before()'s first key), in a pass or
- * two over the tasks. Returns where the sorted tasks are, t or s. */
+ * two over the tasks. Returns s, which then holds them. */
 static wt_task *sort_by_out(wt_task *t, wt_task *s, uint64_t *k, int64_t n)
 {
   uint64_t *x = k, *y = k + n;
@@ -244,7 +237,8 @@ static wt_task *sort_by_out(wt_task *t, wt_task *s, uint64_t *k, int64_t n)
 int wt_walk_sort_check(int64_t n, uint32_t seed, int32_t n_out)
 {
   if (n < 1 || n_out < 1 || n > (int64_t)UINT32_MAX) return -1;
-  wt_task *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b);
+  wt_task *a = malloc((size_t)n * sizeof *a);
+  wt_task *b = malloc((size_t)n * sizeof *b);
   wt_task *s = malloc((size_t)n * sizeof *s);
   uint64_t *k = malloc((size_t)(2 * n) * sizeof *k);
   int same = -1;
@@ -278,12 +272,20 @@ int wt_walk_sort_check(int64_t n, uint32_t seed, int32_t n_out)
   return same;
 }
 
+/* A unit's tasks ordered by histogram (then rows, columns), and those of
+ * the same rows against adjacent columns merged (wt_walk_merge_task(), as
+ * push() in grid_walk.c merges them as they come). The grouped walk visits
+ * the patches' trees of a cell by turns, so its tasks alternate between
+ * histograms: in this order, the
+ * engine's work items take runs of small tasks of one histogram, and the
+ * merges broken by the turns are made. */
 static int order_tasks(walk *w)
 {
   if (w->n_tasks < 2) return WT_OK;
   const int64_t n = w->n_tasks;
   wt_task *s = malloc((size_t)n * sizeof *s);
-  /* the keys' index half holds a task number */
+  /* the keys' index half holds a task number; without keys (too many
+   * tasks, or no memory for them) the comparison sort alone */
   uint64_t *k = n <= (int64_t)UINT32_MAX ? malloc((size_t)(2 * n) * sizeof *k)
                                          : NULL;
   if (s == NULL) {
