@@ -177,44 +177,35 @@ static wt_task *sort_tasks(wt_task *t, wt_task *s, int64_t n)
 }
 
 /* t[0, n) in task_before() order, stably, through scratch s of n tasks
- * and k of 2 n keys: by histogram first (a stable radix sort of (out,
- * index) pairs, a pass per digit in which the outs differ), then each run
- * of one histogram, which the walk mostly made in order already, by
- * sort_tasks() where it is not. The same order as sort_tasks() of the
+ * and k of 4 n words: by histogram first (wt_grid_sort_keys(), the grid
+ * build's stable radix sort, on the bits in which the outs differ), then
+ * each run of one histogram, which the walk mostly made in order already,
+ * by sort_tasks() where it is not. The same order as sort_tasks() of the
  * whole (both stable, and out is task_before()'s first key), in a pass or
- * two over the tasks. Returns s, which then holds them. */
+ * two over the tasks. Returns s, which then holds them, or NULL (out of
+ * memory, t unchanged). */
 static wt_task *sort_by_out(wt_task *t, wt_task *s, uint64_t *k, int64_t n)
 {
-  uint64_t *x = k, *y = k + n;
-  uint32_t all_or = 0, all_and = ~0u;
+  uint64_t *key = k, *k2 = k + n;
+  int64_t *order = (int64_t *)(k + 2 * n), *o2 = (int64_t *)(k + 3 * n);
+  uint32_t differ = 0;
   for (int64_t i = 0; i < n; i++) {
-    /* out is a histogram number, >= 0; the key's low half the index */
-    const uint32_t o = (uint32_t)t[i].out;
-    all_or |= o;
-    all_and &= o;
-    x[i] = (uint64_t)o << 32 | (uint64_t)i;
+    /* out is a histogram number, >= 0 */
+    key[i] = (uint32_t)t[i].out;
+    order[i] = i;
+    differ |= (uint32_t)t[i].out ^ (uint32_t)t[0].out;
   }
-  /* digits of 4 bits for the walk's usual few hundred tasks (a pass costs
-   * its buckets' prefix sums as well as the tasks), of 8 for more */
-  const int bits = n < 2048 ? 4 : 8;
-  const uint32_t mask = (1u << bits) - 1u;
-  for (int sh = 32; sh < 64; sh += bits) {
-    /* a digit that all outs share leaves the order as it is */
-    if ((((all_or ^ all_and) >> (sh - 32)) & mask) == 0) continue;
-    int64_t at[257];
-    memset(at, 0, (mask + 2) * sizeof *at);
-    for (int64_t i = 0; i < n; i++) at[((x[i] >> sh) & mask) + 1]++;
-    for (uint32_t b = 0; b < mask; b++) at[b + 1] += at[b];
-    for (int64_t i = 0; i < n; i++) y[at[(x[i] >> sh) & mask]++] = x[i];
-    uint64_t *z = x;
-    x = y;
-    y = z;
-  }
-  for (int64_t i = 0; i < n; i++) s[i] = t[x[i] & 0xffffffffu];
+  /* the higher bits, which all outs share, leave the order as it is */
+  int bits = 0;
+  while (bits < 32 && (differ >> bits) != 0) bits++;
+  if (bits > 0 && wt_grid_sort_keys(key, order, n, bits, 1, k2, o2) != WT_OK)
+    return NULL;
+  for (int64_t i = 0; i < n; i++) s[i] = t[order[i]];
   /* each histogram's run in order, where it is not already; through the
    * first part of t as scratch (a run is at most n tasks) */
   for (int64_t r0 = 0; r0 < n;) {
-    int64_t r1 = r0 + 1, sorted = 1;
+    int64_t r1 = r0 + 1;
+    int sorted = 1;
     while (r1 < n && s[r1].out == s[r0].out) {
       if (task_before(&s[r1], &s[r1 - 1])) sorted = 0;
       r1++;
@@ -236,11 +227,11 @@ static wt_task *sort_by_out(wt_task *t, wt_task *s, uint64_t *k, int64_t n)
  * -1 out of memory */
 int wt_walk_sort_check(int64_t n, uint32_t seed, int32_t n_out)
 {
-  if (n < 1 || n_out < 1 || n > (int64_t)UINT32_MAX) return -1;
+  if (n < 1 || n_out < 1) return -1;
   wt_task *a = malloc((size_t)n * sizeof *a);
   wt_task *b = malloc((size_t)n * sizeof *b);
   wt_task *s = malloc((size_t)n * sizeof *s);
-  uint64_t *k = malloc((size_t)(2 * n) * sizeof *k);
+  uint64_t *k = malloc((size_t)(4 * n) * sizeof *k);
   int same = -1;
   if (a && b && s && k) {
     uint64_t x = 0x9e3779b97f4a7c15ull ^ seed;
@@ -263,7 +254,7 @@ int wt_walk_sort_check(int64_t n, uint32_t seed, int32_t n_out)
     const wt_task *p = sort_tasks(a, s, n);
     if (p != a) memcpy(a, p, (size_t)n * sizeof *a);
     const wt_task *q = sort_by_out(b, s, k, n);
-    same = memcmp(a, q, (size_t)n * sizeof *a) == 0;
+    if (q != NULL) same = memcmp(a, q, (size_t)n * sizeof *a) == 0;
   }
   free(a);
   free(b);
@@ -284,16 +275,14 @@ static int order_tasks(walk *w)
   if (w->n_tasks < 2) return WT_OK;
   const int64_t n = w->n_tasks;
   wt_task *s = malloc((size_t)n * sizeof *s);
-  /* the keys' index half holds a task number; without keys (too many
-   * tasks, or no memory for them) the comparison sort alone */
-  uint64_t *k = n <= (int64_t)UINT32_MAX ? malloc((size_t)(2 * n) * sizeof *k)
-                                         : NULL;
+  /* without memory for the keys, the comparison sort alone */
+  uint64_t *k = malloc((size_t)(4 * n) * sizeof *k);
   if (s == NULL) {
     free(k);
     return WT_ERR_NOMEM;
   }
-  wt_task *sorted = k != NULL ? sort_by_out(w->t, s, k, n)
-                              : sort_tasks(w->t, s, n);
+  wt_task *sorted = k != NULL ? sort_by_out(w->t, s, k, n) : NULL;
+  if (sorted == NULL) sorted = sort_tasks(w->t, s, n);
   if (sorted != w->t)
     memcpy(w->t, sorted, (size_t)n * sizeof *w->t);
   free(k);

@@ -429,12 +429,13 @@ test_that("the walk fed to a sink in rounds lists the tasks of the walk that kee
 test_that("the grouped walk's task sort by histogram first gives the comparison sort's order", {
   # Each unit of the grouped walk (src/core/grid_groups.c, order_tasks())
   # puts its tasks in task_before() order: histogram, rows, columns, stably.
-  # It sorts by histogram first (a radix sort of 4-bit digits under 2,048
-  # tasks, of 8-bit ones from there) and then each histogram's run where
-  # it is out of order. wt_walk_sort_check() sorts the same pseudo-random
-  # tasks (ties in every key, some runs in order already) both ways.
+  # It sorts by histogram first (the grid build's radix sort: insertion
+  # up to 32 tasks, 8-bit passes above) and then each histogram's run
+  # where it is out of order. wt_walk_sort_check() sorts the same
+  # pseudo-random tasks (ties in every key, some runs in order already)
+  # both ways.
   ns <- asNamespace("wtheta")
-  for (n in c(1, 2, 15, 16, 17, 100, 2047, 2048, 5000)) {
+  for (n in c(1, 2, 15, 16, 17, 32, 33, 100, 2047, 2048, 5000)) {
     for (n_out in c(1L, 3L, 17L, 300L, 70000L)) {
       for (seed in 1:2) {
         expect_true(.Call(ns$C_walk_sort_check, n, seed, n_out),
