@@ -426,6 +426,10 @@ int wt_plan_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b,
  * by histogram first and by comparisons alone, on n pseudo-random tasks:
  * 1 when they give the same order, 0 when not, -1 out of memory */
 int wt_walk_sort_check(int64_t n, uint32_t seed, int32_t n_out);
+/* tests: the grid's sort keys by AVX2 against the C library's angles
+ * (core/grid_keys.c): out[0] keys that differ, out[1] points set aside
+ * near an edge, out[2] whether AVX2 ran */
+int wt_grid_keys_check(int64_t n, uint32_t seed, double h, int64_t *out);
 /* floor/job.c (the floor): conventions shared by the dispatcher and the
  * engines */
 /* pairs a task holds */

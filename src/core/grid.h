@@ -74,6 +74,22 @@ void wt_grid_stage_free(wt_grid_stage *s);
 const wt_grid_tree *wt_grid_stage_tree(const wt_grid_stage *s, int64_t r0,
                                        int64_t r1);
 
+/* grid_build.c: the cells of a band height of h degrees (WT_OK or
+ * WT_ERR_NOMEM), and their release */
+int wt_grid_shape_init(wt_grid_shape *g, double h);
+void wt_grid_shape_free(wt_grid_shape *g);
+
+/* grid_keys.c: a point's sort key (its cell id, then its Morton code in
+ * the cell) by the C library's asin() and atan2(); the keys of n points
+ * the same, by AVX2 where vector is nonzero and the CPU has it (returns
+ * how many points near a cell's or a Morton digit's edge went to
+ * wt_grid_key_of() instead); whether the CPU and WTHETA_CPU_ISA allow
+ * AVX2 */
+uint64_t wt_grid_key_of(const wt_grid_shape *g, double x, double y, double z);
+int64_t wt_grid_keys(const wt_grid_shape *g, const double *x, const double *y,
+                     const double *z, int64_t n, uint64_t *key, int vector);
+int wt_grid_keys_vector(void);
+
 /* grid_sort.c: (key, order)[0, n) sorted by the low `bits` bits of key,
  * stably (the same order on any number of threads), on at most n_threads
  * threads, with (k2, o2) of n as scratch; WT_OK or WT_ERR_NOMEM (nothing

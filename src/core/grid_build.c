@@ -29,9 +29,7 @@ typedef wt_grid_shape grid_shape;
 typedef wt_grid_node node;
 typedef wt_grid_tree range_tree;
 
-static double clamp1(double v) { return v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v; }
-
-static int shape_init(grid_shape *g, double h)
+int wt_grid_shape_init(grid_shape *g, double h)
 {
   g->h = h;
   g->n_bands = (int)ceil(180.0 / h);
@@ -53,45 +51,10 @@ static int shape_init(grid_shape *g, double h)
   return WT_OK;
 }
 
-static void shape_free(grid_shape *g)
+void wt_grid_shape_free(grid_shape *g)
 {
   free(g->n_ra);
   free(g->first);
-}
-
-/* 10 bits to the even bits of 20, by shifts and masks (a loop over the
- * bits took a fifth of a point's key); good for up to 16 bits */
-typedef char morton_bits_fit_spread[MORTON_BITS <= 16 ? 1 : -1];
-static uint32_t spread(uint32_t v)
-{
-  v &= (1u << MORTON_BITS) - 1u;
-  v = (v | (v << 8)) & 0x00ff00ffu;
-  v = (v | (v << 4)) & 0x0f0f0f0fu;
-  v = (v | (v << 2)) & 0x33333333u;
-  v = (v | (v << 1)) & 0x55555555u;
-  return v;
-}
-
-/* the sort key of a point: cell id, then its Morton code in the cell */
-static uint64_t key_of(const grid_shape *g, double x, double y, double z)
-{
-  double dec = asin(clamp1(z)) / DEG;
-  double fb = (dec + 90.0) / g->h;
-  int b = (int)floor(fb);
-  if (b < 0) b = 0;
-  if (b >= g->n_bands) b = g->n_bands - 1;
-  double ra = atan2(y, x) / DEG;
-  if (ra < 0) ra += 360.0;
-  double fr = ra / 360.0 * g->n_ra[b];
-  int k = (int)floor(fr);
-  if (k < 0) k = 0;
-  if (k >= g->n_ra[b]) k = g->n_ra[b] - 1;
-  const double scale = (double)(1 << MORTON_BITS);
-  double u = (fr - k) * scale, v = (fb - b) * scale;
-  uint32_t iu = u < 0 ? 0 : u >= scale ? (1u << MORTON_BITS) - 1 : (uint32_t)u;
-  uint32_t iv = v < 0 ? 0 : v >= scale ? (1u << MORTON_BITS) - 1 : (uint32_t)v;
-  uint64_t cell = (uint64_t)(g->first[b] + k);
-  return (cell << (2 * MORTON_BITS)) | spread(iu) | (spread(iv) << 1);
 }
 
 static void node_cap(node *nd, const double *x, const double *y,
@@ -185,6 +148,7 @@ typedef struct {
   int64_t r0;
   uint64_t *key;
   int64_t *order;
+  int vector;                        /* wt_grid_keys_vector() */
 } range_keys;
 
 static void range_keys_part(void *arg, int64_t lo, int64_t hi, int tid)
@@ -193,10 +157,9 @@ static void range_keys_part(void *arg, int64_t lo, int64_t hi, int tid)
   const wt_points *p = K->p;
   const int64_t r0 = K->r0;
   (void)tid;
-  for (int64_t i = lo; i < hi; i++) {
-    K->key[i] = key_of(K->g, p->x[r0 + i], p->y[r0 + i], p->z[r0 + i]);
-    K->order[i] = i;
-  }
+  wt_grid_keys(K->g, p->x + r0 + lo, p->y + r0 + lo, p->z + r0 + lo, hi - lo,
+               K->key + lo, K->vector);
+  for (int64_t i = lo; i < hi; i++) K->order[i] = i;
 }
 
 /* the gather of a range's points (and their words and labels) into q* in
@@ -302,7 +265,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
     free(order);
     return WT_ERR_NOMEM;
   }
-  range_keys K = {g, p, r0, key, order};
+  range_keys K = {g, p, r0, key, order, wt_grid_keys_vector()};
   wt_team_for(n_threads, n, 0, range_keys_part, &K);
   int bits = 2 * MORTON_BITS;
   while (bits < 64 && ((uint64_t)g->n_cells >> (bits - 2 * MORTON_BITS)) > 0)
@@ -389,7 +352,7 @@ void wt_grid_stage_free(wt_grid_stage *s)
   free(s->mem);
   free(s->bits_mem);
   free(s->lab_mem);
-  shape_free(&s->shape);
+  wt_grid_shape_free(&s->shape);
   free(s);
 }
 
@@ -423,7 +386,7 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
   wt_grid_stage *s = calloc(1, sizeof *s);
   if (!s) return WT_ERR_NOMEM;
   s->cell_deg = cell_deg;
-  int status = shape_init(&s->shape, cell_deg);
+  int status = wt_grid_shape_init(&s->shape, cell_deg);
   const wt_points *p = &cat->p;
   const int64_t n = p->n;
   const int weighted = p->w != NULL;
@@ -519,7 +482,7 @@ static void sample_cells_part(void *arg, int64_t lo, int64_t hi, int tid)
   for (int64_t s = lo; s < hi; s++) {
     /* the s-th of m points spread evenly over the catalog */
     const int64_t i = (int64_t)((double)s * (double)p->n / (double)m);
-    S->cell[s] = key_of(S->g, p->x[i], p->y[i], p->z[i]) >> (2 * MORTON_BITS);
+    S->cell[s] = wt_grid_key_of(S->g, p->x[i], p->y[i], p->z[i]) >> (2 * MORTON_BITS);
   }
 }
 
@@ -529,8 +492,8 @@ int64_t wt_grid_cells_found(const wt_points *p, double cell_deg,
   if (p->n <= 0) return 0;
   grid_shape g;
   memset(&g, 0, sizeof g);
-  if (shape_init(&g, cell_deg) != WT_OK || g.n_cells > OCCUPANCY_MAX_CELLS) {
-    shape_free(&g);
+  if (wt_grid_shape_init(&g, cell_deg) != WT_OK || g.n_cells > OCCUPANCY_MAX_CELLS) {
+    wt_grid_shape_free(&g);
     return -1;
   }
   const int64_t m = p->n < OCCUPANCY_SAMPLE ? p->n : OCCUPANCY_SAMPLE;
@@ -539,7 +502,7 @@ int64_t wt_grid_cells_found(const wt_points *p, double cell_deg,
   if (!seen || !cell) {
     free(seen);
     free(cell);
-    shape_free(&g);
+    wt_grid_shape_free(&g);
     return -1;
   }
   /* the cells of the sample in parallel (the asin and atan2 of a key are
@@ -558,7 +521,7 @@ int64_t wt_grid_cells_found(const wt_points *p, double cell_deg,
   }
   free(cell);
   free(seen);
-  shape_free(&g);
+  wt_grid_shape_free(&g);
   return cells;
 }
 

@@ -182,6 +182,7 @@ void wtr_init(DllInfo *dll);
 SEXP wt_r_grid_builds(void);
 SEXP wt_r_team_check(SEXP nt, SEXP n, SEXP teams);
 SEXP wt_r_walk_sort_check(SEXP n, SEXP seed, SEXP n_out);
+SEXP wt_r_grid_keys_check(SEXP n, SEXP seed, SEXP h);
 SEXP wt_r_cuda_plan_table(SEXP, SEXP, SEXP);
 SEXP wt_r_cuda_plan_work(SEXP, SEXP, SEXP);
 

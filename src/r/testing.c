@@ -33,6 +33,20 @@ SEXP wt_r_walk_sort_check(SEXP n, SEXP seed, SEXP n_out)
   return ScalarLogical(r);
 }
 
+/* the grid's keys by AVX2 against the C library's angles
+ * (core/grid_keys.c's wt_grid_keys_check): c(differ, set aside, avx2) */
+SEXP wt_r_grid_keys_check(SEXP n, SEXP seed, SEXP h)
+{
+  int64_t out[3];
+  if (wt_grid_keys_check((int64_t)asReal(n), (uint32_t)asInteger(seed),
+                         asReal(h), out) != WT_OK)
+    error("wtheta internal: grid_keys_check could not run");
+  SEXP r = PROTECT(allocVector(REALSXP, 3));
+  for (int k = 0; k < 3; k++) REAL(r)[k] = (double)out[k];
+  UNPROTECT(1);
+  return r;
+}
+
 /* ---- the CUDA engine's host planning (cuda/plan.cxx), for tests: built
  * in every build, so that it is checked without nvcc or a GPU ---- */
 
