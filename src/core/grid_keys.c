@@ -271,11 +271,10 @@ static int64_t keys_avx2(const wt_grid_shape *g, const double *x,
   for (int64_t i = n4; i < n; i++) key[i] = wt_grid_key_of(g, x[i], y[i], z[i]);
   return missed;
 }
-#endif
-
 /* How near a floor a key's fb or fr may come before the polynomials'
- * key is set aside. Their angles are within 1e-15 radians of the C
- * library's (the test checks 4.4e-16 on 10^6 points); near allows 1e-12
+ * key is set aside. Their angles were within 4.4e-16 radians of the C
+ * library's on 10^7 uniform points (a scratch comparison; the tests
+ * compare the keys themselves); near allows 1e-12
  * radians, which moves fb and fr (in cells of h degrees, times 2^10 for
  * the Morton digits) by at most 1e-12 / DEG / h * 2^10, plus the
  * divisions' roundings, far smaller at any h the grid takes. */
@@ -283,6 +282,7 @@ static double near_of(const wt_grid_shape *g)
 {
   return 1e-12 / DEG / g->h * (double)(1 << MORTON_BITS) + 1e-9;
 }
+#endif
 
 int64_t wt_grid_keys(const wt_grid_shape *g, const double *x, const double *y,
                      const double *z, int64_t n, uint64_t *key, int vector)
