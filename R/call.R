@@ -33,7 +33,7 @@ new_call <- function(what, users, bins, columns, progress, self_pairs,
                      pip = NULL, envir = parent.frame()) {
   start <- proc.time()[["elapsed"]]
   progress <- progress_or_default(progress)
-  cc <- checked_catalogs(users, columns)
+  cc <- checked_catalogs(users, columns, threads)
   edges <- bins_edges(bins)
   units <- bins_units(bins, edges)
   check_catalogs(cc$cats)

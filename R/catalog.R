@@ -8,8 +8,9 @@
 # with an error naming the argument and column: factors, characters, logical,
 # list and matrix columns, classed numbers (dates, integer64), non-finite
 # values, declinations outside [-90, 90], and two columns of a name it needs
-# (which one is meant cannot be known).
-as_catalog <- function(x, arg, columns = c("ra", "dec")) {
+# (which one is meant cannot be known). `threads`: the check's pass
+# (threads_or_default(): NULL is wtheta_threads()).
+as_catalog <- function(x, arg, columns = c("ra", "dec"), threads = NULL) {
   if (!is.character(columns) || length(columns) != 2L || anyNA(columns) ||
       tolower(columns[1L]) == tolower(columns[2L])) {
     stop("`columns` must be two distinct column names (ra, dec), not ",
@@ -57,7 +58,7 @@ as_catalog <- function(x, arg, columns = c("ra", "dec")) {
     as.double(v)
   })
   check_catalog(list(ra = cols[[1L]], dec = cols[[2L]]), arg,
-                columns = columns)
+                columns = columns, threads = threads)
 }
 
 # Where each name of `want` is among the column names `have` (NA when
@@ -81,12 +82,14 @@ match_names <- function(want, have, what, ignore_case = FALSE) {
   }, 1L, USE.NAMES = FALSE)
 }
 
-check_catalog <- function(cat, arg, columns = c("ra", "dec")) {
+check_catalog <- function(cat, arg, columns = c("ra", "dec"),
+                          threads = NULL) {
   n <- length(cat$ra)
   if (!n) stop("`", arg, "` is empty: it has no rows.", call. = FALSE)
-  # one pass in C: first non-finite ra, dec; first dec out of range; any ra
-  # outside [0, 360)
-  bad <- .Call(C_check_coords, cat$ra, cat$dec)
+  # one pass in C on up to `threads` threads (a light pass; 10^8 rows took
+  # 0.41 s on one): first non-finite ra, dec; first dec out of range; any
+  # ra outside [0, 360)
+  bad <- .Call(C_check_coords, cat$ra, cat$dec, threads_or_default(threads))
   for (k in 1:2) {
     if (bad[k] > 0) {
       stop("`", arg, "` column ", dQuote(columns[k], FALSE), " has a ",
@@ -177,11 +180,11 @@ grid_builds <- function() .Call(C_grid_builds)
 # The user's catalogs of one call (named by argument), checked: prepared
 # ones as they are, the others as_catalog() (ra, dec). Also says which are
 # prepared.
-checked_catalogs <- function(users, columns) {
+checked_catalogs <- function(users, columns, threads = NULL) {
   prepared <- vapply(users, inherits, TRUE, "wtheta_prepared")
   cats <- lapply(names(users), function(nm) {
     if (prepared[[nm]]) check_prepared(users[[nm]], nm) else
-      as_catalog(users[[nm]], nm, columns)
+      as_catalog(users[[nm]], nm, columns, threads)
   })
   list(cats = stats::setNames(cats, names(users)), prepared = prepared)
 }

@@ -75,7 +75,7 @@ SEXP wt_r_unit_vectors(SEXP, SEXP, SEXP);
 SEXP wt_r_catalog_new(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_catalog_release(SEXP);
 SEXP wt_r_catalog_alive(SEXP);
-SEXP wt_r_check_coords(SEXP, SEXP);
+SEXP wt_r_check_coords(SEXP, SEXP, SEXP);
 SEXP wt_r_reduce_ra(SEXP);
 /* r/results.c: a count's histograms as the lists R reads */
 /* What R asks of a count's patches (the `patches` argument of

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <limits.h>
 #include "boundary.h"
+#include "floor/team.h"
 
 /* The unit vectors of k catalogs (lists ra and dec of double vectors), as
  * a list of n x 3 matrices, by one team of threads (a light pass over all
@@ -162,22 +163,52 @@ SEXP wt_r_catalog_alive(SEXP ptr)
                        R_ExternalPtrAddr(ptr) != NULL);
 }
 
-/* one pass over the coordinates of a catalog (degrees): the first row
- * (1-based, 0 for none) with a non-finite ra, a non-finite dec, a dec
- * outside [-90, 90], and whether any ra lies outside [0, 360) */
-SEXP wt_r_check_coords(SEXP ra, SEXP dec)
+/* one thread's block of wt_r_check_coords()'s pass: whether every row is
+ * well (finite, dec in [-90, 90]) and whether any ra lies outside [0,
+ * 360), branch-free; ok and out_ra: one each per thread */
+typedef struct {
+  const double *r, *d;
+  int *ok, *out_ra;
+} coords_pass;
+
+static void coords_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const coords_pass *c = (const coords_pass *)arg;
+  const double *r = c->r, *d = c->d;
+  int ok = 1, out_ra = 0;
+  for (int64_t i = lo; i < hi; i++) {
+    ok &= isfinite(r[i]) & isfinite(d[i]) & (d[i] >= -90.0) & (d[i] <= 90.0);
+    out_ra |= (r[i] < 0.0) | (r[i] >= 360.0);
+  }
+  c->ok[tid] &= ok;
+  c->out_ra[tid] |= out_ra;
+}
+
+/* one pass over the coordinates of a catalog (degrees), on up to
+ * `threads` threads (a light pass): the first row (1-based, 0 for none)
+ * with a non-finite ra, a non-finite dec, a dec outside [-90, 90], and
+ * whether any ra lies outside [0, 360). The first bad rows are found by
+ * a second, serial pass, only when there are any. */
+SEXP wt_r_check_coords(SEXP ra, SEXP dec, SEXP threads)
 {
   const R_xlen_t n = XLENGTH(ra);
   if (XLENGTH(dec) != n) error("wtheta internal: ra and dec lengths differ");
   const double *r = wtr_real_or_die(ra, "ra"), *d = wtr_real_or_die(dec, "dec");
-  double bad_ra = 0, bad_dec = 0, bad_range = 0, wrap = 0;
-  /* a branch-free pass for the usual case, all well */
-  int ok = 1, out_ra = 0;
-  for (R_xlen_t i = 0; i < n; i++) {
-    ok &= isfinite(r[i]) & isfinite(d[i]) & (d[i] >= -90.0) & (d[i] <= 90.0);
-    out_ra |= (r[i] < 0.0) | (r[i] >= 360.0);
+  double bad_ra = 0, bad_dec = 0, bad_range = 0;
+  const int nt = wtr_team_of(threads, (int64_t)n, WT_LIGHT_GRAIN);
+  int *ok_t = (int *)R_alloc((size_t)nt, sizeof *ok_t);
+  int *out_t = (int *)R_alloc((size_t)nt, sizeof *out_t);
+  for (int k = 0; k < nt; k++) {
+    ok_t[k] = 1;
+    out_t[k] = 0;
   }
-  wrap = out_ra;
+  coords_pass c = {r, d, ok_t, out_t};
+  wt_team_for(nt, (int64_t)n, 0, coords_part, &c);
+  int ok = 1, wrap = 0;
+  for (int k = 0; k < nt; k++) {
+    ok &= ok_t[k];
+    wrap |= out_t[k];
+  }
   for (R_xlen_t i = 0; !ok && i < n; i++) {
     if (!bad_ra && !isfinite(r[i])) bad_ra = (double)i + 1;
     if (!bad_dec && !isfinite(d[i])) bad_dec = (double)i + 1;

@@ -31,7 +31,7 @@ static const R_CallMethodDef call_methods[] = {
   {"cuda_release", (DL_FUNC)&wt_r_cuda_release, 0},
   {"nearest_centre", (DL_FUNC)&wt_r_nearest_centre, 3},
   {"kmeans", (DL_FUNC)&wt_r_kmeans, 4},
-  {"check_coords", (DL_FUNC)&wt_r_check_coords, 2},
+  {"check_coords", (DL_FUNC)&wt_r_check_coords, 3},
   {"reduce_ra", (DL_FUNC)&wt_r_reduce_ra, 1},
   {"footprint_cells", (DL_FUNC)&wt_r_footprint_cells, 6},
   {"footprint_cells_many", (DL_FUNC)&wt_r_footprint_cells_many, 5},

@@ -138,6 +138,35 @@ test_that("other column names are accepted", {
   expect_identical(pc$counts, 1)
 })
 
+test_that("the coordinate check finds the first bad row in any thread's block", {
+  # check_catalog()'s pass (src/r/catalog.c) runs on up to `threads`
+  # threads, a block each, then looks for the first bad row serially:
+  # a bad row in a late block is found, the first of two in different
+  # blocks is the one named, and an ra to reduce in the last block only
+  # is reduced
+  ns <- asNamespace("wtheta")
+  n <- 2e5
+  x <- data.frame(ra = seq(0, 359, length.out = n), dec = rep(c(-30, 30), n / 2))
+  y <- x
+  y$ra[n - 1] <- NaN
+  expect_error(ns$as_catalog(y, "y", threads = 4L),
+               "column \"ra\" has a non-finite value \\(NaN\\) in row 199999")
+  y <- x
+  y$dec[c(60000, 150001)] <- c(Inf, -Inf)
+  expect_error(ns$as_catalog(y, "y", threads = 4L),
+               "non-finite value \\(Inf\\) in row 60000")
+  y <- x
+  y$dec[n] <- -90.25
+  expect_error(ns$as_catalog(y, "y", threads = 4L),
+               "must lie in \\[-90, 90\\] degrees; row 200000 has -90.25")
+  y <- x
+  y$ra[n] <- 365
+  out <- ns$as_catalog(y, "y", threads = 4L)
+  expect_identical(out$ra[n], 5)
+  expect_identical(out$ra[-n], x$ra[-n])
+  expect_identical(ns$as_catalog(x, "x", threads = 4L)$ra, x$ra)
+})
+
 test_that("bad input is refused with messages naming the argument", {
   good <- data.frame(ra = c(1, 2), dec = c(3, 4))
   b <- c(0, 1, 2)
