@@ -152,8 +152,9 @@ atan2_4(__m256d y, __m256d x)
   p = _mm256_add_pd(_mm256_mul_pd(p, u),
                     _mm256_and_pd(red, _mm256_set1_pd(M_PI_4)));
   p = _mm256_blendv_pd(p, _mm256_sub_pd(_mm256_set1_pd(M_PI_2), p), sw);
-  p = _mm256_blendv_pd(p, _mm256_sub_pd(_mm256_set1_pd(M_PI), p),
-                       _mm256_cmp_pd(x, _mm256_setzero_pd(), _CMP_LT_OQ));
+  /* the left half plane by x's sign bit, as the C library's atan2()
+   * takes x = -0 (blendv reads the mask's sign bit) */
+  p = _mm256_blendv_pd(p, _mm256_sub_pd(_mm256_set1_pd(M_PI), p), x);
   return copysign4(p, y);
 }
 
@@ -367,12 +368,13 @@ int wt_grid_keys_check(int64_t n, uint32_t seed, double h, int64_t *out)
     }
 #undef UNIT
 #undef NEXT
-    /* the poles, the seam at 180 degrees from both sides, and a z that a
-     * unit vector's rounding put just past 1 */
-    const double sp[8][3] = {{0, 0, 1}, {0, 0, -1}, {-1, 0.0, 0},
-                             {-1, -0.0, 0}, {-1, 1e-300, 0}, {-1, -1e-300, 0},
-                             {1, -0.0, 0}, {0, 0, 1.0000000000000002}};
-    for (int k = 0; k < 8; k++) {
+    /* the poles (x = +0 and -0), the seam at 180 degrees from both sides,
+     * and a z that a unit vector's rounding put just past 1 */
+    const double sp[10][3] = {{0, 0, 1}, {0, 0, -1}, {-1, 0.0, 0},
+                              {-1, -0.0, 0}, {-1, 1e-300, 0}, {-1, -1e-300, 0},
+                              {1, -0.0, 0}, {0, 0, 1.0000000000000002},
+                              {-0.0, 0.0, 1}, {-0.0, -0.0, -1}};
+    for (int k = 0; k < 10; k++) {
       x[k] = sp[k][0];
       y[k] = sp[k][1];
       z[k] = sp[k][2];
