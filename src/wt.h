@@ -459,6 +459,9 @@ int wt_cpu_isa_best(void);
  * with the reason in msg when the variable names an unknown or
  * unsupported one */
 int wt_cpu_isa_chosen(int *isa, char *msg, size_t len);
+/* the same for light passes outside the engine: plain where
+ * wt_cpu_isa_chosen() fails */
+int wt_cpu_isa_light(void);
 /* the name of an instruction set ("plain", "avx2", "avx512") */
 const char *wt_cpu_isa_name(int isa);
 

@@ -300,12 +300,7 @@ int64_t wt_grid_keys(const wt_grid_shape *g, const double *x, const double *y,
 int wt_grid_keys_vector(void)
 {
 #ifdef WT_KEYS_AVX2
-  int isa = WT_ISA_PLAIN;
-  char msg[8];
-  /* an unknown WTHETA_CPU_ISA is the engine's error to report; the keys
-   * do not depend on it */
-  return wt_cpu_isa_chosen(&isa, msg, sizeof msg) == WT_OK &&
-    isa >= WT_ISA_AVX2;
+  return wt_cpu_isa_light() >= WT_ISA_AVX2;
 #else
   return 0;
 #endif

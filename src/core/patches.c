@@ -165,13 +165,9 @@ void wt_nearest_centre(const double *x, const double *y, const double *z,
 {
   int vector = 0;
 #ifdef WT_NEAREST_AVX2
-  int isa = WT_ISA_PLAIN;
-  char msg[8];
-  /* an unknown WTHETA_CPU_ISA is the engine's error to report; the
-   * labels do not depend on it */
-  if (wt_cpu_isa_chosen(&isa, msg, sizeof msg) == WT_OK &&
-      isa >= WT_ISA_AVX2)
-    vector = isa;
+  /* the labels do not depend on it */
+  const int isa = wt_cpu_isa_light();
+  if (isa >= WT_ISA_AVX2) vector = isa;
 #endif
   /* blocks of 1024 points (whole vectors but the last), shared among the
    * threads; a point's label does not depend on its block */

@@ -58,3 +58,16 @@ int wt_cpu_isa_chosen(int *isa, char *msg, size_t len)
            "\"avx512\" or empty, not \"%.60s\"", v);
   return WT_ERR_ISA;
 }
+
+/* the instruction set that light passes outside the engine (the patches'
+ * nearest centres, the grid's keys) may use: wt_cpu_isa_chosen()'s, or
+ * plain when WTHETA_CPU_ISA names an unknown or unsupported one (the
+ * engine's error to report; what those passes make does not depend on
+ * the instruction set) */
+int wt_cpu_isa_light(void)
+{
+  int isa = WT_ISA_PLAIN;
+  char msg[8];
+  return wt_cpu_isa_chosen(&isa, msg, sizeof msg) == WT_OK ? isa
+                                                           : WT_ISA_PLAIN;
+}
