@@ -248,11 +248,12 @@ static void cell_copies_part(void *arg, int64_t lo, int64_t hi, int tid)
 }
 
 /* sorts points [r0, r1) of p into q* by key and builds one tree per cell
- * (qb: bitwise words, ql: labels, or NULL) */
+ * (qb: bitwise words, ql: labels, or NULL; vector: the keys by AVX2,
+ * wt_grid_keys_vector(), asked once per build) */
 static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
                       double *qy, double *qz, double *qw, uint32_t *qb,
                       int32_t *ql, int64_t r0,
-                      int64_t r1, range_tree *t, int n_threads)
+                      int64_t r1, range_tree *t, int n_threads, int vector)
 {
   const int64_t n = r1 - r0;
   t->r0 = r0;
@@ -265,7 +266,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
     free(order);
     return WT_ERR_NOMEM;
   }
-  range_keys K = {g, p, r0, key, order, wt_grid_keys_vector()};
+  range_keys K = {g, p, r0, key, order, vector};
   wt_team_for(n_threads, n, 0, range_keys_part, &K);
   int bits = 2 * MORTON_BITS;
   while (bits < 64 && ((uint64_t)g->n_cells >> (bits - 2 * MORTON_BITS)) > 0)
@@ -362,6 +363,7 @@ typedef struct {
   const wt_catalog *cat;
   wt_grid_stage *s;
   double *qx, *qy, *qz, *qw;
+  int vector;
   int failed;
 } range_sorts;
 
@@ -374,7 +376,7 @@ static void range_sorts_part(void *arg, int64_t lo, int64_t hi, int tid)
   for (int64_t k = lo; k < hi; k++) {
     int st = sort_range(&s->shape, &cat->p, R->qx, R->qy, R->qz, R->qw,
                         s->bits_mem, s->lab_mem, cat->ranges[2 * k],
-                        cat->ranges[2 * k + 1], &s->trees[k], 1);
+                        cat->ranges[2 * k + 1], &s->trees[k], 1, R->vector);
     if (st != WT_OK) __atomic_store_n(&R->failed, st, __ATOMIC_RELAXED);
   }
 }
@@ -424,6 +426,7 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
       if (s->lab_mem)
         memcpy(s->lab_mem, p->lab, (size_t)n * sizeof(int32_t));
     }
+    const int vector = wt_grid_keys_vector();
     if (cat->n_ranges >= (int64_t)n_threads && n_threads > 1) {
       /* many ranges (patches): a range per thread at a time, each sorted
        * by one thread, rather than hundreds of small parallel regions
@@ -431,7 +434,7 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
        * From one range a thread (two before): 100 patches of 10^8 points
        * on 64 threads took 6.2 s one range after another, against 1.2 s
        * for the same points as one range */
-      range_sorts R = {cat, s, qx, qy, qz, qw, WT_OK};
+      range_sorts R = {cat, s, qx, qy, qz, qw, vector, WT_OK};
       wt_team_for(n_threads, cat->n_ranges, 1, range_sorts_part, &R);
       status = __atomic_load_n(&R.failed, __ATOMIC_RELAXED);
     } else {
@@ -439,7 +442,8 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
         status = sort_range(&s->shape, p, qx, qy, qz, qw, s->bits_mem,
                             s->lab_mem,
                             cat->ranges[2 * k],
-                            cat->ranges[2 * k + 1], &s->trees[k], n_threads);
+                            cat->ranges[2 * k + 1], &s->trees[k], n_threads,
+                            vector);
     }
     s->sorted.x = qx;
     s->sorted.y = qy;
