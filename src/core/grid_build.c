@@ -486,7 +486,8 @@ static void sample_cells_part(void *arg, int64_t lo, int64_t hi, int tid)
   for (int64_t s = lo; s < hi; s++) {
     /* the s-th of m points spread evenly over the catalog */
     const int64_t i = (int64_t)((double)s * (double)p->n / (double)m);
-    S->cell[s] = wt_grid_key_of(S->g, p->x[i], p->y[i], p->z[i]) >> (2 * MORTON_BITS);
+    S->cell[s] = wt_grid_key_of(S->g, p->x[i], p->y[i], p->z[i]) >>
+                 (2 * MORTON_BITS);
   }
 }
 
@@ -496,7 +497,8 @@ int64_t wt_grid_cells_found(const wt_points *p, double cell_deg,
   if (p->n <= 0) return 0;
   grid_shape g;
   memset(&g, 0, sizeof g);
-  if (wt_grid_shape_init(&g, cell_deg) != WT_OK || g.n_cells > OCCUPANCY_MAX_CELLS) {
+  if (wt_grid_shape_init(&g, cell_deg) != WT_OK ||
+      g.n_cells > OCCUPANCY_MAX_CELLS) {
     wt_grid_shape_free(&g);
     return -1;
   }

@@ -1,9 +1,10 @@
 /* The grid's sort keys (grid_build.c): a point's cell, then its Morton
- * code in the cell. key_of() is the definition, with the C library's
- * asin() and atan2(); on CPUs with AVX2 four points at a time take their
- * angles from polynomials instead, and keep the key only where it is
- * provably the same: each point whose key the polynomials could change
- * gets key_of()'s. The keys, and so the grids, do not depend on the path.
+ * code in the cell. wt_grid_key_of() is the definition, with the C
+ * library's asin() and atan2(); on CPUs with AVX2 four points at a time
+ * take their angles from polynomials instead, and keep the key only where
+ * it is provably the same: each point whose key the polynomials could
+ * change gets wt_grid_key_of()'s. The keys, and so the grids, do not
+ * depend on the path.
  * No R API. */
 #include <math.h>
 #include <stdint.h>
@@ -163,7 +164,8 @@ atan2_4(__m256d y, __m256d x)
 __attribute__((target("avx2"))) static inline __m256d
 near_floor4(__m256d x, __m256d near, __m256d far)
 {
-  const __m256d s = _mm256_mul_pd(x, _mm256_set1_pd((double)(1 << MORTON_BITS)));
+  const __m256d s =
+    _mm256_mul_pd(x, _mm256_set1_pd((double)(1 << MORTON_BITS)));
   const __m256d f = _mm256_sub_pd(s, _mm256_floor_pd(s));
   const __m256d ok = _mm256_and_pd(_mm256_cmp_pd(f, near, _CMP_GE_OQ),
                                    _mm256_cmp_pd(f, far, _CMP_LE_OQ));
@@ -249,8 +251,8 @@ keys4_avx2(const wt_grid_shape *g, const double *x, const double *y,
 }
 
 /* keys of points [0, n) four at a time by keys4_avx2(), in blocks of 256;
- * by key_of() those it set aside and the last n % 4. Returns the points
- * set aside. */
+ * by wt_grid_key_of() those it set aside and the last n % 4. Returns the
+ * points set aside. */
 static int64_t keys_avx2(const wt_grid_shape *g, const double *x,
                          const double *y, const double *z, int64_t n,
                          uint64_t *key, double near)
