@@ -165,12 +165,17 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
 
 /* Counts the pairs of rows [i0, i0 + nr) and columns [j0, j1), at most
  * WT_ROWS * WT_TILE of them: a vector kernel takes whole vectors, then the
- * ragged end padded to a vector (count_tail()) or plain C. in_tile:
- * t->tile holds columns [j0, j1) as floats. */
+ * ragged end padded to a vector (count_tail()) or plain C. tile: columns
+ * [j0, j1) as floats (tile_floats()), or NULL. Without it, fewer columns
+ * than a double vector go to plain C: the kernel would count none of
+ * them, and count_tail() a vector of mostly repeats and then take them
+ * off again (a diagonal block's small triangles, do_item(), cost about
+ * 100 cycles a pair so). */
 static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
                        int64_t i0, int nr, const wt_points *b, int64_t j0,
-                       int64_t j1, int in_tile, int slo, int span)
+                       int64_t j1, const float *tile, int slo, int span)
 {
+  const int in_tile = tile != NULL;
   uint64_t n = (uint64_t)nr * (uint64_t)(j1 - j0);
   if (t->pending + n >= WT_FLUSH) flush(c, t);
   t->pending += n;
@@ -183,12 +188,13 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
   wt_vec_fn vec = in_tile && c->vec32 ? c->vec32 : c->vec;
   /* see narrow_span(); the float one needs the tile */
   int narrow = span > 0 && (in_tile || c->vec32 == NULL);
+  if (!in_tile && !narrow && j1 - j0 < c->vec_lanes) vec = NULL;
 #ifdef WT_X86
   /* fewer than WT_ROWS rows of one label (a run of do_item()'s rows in
    * label order) through the sliced form at their offset, not row by row */
   if (c->sorted_rows && in_tile && !narrow && nr > 1 && nr < WT_ROWS &&
       j1 - j0 >= WT_SLICED_MIN && wt_same_label(a->lab + i0, nr)) {
-    wt_cpu_f32_sliced(c, t->h + a->lab[i0], t->tile, a, i0, nr, b, j0,
+    wt_cpu_f32_sliced(c, t->h + a->lab[i0], tile, a, i0, nr, b, j0,
                       j1 - j0);
     return;
   }
@@ -202,12 +208,12 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
 #ifdef WT_X86
     if (narrow) {
       j += c->narrow_fn(c, t->h + (c->narrow_rows ? a->lab[i0 + r] : 0),
-                        t->tile, a, i0 + r, step, b, j0, j1 - j0, slo, span);
+                        tile, a, i0 + r, step, b, j0, j1 - j0, slo, span);
       t->h[slo] += (uint32_t)c->narrow_fault;
     } else
 #endif
     if (vec)
-      j += vec(c, t->h, t->wh, t->tile, a, i0 + r, step, b, j0, j1 - j0);
+      j += vec(c, t->h, t->wh, tile, a, i0 + r, step, b, j0, j1 - j0);
     /* PIP: the padded end would need padded words; plain C takes it */
     if (vec && j < j1 && !c->pip)
       j += count_tail(c, t, a, i0 + r, step, b, j, j1, vec == c->vec32, slo,
@@ -314,13 +320,22 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
   int64_t j_start = task->b0;
   const int64_t j_end = task->b1;
   if (task_is_diagonal(job, task)) {
-    /* the triangle inside the block: each group's own small triangle, then
-     * the group against the rest of the block */
+    /* the triangle inside the block: each group's own small triangle (a
+     * few columns a row: plain C, count_tile()), then the group against
+     * the rest of the block, whose columns are the block's rows: as
+     * floats, when the float kernel takes the job, so that it counts
+     * them (in double, they took 6 to 10 cycles a pair against 1 to 3) */
+    const float *block = NULL;
+    if (c->vec32 && i1 - i0 <= WT_TILE) {
+      tile_floats(t->tile, b->x + i0, b->y + i0, b->z + i0, i1 - i0);
+      block = t->tile;
+    }
     for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS) {
       int nr = (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS);
       for (int r = 0; r < nr - 1; r++)
-        count_tile(c, t, a, r0 + r, 1, b, r0 + r + 1, r0 + nr, 0, 0, 0);
-      count_tile(c, t, a, r0, nr, b, r0 + nr, i1, 0, 0, 0);
+        count_tile(c, t, a, r0 + r, 1, b, r0 + r + 1, r0 + nr, NULL, 0, 0);
+      count_tile(c, t, a, r0, nr, b, r0 + nr, i1,
+                 block ? block + (r0 + nr - i0) : NULL, 0, 0);
     }
     j_start = i1;
   }
@@ -349,7 +364,7 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
             nr = r;
             break;
           }
-      count_tile(c, t, a, r0, nr, b, j0, j1, 1, task->slo, span);
+      count_tile(c, t, a, r0, nr, b, j0, j1, t->tile, task->slo, span);
       r0 += nr;
     }
   }

@@ -48,7 +48,12 @@
  * quarter of a vector, goes through the same kernel padded to a whole
  * vector with repeats of its last column at weight 0, whose pairs the
  * driver takes off again (count_tail() in driver.c). Plain C does the
- * rest: other CPUs, shorter ends, binnings too fine for a table.
+ * rest: other CPUs, shorter ends, binnings too fine for a table, and
+ * calls of fewer columns than a double vector outside a tile. The
+ * diagonal task of an auto job (a range against itself) takes each work
+ * item's own triangle so: each group of rows' small triangle in plain C,
+ * the group against the item's later rows from those rows as floats, then
+ * the columns after the item in tiles (do_item()).
  *
  * Weighted jobs take the same path with the same slot decisions; the
  * kernels also compute w_i w_j in double, keep it in the ring beside the
