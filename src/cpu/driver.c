@@ -163,6 +163,18 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
   return rem;
 }
 
+/* n more pairs into the thread's 32-bit counters (and double sums): the
+ * counters are flushed first where they could overflow */
+static void account(const wt_ctx *c, wt_thread *t, uint64_t n)
+{
+  if (t->pending + n >= WT_FLUSH) flush(c, t);
+  t->pending += n;
+  if (t->wh || t->th) {
+    if (t->wpending + n > WT_WFLUSH) flush_w(c, t);
+    t->wpending += n;
+  }
+}
+
 /* Counts the pairs of rows [i0, i0 + nr) and columns [j0, j1), at most
  * WT_ROWS * WT_TILE of them: a vector kernel takes whole vectors, then the
  * ragged end padded to a vector (count_tail()) or plain C. tile: columns
@@ -176,15 +188,9 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
                        int64_t j1, const float *tile, int slo, int span)
 {
   const int in_tile = tile != NULL;
-  uint64_t n = (uint64_t)nr * (uint64_t)(j1 - j0);
-  if (t->pending + n >= WT_FLUSH) flush(c, t);
-  t->pending += n;
+  account(c, t, (uint64_t)nr * (uint64_t)(j1 - j0));
   /* the count form's canary (tests): a false pair in slot 1, popcount 0 */
   if (c->pip_count_fault) t->h[c->pip_k]++;
-  if (t->wh || t->th) {
-    if (t->wpending + n > WT_WFLUSH) flush_w(c, t);
-    t->wpending += n;
-  }
   wt_vec_fn vec = in_tile && c->vec32 ? c->vec32 : c->vec;
   /* see narrow_span(); the float one needs the tile */
   int narrow = span > 0 && (in_tile || c->vec32 == NULL);
@@ -321,7 +327,7 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
   const int64_t j_end = task->b1;
   if (task_is_diagonal(job, task)) {
     /* the triangle inside the block: each group's own small triangle (a
-     * few columns a row: plain C, count_tile()), then the group against
+     * few columns a row: plain C), then the group against
      * the rest of the block, whose columns are the block's rows: as
      * floats, when the float kernel takes the job, so that it counts
      * them (in double, they took 6 to 10 cycles a pair against 1 to 3) */
@@ -332,8 +338,13 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
     }
     for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS) {
       int nr = (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS);
-      for (int r = 0; r < nr - 1; r++)
-        count_tile(c, t, a, r0 + r, 1, b, r0 + r + 1, r0 + nr, NULL, 0, 0);
+      if (c->pip_fn == NULL) {
+        account(c, t, (uint64_t)(nr * (nr - 1) / 2));
+        wt_cpu_plain_triangle(c, t->h, t->wh, t->th, a, r0, nr, b);
+      } else {
+        for (int r = 0; r < nr - 1; r++)
+          count_tile(c, t, a, r0 + r, 1, b, r0 + r + 1, r0 + nr, NULL, 0, 0);
+      }
       count_tile(c, t, a, r0, nr, b, r0 + nr, i1,
                  block ? block + (r0 + nr - i0) : NULL, 0, 0);
     }

@@ -349,6 +349,12 @@ static inline double pair_angle(double d2)
 void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
                   const wt_points *a, int64_t i0, int nr,
                   const wt_points *b, int64_t j0, int64_t j1);
+/* the same for the pairs i < j of rows [i0, i0 + nr) among themselves
+ * (nr <= WT_ROWS; b holds the same points as a, with the columns' label
+ * offsets in a labelled job): a diagonal block's small triangle */
+void wt_cpu_plain_triangle(const wt_ctx *c, uint32_t *h, double *wh,
+                           double *th, const wt_points *a, int64_t i0,
+                           int nr, const wt_points *b);
 /* kernels_pip.c: PIP pair weights (wt_pip), every pair in plain C with
  * the slot of slot_of(); row r into copy r of h, wh and th (th: mean_theta
  * or NULL; wh is always given). _popcnt: built for the POPCNT
