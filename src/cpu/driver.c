@@ -196,12 +196,17 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
   int narrow = span > 0 && (in_tile || c->vec32 == NULL);
   if (!in_tile && !narrow && j1 - j0 < c->vec_lanes) vec = NULL;
 #ifdef WT_X86
-  /* fewer than WT_ROWS rows of one label (a run of do_item()'s rows in
-   * label order) through the sliced form at their offset, not row by row */
-  if (c->sorted_rows && in_tile && !narrow && nr > 1 && nr < WT_ROWS &&
-      j1 - j0 >= WT_SLICED_MIN && wt_same_label(a->lab + i0, nr)) {
-    wt_cpu_f32_sliced(c, t->h + a->lab[i0], tile, a, i0, nr, b, j0,
-                      j1 - j0);
+  /* fewer than WT_ROWS rows through the sliced form in one call, not row
+   * by row (the rows at the end of a work item: row by row through the
+   * table kernel they took about 3 cycles a pair against 1); in a job
+   * labelled on its rows only, rows of one label (a run of do_item()'s
+   * rows in label order) at their offset */
+  if (in_tile && !narrow && nr > 1 && nr < WT_ROWS &&
+      j1 - j0 >= WT_SLICED_MIN && vec == c->vec32 && c->f32_sliced &&
+      !c->pip && !t->wh && !t->th &&
+      (c->sorted_rows ? wt_same_label(a->lab + i0, nr) : a->lab == NULL)) {
+    wt_cpu_f32_sliced(c, t->h + (a->lab ? a->lab[i0] : 0), tile, a, i0, nr,
+                      b, j0, j1 - j0);
     return;
   }
 #endif
