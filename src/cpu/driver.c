@@ -210,10 +210,22 @@ static void count_tile(const wt_ctx *c, wt_thread *t, const wt_points *a,
     return;
   }
 #endif
-  /* rows per kernel call; one for the narrow kernel of a job labelled on
-   * its rows only (wt_ctx.narrow_rows: each row's histograms at its
-   * offset) */
-  int step = (vec && nr != WT_ROWS) || (narrow && c->narrow_rows) ? 1 : nr;
+  /* rows per kernel call: a group of WT_ROWS, or one; the float narrow
+   * kernel takes any group, in a job labelled on its rows only
+   * (wt_ctx.narrow_rows: each row's histograms at its offset) when its
+   * rows share a label (do_item()'s runs), else one row a call */
+  int step = vec && nr != WT_ROWS ? 1 : nr;
+  if (narrow) {
+#ifdef WT_X86
+    const int any = c->narrow_fn == wt_cpu_f32_narrow;
+#else
+    const int any = 0;
+#endif
+    if (c->narrow_rows)
+      step = any && wt_same_label(a->lab + i0, nr) ? nr : 1;
+    else if (any)
+      step = nr;
+  }
   for (int r = 0; r < nr; r += step) {
     int64_t j = j0;
 #ifdef WT_X86
@@ -358,8 +370,9 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
   const int span = narrow_span(c, task, t->wh != NULL);
   /* a job labelled on its rows only: rows of one label in each group,
    * from a copy of the item's rows in label order, so that the sliced
-   * form takes them (wt_ctx.sorted_rows) */
-  const int sorted = c->sorted_rows && span == 0 &&
+   * form, or the narrow kernel in a narrow task, takes them a group a
+   * call (wt_ctx.sorted_rows) */
+  const int sorted = c->sorted_rows &&
     i1 - i0 >= WT_SORTED_MIN && i1 - i0 <= t->rows.n &&
     j_end - j_start >= WT_SLICED_MIN;
   if (sorted) {

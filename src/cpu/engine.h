@@ -36,7 +36,9 @@
  *    the range (and the range's ends) under margins (wt_cpu_narrow_edges()),
  *    mask counts add into per-edge totals, and slot counts are their
  *    differences; pairs too close to an edge or outside the range are
- *    redone in double. AVX2 (and AVX-512 jobs without the float kernel)
+ *    redone in double; one row a call, six, or two to five (the end of
+ *    an item, or a run of one label). AVX2 (and AVX-512 jobs without the
+ *    float kernel)
  *    does the same in double with exact comparisons (wt_cpu_avx2_narrow).
  *    Unweighted jobs only (weighted ones take the other kernels); see
  *    bench/kernel/kernel-notes.md for the measured widths.
@@ -91,7 +93,8 @@
  * on every run and thread count. Tasks of one slot still take fixed_fn.
  * Labelled jobs (wt_job.n_lab: the samples of wtheta_multi() counted as
  * one catalog) take the same kernels but the narrow one (which takes
- * jobs labelled on their rows only, a row per call): a pair's index
+ * jobs labelled on their rows only, a row or a run of rows of one label
+ * per call): a pair's index
  * gets a row offset (the row's label times Lb n_slots) and a column offset
  * (the column's label times n_slots), one broadcast per row and one vector
  * load per column group, into counters of La Lb n_slots a copy
@@ -256,8 +259,9 @@ struct wt_ctx {
                        int span);
   int narrow_lanes;             /* columns per vector of narrow_fn */
   int narrow_rows;              /* a job labelled on its rows only: the
-                                   narrow kernel one row per call, into h
-                                   at the row's offset (count_tile()) */
+                                   narrow kernel one row per call, or a
+                                   run of one label (sorted_rows), into h
+                                   at the rows' offset (count_tile()) */
   int narrow_fault;             /* WT_FAULT_NARROW: one false pair per call */
   const float *edge_lo, *edge_hi, *lo_of, *hi_of;
   /* PIP jobs (wt_job.pip): the pair weights, and the kernel that takes

@@ -244,12 +244,16 @@ redo_narrow(const wt_ctx *c, uint32_t *h, const wt_points *a, int64_t i,
  * unweighted only. */
 WT_AVX512 WT_INLINE int64_t
 narrow_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
-                const wt_points *a, int64_t i0, int nr, const wt_points *b,
-                int64_t j0, int64_t nj, int slo, int K)
+                const wt_points *a, int64_t i0, int nr, int nv,
+                const wt_points *b, int64_t j0, int64_t nj, int slo, int K)
 {
   const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  /* nr rows unrolled (1 or WT_ROWS), the first nv of them counted (a
+   * branch the same way in every vector of the call) */
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
-  rows_f32(a, i0, nr, xi, yi, zi);
+  rows_f32(a, i0, nv, xi, yi, zi);
+  for (int r = nv; r < nr; r++)
+    xi[r] = yi[r] = zi[r] = _mm512_setzero_ps();
   const __m512 in_lo = _mm512_set1_ps(c->lo_of[slo]);
   const __m512 in_hi = _mm512_set1_ps(c->hi_of[slo + K - 1]);
   __m512 e_lo[WT_NARROW], e_hi[WT_NARROW];
@@ -270,6 +274,7 @@ narrow_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
     __m512 zj = _mm512_maskz_loadu_ps(valid, tz + j);
 #pragma GCC unroll 8
     for (int r = 0; r < nr; r++) {
+      if (r >= nv) break;
       __m512 dx = _mm512_sub_ps(xi[r], xj);
       __m512 dy = _mm512_sub_ps(yi[r], yj);
       __m512 dz = _mm512_sub_ps(zi[r], zj);
@@ -292,7 +297,7 @@ narrow_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
     }
   }
   /* at or above each edge, decided pairs only; then the slot counts */
-  int64_t above_prev = (int64_t)nr * nj - redone;
+  int64_t above_prev = (int64_t)nv * nj - redone;
   for (int k = 0; k < K - 1; k++) {
     int64_t at = (int64_t)_mm512_reduce_add_epi32(cnt[k]) - minus[k];
     h[slo + k] += (uint32_t)(above_prev - at);
@@ -307,12 +312,16 @@ wt_cpu_f32_narrow(const wt_ctx *c, uint32_t *h, const float *tile,
                   const wt_points *a, int64_t i0, int nr, const wt_points *b,
                   int64_t j0, int64_t nj, int slo, int span)
 {
-  const int six = nr == WT_ROWS;
+  /* one row, six, or two to five through the six rows' body (rows of one
+   * label at the end of a run, driver.c) */
 #define WT_NARROW_CASE(K)                                                    \
   case K:                                                                    \
-    return six ? narrow_f32_body(c, h, tile, a, i0, WT_ROWS, b, j0, nj, slo, \
-                                 K)                                          \
-               : narrow_f32_body(c, h, tile, a, i0, 1, b, j0, nj, slo, K);
+    return nr == 1 ? narrow_f32_body(c, h, tile, a, i0, 1, 1, b, j0, nj,     \
+                                     slo, K)                                 \
+         : nr == WT_ROWS ? narrow_f32_body(c, h, tile, a, i0, WT_ROWS,       \
+                                           WT_ROWS, b, j0, nj, slo, K)       \
+         : narrow_f32_body(c, h, tile, a, i0, WT_ROWS, nr, b, j0, nj, slo,   \
+                           K);
   switch (span) {
     WT_NARROW_CASE(1)
     WT_NARROW_CASE(2)

@@ -199,7 +199,7 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   /* labelled jobs: no narrow kernel (its per-edge totals know no
    * labels), but for jobs labelled on their rows only (a cross job whose
    * b has none: wtheta_multi()'s samples against shared randoms), one row
-   * at a time at its offset */
+   * at a time at its offset, or a run of rows of one label (do_item()) */
   c->narrow_rows = job->n_lab > 0 && !job->is_auto && job->b.lab == NULL;
   c->narrow = job->n_lab > 0 && !c->narrow_rows ? 0 : narrow;
   c->narrow_fault = (job->fault & WT_FAULT_NARROW) != 0;
