@@ -95,7 +95,10 @@ void wt_cpu_plain(const wt_ctx *c, uint32_t *h, double *wh, double *th,
 /* The pairs i < j of rows [i0, i0 + nr) among themselves, row r into copy
  * r: the rows of a group against the group's later rows, at most 15 pairs
  * in one call instead of one call a row (whose setup cost more than its
- * pairs). Weighted or angle sums: row by row, as before. */
+ * pairs). Each row is count_plain_body()'s loop of one row, on copy r's
+ * counters (its own copy, so that one row's increments do not wait on the
+ * last row's); weighted or angle sums row by row through wt_cpu_plain(),
+ * as before. */
 void wt_cpu_plain_triangle(const wt_ctx *c, uint32_t *h, double *wh,
                            double *th, const wt_points *a, int64_t i0,
                            int nr, const wt_points *b)
@@ -105,14 +108,8 @@ void wt_cpu_plain_triangle(const wt_ctx *c, uint32_t *h, double *wh,
       wt_cpu_plain(c, h, wh, th, a, i0 + r, 1, b, i0 + r + 1, i0 + nr);
     return;
   }
-  const wt_bins bins = *c->bins;   /* a copy the counters cannot alias */
   const int lab = b->lab != NULL;
-  for (int r = 0; r + 1 < nr; r++) {
-    const int64_t i = i0 + r;
-    const double xi = a->x[i], yi = a->y[i], zi = a->z[i];
-    uint32_t *hr = h + c->copy_off[r] + (lab ? a->lab[i] : 0);
-    for (int64_t j = i + 1; j < i0 + nr; j++)
-      hr[slot_of(&bins, pair_d2(xi, yi, zi, b->x[j], b->y[j], b->z[j])) +
-         (lab ? b->lab[j] : 0)]++;
-  }
+  for (int r = 0; r + 1 < nr; r++)
+    count_plain_body(c, h + c->copy_off[r], NULL, NULL, a, i0 + r, 1, b,
+                     i0 + r + 1, i0 + nr, 0, 0, lab);
 }
