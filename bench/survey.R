@@ -4,7 +4,7 @@
 #   Rscript bench/survey.R [NxM ...] [--backend=cpu] [--devices=0,1]
 #     [--threads=2] [--reps=3]
 #     [--calls=plain,jk20,jk100,multi,multi_jk100] [--prepared]
-#     [--csv=FILE]
+#     [--order=rounds|calls] [--csv=FILE]
 #
 # NxM: N galaxies x M randoms, e.g. 2e4x1e5 (the default) 1e5x5e5; each
 # size in turn. The workload:
@@ -33,11 +33,18 @@
 # "0,1"; default the package's choice); --threads: CPU threads of every
 # call, the footprint check and the patches (options(wtheta.threads);
 # default wtheta_threads()); --reps: timed runs of each call (default 3),
-# after one small untimed warm-up call (thread pool, GPU context).
+# after one small untimed warm-up call (thread pool, GPU context). With
+# --order=rounds (the default) the calls run in rounds, each round every
+# call once in the order above (plain, jk100, multi_jk100, plain, jk100,
+# ...): a machine whose speed drifts from one minute to the next then
+# slows the calls of a round alike, and a ratio compares calls made side
+# by side. --order=calls runs each call's runs in turn (all the plain
+# ones, then all the jk100 ones, ...), as this script did up to
+# 2026-11-29. Every run follows a gc().
 #
 # Prints for each call the minimum and median wall-clock seconds of the
-# whole call and its ratio to the plain call (min to min, median to
-# median), then what the results record of their fastest run: the
+# whole call (Sys.time(), to the microsecond) and its ratio to the plain
+# call (min to min, median to median), then what the results record of their fastest run: the
 # counts' own seconds (the sum of each pair_counts result's `elapsed`,
 # that of a labelled count, shared by the counts made of it, once; so
 # the rest of the call -- checks, patches' labels, w and the
@@ -64,7 +71,8 @@ options(width = 200)
 args <- commandArgs(trailingOnly = TRUE)
 source(file.path("bench", "machine.R"))
 opt <- function(name, default) bench_opt(args, name, default)
-known <- c("backend", "devices", "threads", "reps", "calls", "prepared", "csv")
+known <- c("backend", "devices", "threads", "reps", "calls", "prepared", "csv",
+           "order")
 flags <- grep("^--", args, value = TRUE)
 bad <- flags[!sub("^--([^=]*).*", "\\1", flags) %in% known]
 if (length(bad)) {
@@ -109,6 +117,10 @@ if (!all(calls %in% all_calls)) {
 }
 calls <- all_calls[all_calls %in% calls]
 prepared <- isTRUE(opt("prepared", FALSE))
+order <- opt("order", "rounds")
+if (!order %in% c("rounds", "calls")) {
+  stop("--order is rounds or calls, not '", order, "'", call. = FALSE)
+}
 csv <- opt("csv", file.path("bench", "results",
                             paste0("survey-", backend, ".csv")))
 
@@ -257,41 +269,52 @@ for (sz in sizes) {
   if (!"plain" %in% calls) ref <- suppressWarnings(call_of("plain", FALSE)())
   for (prep in if (prepared) c(FALSE, TRUE) else FALSE) {
     cats <- if (prep) "prepared" else "data.frame"
-    plain_t <- c(min = NA_real_, median = NA_real_)
     multi_ref <- NULL
-    for (name in calls) {
-      f <- call_of(name, prep)
-      secs <- numeric(reps)
-      best <- NULL
-      for (k in seq_len(reps)) {
-        gc()
-        t0 <- proc.time()[["elapsed"]]
-        x <- suppressWarnings(f())
-        secs[k] <- proc.time()[["elapsed"]] - t0
-        label <- sprintf("%s (%s, run %d)", name, cats, k)
-        if (name == "plain") {
-          if (is.null(ref)) ref <- x else check_single(x, ref, label)
-        } else if (startsWith(name, "jk")) {
-          check_single(x, ref, label)
-        } else {
-          check_multi(x, ref, label, samples)
-          if (name == "multi" && is.null(multi_ref)) multi_ref <- x
-          if (name == "multi_jk100" && !is.null(multi_ref)) {
-            check_multi_pair(x, multi_ref, label)
-          }
+    fs <- lapply(stats::setNames(calls, calls), call_of, prep = prep)
+    secs <- matrix(NA_real_, reps, length(calls), dimnames = list(NULL, calls))
+    best <- list()
+    # the runs in rounds (--order=rounds) or call by call
+    runs <- if (order == "rounds") {
+      expand.grid(name = calls, k = seq_len(reps), stringsAsFactors = FALSE)
+    } else {
+      expand.grid(k = seq_len(reps), name = calls, stringsAsFactors = FALSE)
+    }
+    for (i in seq_len(nrow(runs))) {
+      k <- runs$k[i]
+      name <- runs$name[i]
+      gc()
+      t0 <- as.numeric(Sys.time())
+      x <- suppressWarnings(fs[[name]]())
+      secs[k, name] <- as.numeric(Sys.time()) - t0
+      label <- sprintf("%s (%s, run %d)", name, cats, k)
+      if (name == "plain") {
+        if (is.null(ref)) ref <- x else check_single(x, ref, label)
+      } else if (startsWith(name, "jk")) {
+        check_single(x, ref, label)
+      } else {
+        check_multi(x, ref, label, samples)
+        if (name == "multi" && is.null(multi_ref)) multi_ref <- x
+        if (name == "multi_jk100" && !is.null(multi_ref)) {
+          check_multi_pair(x, multi_ref, label)
         }
-        if (secs[k] == min(secs[seq_len(k)])) best <- x
       }
-      tm <- c(min = min(secs), median = stats::median(secs))
-      if (name == "plain") plain_t <- tm
-      tt <- count_timings(best)
+      if (secs[k, name] == min(secs[seq_len(k), name])) best[[name]] <- x
+    }
+    plain_t <- c(min = NA_real_, median = NA_real_)
+    if ("plain" %in% calls) {
+      plain_t <- c(min = min(secs[, "plain"]),
+                   median = stats::median(secs[, "plain"]))
+    }
+    for (name in calls) {
+      tm <- c(min = min(secs[, name]), median = stats::median(secs[, name]))
+      tt <- count_timings(best[[name]])
       cat(sprintf("  %-11s %-10s min %8.3f s  median %8.3f s  %5.2fx plain\n",
                   name, cats, tm[["min"]], tm[["median"]],
                   tm[["min"]] / plain_t[["min"]]))
       rows[[length(rows) + 1]] <- data.frame(
         n_galaxies = n, n_randoms = m, catalogs = cats, call = name,
-        backend = attr(best, "backend")[1], threads = threads, reps = reps,
-        min_s = tm[["min"]], median_s = tm[["median"]],
+        backend = attr(best[[name]], "backend")[1], threads = threads,
+        reps = reps, min_s = tm[["min"]], median_s = tm[["median"]],
         ratio_min = tm[["min"]] / plain_t[["min"]],
         ratio_median = tm[["median"]] / plain_t[["median"]],
         t(tt), check.names = FALSE)
