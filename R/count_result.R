@@ -5,13 +5,14 @@
 
 # The C result `res` of a count with patches (NULL: interrupted) with the
 # pairs of the pairs of patches `far` (task histograms a + b P, 0-based,
-# of P patches; patch_tasks()) added to those beyond the last edge (the
-# last slot of `total`, `wtotal`) and to `pairs_skipped`: those pairs of
-# patches had no task, since their caps lie farther apart than the last
-# edge. ra, rb: the patches' ranges; pa, pb: the points' patches; wa, wb:
-# weights (grouped) or NULL; a labelled count (L, la, lb: label_sizes(),
-# the labels, 1-based) adds to each part its own label pair's pairs
-# (wtr_label_parts() in src/r/results.c says which part holds which).
+# of P patches; wt_r_patch_plan() in src/r/patches.c) added to those
+# beyond the last edge (the last slot of `total`, `wtotal`) and to
+# `pairs_skipped`: those pairs of patches had no task, since their caps
+# lie farther apart than the last edge. ra, rb: the patches' ranges; pa,
+# pb: the points' patches; wa, wb: weights (grouped) or NULL; a labelled
+# count (L, la, lb: label_sizes(), the labels, 1-based) adds to each part
+# its own label pair's pairs (wtr_label_parts() in src/r/results.c says
+# which part holds which).
 far_pairs <- function(res, far, P, ra, rb, pa, pb, wa, wb, L, la, lb,
                       is_auto) {
   if (is.null(res)) return(res)

@@ -348,17 +348,15 @@ count_pairs <- function(a, b, edges, self_pairs, run, threads,
     # a histogram; the pairs of the others lie beyond the last edge. The
     # pairs (a, b) are all for cross, a <= b for auto, each numbered as
     # its histogram (a - 1) + (b - 1) P, the column-major [a, b] of the
-    # P x P matrix `near`; tasks are made for the pairs run only (the P^2
-    # rows of every pair, then subset, took 0.26-0.35 ms a count at 100
-    # patches, now 0.1)
-    near <- .Call(C_patch_reach, a, ra, if (!is_auto) b,
-                  if (!is_auto) rb, edges[length(edges)], threads)
-    pairs <- if (is_auto) upper.tri(near, diag = TRUE) else TRUE
-    task <- near & pairs
-    if (!any(task)) task[1L] <- TRUE
-    patch_map <- which(task) - 1L
-    far <- which(pairs & !task) - 1L
-    tasks <- patch_tasks(ra, rb, patch_map)
+    # P x P matrix of wt_r_patch_plan() (src/r/patches.c), which makes
+    # the numbers of the pairs run and of the far ones, and the tasks, in
+    # one C pass (R's P x P logical matrices, which() and cbind() made
+    # 0.94 MB a jackknife call, three counts, at 100 patches)
+    plan <- .Call(C_patch_plan, a, ra, if (!is_auto) b, if (!is_auto) rb,
+                  edges[length(edges)], threads)
+    patch_map <- plan$map
+    far <- plan$far
+    tasks <- plan$tasks
     n_out <- length(patch_map)
   }
   # only a count between catalogs that outlive it runs in a thread

@@ -110,18 +110,6 @@ print.wtheta_patches <- function(x, ...) {
   invisible(x)
 }
 
-# one task per pair of patches (a, b) of n, given as h = (a - 1) + (b - 1)
-# n (the column-major [a, b] of an n x n array): the [start, end) ranges
-# of patch a in ra and of b in rb, and the task's histogram, numbered in
-# the order of h from 0
-patch_tasks <- function(ra, rb, h) {
-  n <- nrow(ra)
-  a <- h %% n + 1L
-  b <- h %/% n + 1L
-  # columns first, then rows: ra[a, 1L] of a single a would keep a name
-  cbind(ra[, 1L][a], ra[, 2L][a], rb[, 1L][b], rb[, 2L][b], seq_along(h) - 1)
-}
-
 # a catalog's unit vectors, patch numbers (1..n) and weights (or NULL),
 # grouped by patch in C (a stable counting sort); the labels carry the
 # [start, end) ranges of the patches as attribute "ranges", which

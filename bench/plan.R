@@ -70,10 +70,12 @@ for (n in ns) {
     ranges <- attr(ns_$with_ranges(list(labels = sort(lab),
                                         counts = tabulate(lab, n_patches)))$labels,
                    "ranges")
-    # every pair a <= b of patches, h = (a - 1) + (b - 1) P, as an auto
+    # every pair a <= b of patches (all within 180 degrees), as an auto
     # count's tasks before those beyond reach are left out
-    h <- which(upper.tri(diag(n_patches), diag = TRUE)) - 1
-    tasks <- ns_$patch_tasks(ranges, ranges, h)
+    tasks <- .Call(ns_$C_patch_plan,
+                   ns_$unit_vectors(ns_$check_catalog(X, "x"), 1L),
+                   matrix(as.double(ranges), ncol = 2L), NULL, NULL, 180,
+                   wtheta_threads())$tasks
   }
   for (th in thread_set) {
     for (g in list("prune", TRUE)) {

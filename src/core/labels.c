@@ -22,7 +22,8 @@
  * block `out` holding a diagonal task, (s, t) and (t, s), s < t, are one
  * label pair: both add into (s, t) and (t, s) becomes 0. The totals are
  * folded alike, so a block that also held tasks of two disjoint ranges
- * would stay consistent (patch_tasks() in R makes none such). */
+ * would stay consistent (wt_r_patch_plan() in r/patches.c makes none
+ * such). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

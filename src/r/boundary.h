@@ -84,8 +84,8 @@ SEXP wt_r_reduce_ra(SEXP);
  * only the margins of its patch arrays (a jackknife's needs), map NULL
  * when task histogram a + b P is the pair of patches a + 1 and b + 1 (all
  * P^2 of them), else the pair a + b P of each task histogram in turn,
- * increasing (the pairs within reach of each other only; patch_tasks() in
- * R/patches.R) */
+ * increasing (the pairs within reach of each other only;
+ * wt_r_patch_plan() in r/patches.c) */
 typedef struct {
   int n;
   int margins;
@@ -137,6 +137,7 @@ SEXP wt_r_jackknife_sums(SEXP);
 SEXP wt_r_far_pairs(SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_row_products(SEXP, SEXP, SEXP);
 SEXP wt_r_patch_reach(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP wt_r_patch_plan(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP wt_r_patch_margins(SEXP);
 /* a new list(rows, cols, diag, total) of patch margins (r/patches.c) */
 SEXP wtr_margins_new(int P, int nb);

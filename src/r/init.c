@@ -43,6 +43,7 @@ static const R_CallMethodDef call_methods[] = {
   {"far_pairs", (DL_FUNC)&wt_r_far_pairs, 4},
   {"row_products", (DL_FUNC)&wt_r_row_products, 3},
   {"patch_reach", (DL_FUNC)&wt_r_patch_reach, 6},
+  {"patch_plan", (DL_FUNC)&wt_r_patch_plan, 6},
   {"patch_margins", (DL_FUNC)&wt_r_patch_margins, 1},
   {"weight_sums", (DL_FUNC)&wt_r_weight_sums, 3},
   {"patch_vectors", (DL_FUNC)&wt_r_patch_vectors, 5},

@@ -294,7 +294,7 @@ static SEXP label_parts_patched(const uint64_t *slots, const double *wsum,
  * outer.
  * The job's histogram of task histogram `out` and labels (s, t) is (out La
  * + s) Lb + t; with P patches (0: none, one task histogram), `out` is p +
- * q P (patch_tasks() in R/patches.R, p <= q in an auto job). A separate
+ * q P (wt_r_patch_plan() in r/patches.c, p <= q in an auto job). A separate
  * count's histogram a + b P is then: D_s D_s (auto): (a + b P, s, s) for
  * a <= b, empty for a > b; D_s D_t, s < t (a cross count): (a + b P, s,
  * t) for a < b, (b + a P, t, s) for a > b, (a + a P, s, t) on the diagonal

@@ -422,7 +422,11 @@ test_that("the walk fed to a sink in rounds lists the tasks of the walk that kee
   h <- which(upper.tri(diag(P), diag = TRUE)) - 1
   grouped <- .Call(ns$C_catalog_new, xyz[o, , drop = FALSE], NULL,
                    matrix(as.double(ranges), ncol = 2L), NULL, NULL)
-  check(grouped, ns$patch_tasks(ranges, ranges, h), P^2)
+  # every pair of patches within 180 degrees: the tasks of all P (P + 1) / 2
+  plan <- .Call(ns$C_patch_plan, xyz[o, , drop = FALSE],
+                matrix(as.double(ranges), ncol = 2L), NULL, NULL, 180, 1L)
+  expect_identical(plan$map, as.integer(h))
+  check(grouped, plan$tasks, P^2)
   .Call(ns$C_catalog_release, grouped)
 })
 

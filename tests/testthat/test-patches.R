@@ -248,6 +248,40 @@ test_that("pairs of patches beyond the last edge get no task, and their pairs ar
   }
   expect_false(near[1, 3])
   expect_true(near[1, 2])
+  # the tasks made from it (wt_r_patch_plan()): the pairs within reach
+  # (a <= b in an auto count) numbered a + b P in column-major order, the
+  # far ones, and each task's ranges and histogram, as R made them from
+  # `near` before; the first pair alone when none is within reach
+  plan_ref <- function(near, ra, rb, auto) {
+    pairs <- if (auto) upper.tri(near, diag = TRUE) else
+      matrix(TRUE, nrow(near), ncol(near))
+    task <- near & pairs
+    if (!any(task)) task[1L] <- TRUE
+    h <- which(task) - 1L
+    a <- h %% nrow(ra) + 1L
+    b <- h %/% nrow(ra) + 1L
+    list(map = h, far = which(pairs & !task) - 1L,
+         tasks = cbind(ra[, 1L][a], ra[, 2L][a], rb[, 1L][b], rb[, 2L][b],
+                       seq_along(h) - 1))
+  }
+  gy <- wtheta:::group_patches(wtheta:::unit_vectors(y, 1L), as.integer(ly),
+                               4L)
+  ry <- attr(gy$labels, "ranges")
+  for (reach in c(4, 0.001, 180)) {
+    auto <- .Call(wtheta:::C_patch_plan, g$xyz, r, NULL, NULL, reach, 1L)
+    n_a <- .Call(wtheta:::C_patch_reach, g$xyz, r, NULL, NULL, reach, 1L)
+    expect_identical(auto, plan_ref(n_a, r, r, TRUE), info = reach)
+    cross <- .Call(wtheta:::C_patch_plan, g$xyz, r, gy$xyz, ry, reach, 1L)
+    n_c <- .Call(wtheta:::C_patch_reach, g$xyz, r, gy$xyz, ry, reach, 1L)
+    expect_identical(cross, plan_ref(n_c, r, ry, FALSE), info = reach)
+  }
+  # by hand at 4 degrees: patches a, b, c of x near themselves and a-b
+  # (patch d is empty); c-d and the other pairs far
+  auto <- .Call(wtheta:::C_patch_plan, g$xyz, r, NULL, NULL, 4, 1L)
+  expect_identical(auto$map, c(0L, 4L, 5L, 10L))
+  expect_identical(auto$far, c(8L, 9L, 12L, 13L, 14L, 15L))
+  expect_identical(auto$tasks[, 5], c(0, 1, 2, 3))
+  expect_identical(auto$tasks[2, 1:4], unname(c(r[1, ], r[2, ])))
   # the counts, per pair of patches and in all, are brute force's, pairs
   # beyond the last edge included; weighted sums to rounding
   pc <- pair_counts(x, bins = e, threads = test_threads(),
