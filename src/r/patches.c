@@ -367,16 +367,12 @@ SEXP wt_r_patch_plan(SEXP xyz_a, SEXP ranges_a, SEXP xyz_b, SEXP ranges_b,
       t[k + 4 * n_run] = (double)k;
       k++;
     }
-  SEXP out = PROTECT(allocVector(VECSXP, 3));
+  const char *names[] = {"map", "far", "tasks", ""};
+  SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, map);
   SET_VECTOR_ELT(out, 1, far);
   SET_VECTOR_ELT(out, 2, tasks);
-  SEXP nm = PROTECT(allocVector(STRSXP, 3));
-  SET_STRING_ELT(nm, 0, mkChar("map"));
-  SET_STRING_ELT(nm, 1, mkChar("far"));
-  SET_STRING_ELT(nm, 2, mkChar("tasks"));
-  setAttrib(out, R_NamesSymbol, nm);
-  UNPROTECT(5);
+  UNPROTECT(4);
   return out;
 }
 
