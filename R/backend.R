@@ -115,6 +115,18 @@ constants_cache <- new.env(parent = emptyenv())
 #'   (the pauses before an idle thread sleeps, 4096 by default; read when
 #'   the package loads) is for benchmarks.
 #'
+#' @section Large calls and memory pages: A call on 10^7 points or more
+#'   writes gigabytes of memory it has just allocated (unit vectors, the
+#'   grid's sorted copy, the counters). Buffers of 4 MB or more are asked
+#'   for in 2 MB pages (Linux's transparent huge pages, where
+#'   `/sys/kernel/mm/transparent_hugepage/enabled` is `madvise` or
+#'   `always`), which a virtual machine faults in far faster than 4 kB
+#'   ones: the 10^8-point full-sky count took 0.7-0.9 s less on a GPU
+#'   host (`bench/scale.R`, NEWS). Memory use is the same but for rounding
+#'   each such buffer up to whole 2 MB pages. The environment variable
+#'   `WTHETA_HUGE_PAGES=0` turns this off (read as each count starts), for
+#'   benchmarks.
+#'
 #' @section A multithreaded BLAS: R's matrix products go to its BLAS, and
 #'   many R builds use OpenBLAS, whose threads also keep spinning for a
 #'   while after each product. Counts that start in that while share the

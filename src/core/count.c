@@ -11,6 +11,7 @@
 #include "wt.h"
 #include "grid.h"
 #include "labels.h"
+#include "floor/pages.h"
 
 static int run_engine(wt_job *job)
 {
@@ -160,7 +161,7 @@ static int kept_feed(void *ctx, const wt_task *tasks, int64_t n)
   kept_tasks *k = ctx;
   if (k->n + n > k->cap) {
     int64_t cap = 2 * (k->n + n) + 16;
-    wt_task *t = realloc(k->t, (size_t)cap * sizeof *t);
+    wt_task *t = wt_realloc_big(k->t, (size_t)cap * sizeof *t);
     if (!t) return WT_ERR_NOMEM;
     k->t = t;
     k->cap = cap;
@@ -250,7 +251,7 @@ static int count_pruned(wt_job *job, double pairs, wt_catalog *ca,
                         wt_catalog *cb)
 {
   if (!gpu_larger_first(job)) return count_as_given(job, pairs, ca, cb);
-  wt_task *t = malloc((size_t)job->n_tasks * sizeof *t);
+  wt_task *t = wt_alloc_big((size_t)job->n_tasks * sizeof *t);
   if (!t) return WT_ERR_NOMEM;
   for (int64_t k = 0; k < job->n_tasks; k++) {
     t[k] = job->tasks[k];
@@ -389,7 +390,7 @@ int wt_count_catalogs(wt_job *job, wt_catalog *a, wt_catalog *b)
 static int64_t task_ranges(const wt_job *job, int side, int64_t **out)
 {
   const int64_t n = job->n_tasks;
-  int64_t *r = malloc((size_t)(2 * n > 0 ? 2 * n : 1) * 2 * sizeof *r);
+  int64_t *r = wt_alloc_big((size_t)(2 * n > 0 ? 2 * n : 1) * 2 * sizeof *r);
   if (!r) return -1;
   int64_t k = 0;
   for (int64_t i = 0; i < n; i++) {

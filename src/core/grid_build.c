@@ -20,6 +20,7 @@
 #include "grid.h"
 #include "threads.h"
 #include "floor/team.h"
+#include "floor/pages.h"
 
 #define DEG (M_PI / 180.0)
 #define MORTON_BITS WT_MORTON_BITS
@@ -259,8 +260,8 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
   t->r0 = r0;
   t->r1 = r1;
   if (n == 0) return WT_OK;
-  uint64_t *key = malloc((size_t)n * sizeof *key);
-  int64_t *order = malloc((size_t)n * sizeof *order);
+  uint64_t *key = wt_alloc_big((size_t)n * sizeof *key);
+  int64_t *order = wt_alloc_big((size_t)n * sizeof *order);
   if (!key || !order) {
     free(key);
     free(order);
@@ -286,10 +287,11 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
       if (i == 0 || (key[i] >> (2 * MORTON_BITS)) !=
           (key[i - 1] >> (2 * MORTON_BITS)))
         n_cells++;
-    t->root_of = malloc((size_t)n_cells * sizeof *t->root_of);
-    t->cell_id = malloc((size_t)n_cells * sizeof *t->cell_id);
-    int64_t *cell_start = malloc((size_t)(n_cells + 1) * sizeof *cell_start);
-    range_tree *part = calloc((size_t)n_cells, sizeof *part);
+    t->root_of = wt_alloc_big((size_t)n_cells * sizeof *t->root_of);
+    t->cell_id = wt_alloc_big((size_t)n_cells * sizeof *t->cell_id);
+    int64_t *cell_start =
+      wt_alloc_big((size_t)(n_cells + 1) * sizeof *cell_start);
+    range_tree *part = wt_calloc_big((size_t)n_cells, sizeof *part);
     if (!t->root_of || !t->cell_id || !cell_start || !part)
       status = WT_ERR_NOMEM;
     if (status == WT_OK) {
@@ -315,7 +317,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
       }
       if (status == WT_OK && total > INT32_MAX) status = WT_ERR_NOMEM;
       if (status == WT_OK) {
-        t->nodes = malloc((size_t)total * sizeof *t->nodes);
+        t->nodes = wt_alloc_big((size_t)total * sizeof *t->nodes);
         if (!t->nodes) status = WT_ERR_NOMEM;
       }
       if (status == WT_OK) {
@@ -395,13 +397,14 @@ int wt_grid_stage_build(const wt_catalog *cat, double cell_deg,
   if (status == WT_OK) {
     s->trees = calloc(cat->n_ranges > 0 ? (size_t)cat->n_ranges : 1,
                       sizeof *s->trees);
-    s->mem = malloc((size_t)n * (weighted ? 4 : 3) * sizeof(double));
+    s->mem = wt_alloc_big((size_t)n * (weighted ? 4 : 3) * sizeof(double));
     if (p->bits && p->n_words > 0) {
-      s->bits_mem = malloc((size_t)n * (size_t)p->n_words * sizeof(uint32_t));
+      s->bits_mem =
+        wt_alloc_big((size_t)n * (size_t)p->n_words * sizeof(uint32_t));
       if (!s->bits_mem) status = WT_ERR_NOMEM;
     }
     if (p->lab) {
-      s->lab_mem = malloc((size_t)n * sizeof(int32_t));
+      s->lab_mem = wt_alloc_big((size_t)n * sizeof(int32_t));
       if (!s->lab_mem) status = WT_ERR_NOMEM;
     }
     if (!s->trees || !s->mem) status = WT_ERR_NOMEM;

@@ -8,6 +8,7 @@
 #include "grid.h"
 #include "grid_nodes.h"
 #include "floor/team.h"
+#include "floor/pages.h"
 
 /* The grouped walk: a job of many tasks (patch pairs, samples) walks each
  * cell of each a-side tree once, against the cells within reach of every
@@ -228,10 +229,10 @@ static wt_task *sort_by_out(wt_task *t, wt_task *s, uint64_t *k, int64_t n)
 int wt_walk_sort_check(int64_t n, uint32_t seed, int32_t n_out)
 {
   if (n < 1 || n_out < 1) return -1;
-  wt_task *a = malloc((size_t)n * sizeof *a);
-  wt_task *b = malloc((size_t)n * sizeof *b);
-  wt_task *s = malloc((size_t)n * sizeof *s);
-  uint64_t *k = malloc((size_t)(4 * n) * sizeof *k);
+  wt_task *a = wt_alloc_big((size_t)n * sizeof *a);
+  wt_task *b = wt_alloc_big((size_t)n * sizeof *b);
+  wt_task *s = wt_alloc_big((size_t)n * sizeof *s);
+  uint64_t *k = wt_alloc_big((size_t)(4 * n) * sizeof *k);
   int same = -1;
   if (a && b && s && k) {
     uint64_t x = 0x9e3779b97f4a7c15ull ^ seed;
@@ -274,9 +275,9 @@ static int order_tasks(walk *w)
 {
   if (w->n_tasks < 2) return WT_OK;
   const int64_t n = w->n_tasks;
-  wt_task *s = malloc((size_t)n * sizeof *s);
+  wt_task *s = wt_alloc_big((size_t)n * sizeof *s);
   /* without memory for the keys, the comparison sort alone */
-  uint64_t *k = malloc((size_t)(4 * n) * sizeof *k);
+  uint64_t *k = wt_alloc_big((size_t)(4 * n) * sizeof *k);
   if (s == NULL) {
     free(k);
     return WT_ERR_NOMEM;
@@ -314,7 +315,7 @@ static void group_units(void *v, int tid, int nt)
   group_round *R = (group_round *)v;
   (void)tid;
   (void)nt;
-  double *scratch = malloc((size_t)(4 * R->max_m + 1) * sizeof *scratch);
+  double *scratch = wt_alloc_big((size_t)(4 * R->max_m + 1) * sizeof *scratch);
   for (;;) {
     const int64_t k = __atomic_fetch_add(&R->next, 1, __ATOMIC_RELAXED);
     if (k >= R->r1) break;
@@ -339,15 +340,15 @@ int wt_walk_groups(const wt_job *job, const wt_grid_stage *a,
   *fallback = 0;
   groups G;
   memset(&G, 0, sizeof G);
-  int64_t *ta_of = malloc((size_t)(n > 0 ? n : 1) * sizeof *ta_of);
-  int64_t *tb_of = malloc((size_t)(n > 0 ? n : 1) * sizeof *tb_of);
-  int64_t *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
-  int64_t *g_start = calloc((size_t)(n_ta + 2), sizeof *g_start);
-  int64_t *g_tree = malloc((size_t)(n_ta + 1) * sizeof *g_tree);
-  int64_t *cell_at = malloc((size_t)(n_ta + 1) * sizeof *cell_at);
-  int64_t *csr_at = calloc((size_t)g->n_cells + 1, sizeof *csr_at);
-  double *tot = calloc((size_t)(2 * n_tb + 1), sizeof *tot);
-  char *used = calloc((size_t)(n_tb + 1), 1);
+  int64_t *ta_of = wt_alloc_big((size_t)(n > 0 ? n : 1) * sizeof *ta_of);
+  int64_t *tb_of = wt_alloc_big((size_t)(n > 0 ? n : 1) * sizeof *tb_of);
+  int64_t *order = wt_alloc_big((size_t)(n > 0 ? n : 1) * sizeof *order);
+  int64_t *g_start = wt_calloc_big((size_t)(n_ta + 2), sizeof *g_start);
+  int64_t *g_tree = wt_alloc_big((size_t)(n_ta + 1) * sizeof *g_tree);
+  int64_t *cell_at = wt_alloc_big((size_t)(n_ta + 1) * sizeof *cell_at);
+  int64_t *csr_at = wt_calloc_big((size_t)g->n_cells + 1, sizeof *csr_at);
+  double *tot = wt_calloc_big((size_t)(2 * n_tb + 1), sizeof *tot);
+  char *used = wt_calloc_big((size_t)(n_tb + 1), 1);
   int32_t *map = NULL;
   int64_t *csr_tree = NULL, *csr_cell = NULL, *u = NULL;
   double *before = NULL, *id_cap = NULL;
@@ -370,7 +371,7 @@ int wt_walk_groups(const wt_job *job, const wt_grid_stage *a,
   }
   for (int64_t t = 0; t < n_ta; t++) g_start[t + 1] += g_start[t];
   {
-    int64_t *fill = malloc((size_t)(n_ta + 1) * sizeof *fill);
+    int64_t *fill = wt_alloc_big((size_t)(n_ta + 1) * sizeof *fill);
     if (!fill) {
       status = WT_ERR_NOMEM;
       goto done;
@@ -389,7 +390,7 @@ int wt_walk_groups(const wt_job *job, const wt_grid_stage *a,
       n_groups++;
     }
   g_start[n_groups] = n_with_trees;
-  map = malloc((size_t)(n_groups > 0 ? n_groups : 1) * (size_t)n_tb *
+  map = wt_alloc_big((size_t)(n_groups > 0 ? n_groups : 1) * (size_t)n_tb *
                sizeof *map);
   if (!map) {
     status = WT_ERR_NOMEM;
@@ -413,8 +414,8 @@ int wt_walk_groups(const wt_job *job, const wt_grid_stage *a,
     for (int64_t j = 0; j < tr->n_cells; j++) csr_at[tr->cell_id[j] + 1]++;
   }
   for (int64_t c = 0; c < g->n_cells; c++) csr_at[c + 1] += csr_at[c];
-  csr_tree = malloc((size_t)(csr_at[g->n_cells] + 1) * sizeof *csr_tree);
-  csr_cell = malloc((size_t)(csr_at[g->n_cells] + 1) * sizeof *csr_cell);
+  csr_tree = wt_alloc_big((size_t)(csr_at[g->n_cells] + 1) * sizeof *csr_tree);
+  csr_cell = wt_alloc_big((size_t)(csr_at[g->n_cells] + 1) * sizeof *csr_cell);
   if (!csr_tree || !csr_cell) {
     status = WT_ERR_NOMEM;
     goto done;
@@ -433,7 +434,7 @@ int wt_walk_groups(const wt_job *job, const wt_grid_stage *a,
   /* each cell id's cap of its b cells' roots, at its first entry: the
    * first root's centre, and the radius that reaches every root's cap
    * from it (a hair wider, for the rounding of the chords) */
-  id_cap = malloc((size_t)(4 * csr_at[g->n_cells] + 1) * sizeof *id_cap);
+  id_cap = wt_alloc_big((size_t)(4 * csr_at[g->n_cells] + 1) * sizeof *id_cap);
   if (!id_cap) {
     status = WT_ERR_NOMEM;
     goto done;
@@ -456,7 +457,7 @@ int wt_walk_groups(const wt_job *job, const wt_grid_stage *a,
   cell_at[0] = 0;
   for (int64_t t = 0; t < n_ta; t++)
     cell_at[t + 1] = cell_at[t] + a->trees[t].n_cells;
-  before = malloc((size_t)(2 * cell_at[n_ta] + 1) * sizeof *before);
+  before = wt_alloc_big((size_t)(2 * cell_at[n_ta] + 1) * sizeof *before);
   if (!before) {
     status = WT_ERR_NOMEM;
     goto done;
@@ -466,8 +467,8 @@ int wt_walk_groups(const wt_job *job, const wt_grid_stage *a,
   /* the units: runs of WALK_CHUNK cells of a group's tree */
   for (int64_t q = 0; q < n_groups; q++)
     n_units += (a->trees[g_tree[q]].n_cells + WALK_CHUNK - 1) / WALK_CHUNK;
-  u = malloc((size_t)(3 * n_units + 1) * sizeof *u);
-  parts = calloc((size_t)(n_units + 1), sizeof *parts);
+  u = wt_alloc_big((size_t)(3 * n_units + 1) * sizeof *u);
+  parts = wt_calloc_big((size_t)(n_units + 1), sizeof *parts);
   if (!u || !parts) {
     status = WT_ERR_NOMEM;
     goto done;

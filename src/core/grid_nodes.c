@@ -12,6 +12,7 @@
 #include "grid_nodes.h"
 #include "floor/slots.h"
 #include "floor/team.h"
+#include "floor/pages.h"
 
 static double clamp1(double v) { return v > 1.0 ? 1.0 : v < -1.0 ? -1.0 : v; }
 
@@ -22,7 +23,7 @@ static int reserve(walk *wk, int64_t need)
   if (need <= wk->cap_tasks) return WT_OK;
   int64_t cap = wk->cap_tasks ? 2 * wk->cap_tasks : 1024;
   if (cap < need) cap = need;
-  wt_task *t = realloc(wk->t, (size_t)cap * sizeof *t);
+  wt_task *t = wt_realloc_big(wk->t, (size_t)cap * sizeof *t);
   if (!t) return WT_ERR_NOMEM;
   wk->t = t;
   wk->cap_tasks = cap;
@@ -94,7 +95,7 @@ int wt_walk_add_bulk(walk *wk, int32_t out, int slot, double n, double w)
   if (wk->bulk_n == NULL) {
     if (wk->n_e == wk->cap_e) {
       int64_t cap = wk->cap_e ? 2 * wk->cap_e : 256;
-      bulk_entry *e = realloc(wk->e, (size_t)cap * sizeof *e);
+      bulk_entry *e = wt_realloc_big(wk->e, (size_t)cap * sizeof *e);
       if (!e) return WT_ERR_NOMEM;
       wk->e = e;
       wk->cap_e = cap;
@@ -311,7 +312,7 @@ int wt_walk_join_parts(walk *wk, walk *parts, int64_t m, int n_threads)
   int64_t total = wk->n_tasks;
   for (int64_t c = 0; c < m; c++) total += parts[c].n_tasks;
   int status = reserve(wk, total);
-  int64_t *at = status == WT_OK ? malloc((size_t)(m + 1) * sizeof *at)
+  int64_t *at = status == WT_OK ? wt_alloc_big((size_t)(m + 1) * sizeof *at)
                                 : NULL;
   if (status == WT_OK && !at) status = WT_ERR_NOMEM;
   if (status == WT_OK) {

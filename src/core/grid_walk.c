@@ -25,6 +25,7 @@
 #include "grid_nodes.h"
 #include "labels.h"
 #include "floor/team.h"
+#include "floor/pages.h"
 
 /* one cell of a task's walk (walk_cell) */
 typedef struct {
@@ -128,11 +129,11 @@ static int refine_task(const grid_shape *g, walk *wk, const wt_task *t,
   const int64_t n_cells = ta->n_cells;
   const int64_t n_chunks = (n_cells + WALK_CHUNK - 1) / WALK_CHUNK;
   const int n_slots = wk->n_slots;
-  double *before = malloc((size_t)(2 * n_cells + 1) * sizeof *before);
-  walk *parts = calloc((size_t)(n_chunks + 1), sizeof *parts);
-  double *sums = calloc((size_t)(n_chunks + 1) * 2 * (size_t)n_slots,
+  double *before = wt_alloc_big((size_t)(2 * n_cells + 1) * sizeof *before);
+  walk *parts = wt_calloc_big((size_t)(n_chunks + 1), sizeof *parts);
+  double *sums = wt_calloc_big((size_t)(n_chunks + 1) * 2 * (size_t)n_slots,
                         sizeof *sums);
-  int *st = malloc((size_t)(n_chunks + 1) * sizeof *st);
+  int *st = wt_alloc_big((size_t)(n_chunks + 1) * sizeof *st);
   int status = before && parts && sums && st ? WT_OK : WT_ERR_NOMEM;
   if (status == WT_OK) wt_walk_cells_before(ta, before);
   const int64_t per = wt_walk_round_len(wk, n_chunks);
@@ -199,9 +200,9 @@ int wt_grid_walk(const wt_job *job, const wt_grid_stage *a,
   wt_labels_sizes(job, &la, &lb);
   gr->n_hist = job->n_out / ((int64_t)la * lb);
   const size_t n_all = (size_t)gr->n_hist * (size_t)n_slots;
-  gr->bulk_n = calloc(n_all, sizeof *gr->bulk_n);
-  gr->bulk_w = calloc(n_all, sizeof *gr->bulk_w);
-  int64_t *index = malloc((size_t)g->n_cells * sizeof *index);
+  gr->bulk_n = wt_calloc_big(n_all, sizeof *gr->bulk_n);
+  gr->bulk_w = wt_calloc_big(n_all, sizeof *gr->bulk_w);
+  int64_t *index = wt_alloc_big((size_t)g->n_cells * sizeof *index);
   int status = gr->bulk_n && gr->bulk_w && index ? WT_OK : WT_ERR_NOMEM;
   if (status == WT_OK) {
     for (int64_t c = 0; c < g->n_cells; c++) index[c] = -1;

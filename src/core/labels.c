@@ -30,6 +30,7 @@
 #include "wt.h"
 #include "grid.h"
 #include "labels.h"
+#include "floor/pages.h"
 
 static int refuse(wt_job *job, const char *why)
 {
@@ -108,7 +109,7 @@ static int range_sums_make(const wt_job *job, int side, const wt_points *p,
 {
   memset(s, 0, sizeof *s);
   const int64_t nt = job->n_tasks;
-  s->r = malloc((size_t)(2 * nt > 0 ? 2 * nt : 1) * 2 * sizeof *s->r);
+  s->r = wt_alloc_big((size_t)(2 * nt > 0 ? 2 * nt : 1) * 2 * sizeof *s->r);
   if (!s->r) return WT_ERR_NOMEM;
   int64_t k = 0;
   for (int64_t i = 0; i < nt; i++) {
@@ -136,10 +137,10 @@ static int range_sums_make(const wt_job *job, int side, const wt_points *p,
   s->m = m;
   s->n_lab = n_lab;
   const size_t cells = (size_t)(m > 0 ? m : 1) * (size_t)n_lab;
-  s->n = calloc(cells, sizeof *s->n);
+  s->n = wt_calloc_big(cells, sizeof *s->n);
   if (p->w) {
-    s->w = calloc(cells, sizeof *s->w);
-    s->w2 = calloc(cells, sizeof *s->w2);
+    s->w = wt_calloc_big(cells, sizeof *s->w);
+    s->w2 = wt_calloc_big(cells, sizeof *s->w2);
   }
   if (!s->n || (p->w && (!s->w || !s->w2))) return WT_ERR_NOMEM;
   for (int64_t j = 0; j < m; j++) {
@@ -178,10 +179,11 @@ int wt_labels_finish(wt_job *job)
   const int weighted = job->wsum != NULL;
   range_sums sa, sb;
   memset(&sb, 0, sizeof sb);
-  uint64_t *tot_n = calloc((size_t)n_hist, sizeof *tot_n);
-  double *tot_w = weighted ? calloc((size_t)n_hist, sizeof *tot_w) : NULL;
+  uint64_t *tot_n = wt_calloc_big((size_t)n_hist, sizeof *tot_n);
+  double *tot_w =
+    weighted ? wt_calloc_big((size_t)n_hist, sizeof *tot_w) : NULL;
   /* per block: 1 when a task counts into it, 2 when a diagonal one does */
-  char *diag = calloc((size_t)n_blocks, 1);
+  char *diag = wt_calloc_big((size_t)n_blocks, 1);
   int status = tot_n && diag && (!weighted || tot_w) ? WT_OK : WT_ERR_NOMEM;
   if (status == WT_OK)
     status = range_sums_make(job, job->is_auto ? 2 : 0, &job->a, la, &sa);

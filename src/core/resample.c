@@ -6,6 +6,7 @@
 #include <string.h>
 #include "wt.h"
 #include "floor/team.h"
+#include "floor/pages.h"
 
 /* Histogram h of a patched count's patch pair h = a + b P (0-based; the
  * histogram of the task of patches a + 1 and b + 1): inv[h] (NULL: h
@@ -241,7 +242,7 @@ int wt_label_part_margins(const uint64_t *counts, const int *map,
                           int T)
 {
   const size_t per_part = (3 * (size_t)n_patches + 1) * (size_t)n_bins;
-  uint64_t *acc = (uint64_t *)malloc((n > 0 ? (size_t)n : 1) * per_part *
+  uint64_t *acc = (uint64_t *)wt_alloc_big((n > 0 ? (size_t)n : 1) * per_part *
                                      sizeof *acc);
   if (acc == NULL) return WT_ERR_NOMEM;
   label_margins_ctx q = {counts, map, n_map, n_patches, n_bins, La, Lb,
@@ -484,7 +485,7 @@ void wt_group_by_label(const double *x, const double *y, const double *z,
                        double *oz, int *ol, double *ow, int n_threads)
 {
   const int T = n_threads;
-  int64_t *part = T > 1 ? malloc((size_t)T * (size_t)P * sizeof *part)
+  int64_t *part = T > 1 ? wt_alloc_big((size_t)T * (size_t)P * sizeof *part)
                         : NULL;
   if (!part) {
     memset(cnt, 0, (size_t)P * sizeof *cnt);
@@ -586,8 +587,8 @@ int wt_patch_vectors(const double *ra, const double *dec, const double *wv,
 {
   const int T = n_threads > 0 ? n_threads : 1, P = k;
   /* part[b P + j]: where block b's next point of patch j + 1 goes */
-  int64_t *part = malloc((size_t)T * (size_t)P * sizeof *part);
-  double *col = malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
+  int64_t *part = wt_alloc_big((size_t)T * (size_t)P * sizeof *part);
+  double *col = wt_alloc_big((size_t)(n > 0 ? n : 1) * sizeof *col);
   if (!part || !col) {
     free(part);
     free(col);

@@ -4,16 +4,18 @@
  * Called once per job by driver.c's wt_count_cpu(); see engine.h for the
  * design. */
 #include "engine.h"
+#include "floor/pages.h"
 
-/* Host allocations; all fail under WT_FAULT_ALLOC (tests). */
+/* Host allocations, the large ones on huge pages (floor/pages.h); all
+ * fail under WT_FAULT_ALLOC (tests). */
 static void *cpu_malloc(const wt_job *job, size_t bytes)
 {
-  return job->fault & WT_FAULT_ALLOC ? NULL : malloc(bytes);
+  return job->fault & WT_FAULT_ALLOC ? NULL : wt_alloc_big(bytes);
 }
 
 static void *cpu_calloc(const wt_job *job, size_t n, size_t size)
 {
-  return job->fault & WT_FAULT_ALLOC ? NULL : calloc(n, size);
+  return job->fault & WT_FAULT_ALLOC ? NULL : wt_calloc_big(n, size);
 }
 
 /* The widest slot range the narrow kernel takes: WTHETA_CPU_NARROW (0, off,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "plan.h"
+#include "floor/pages.h"
 
 namespace wt_cuda {
 
@@ -200,6 +201,8 @@ void plan_launches(const wt_job *job, int64_t chunk, int bi,
       }
     }
     first[nk] = run;
+    rows.reserve(run);
+    wt_advise_big(rows.data(), run * sizeof(Row));   /* floor/pages.h */
     rows.resize(run);
     runs([&](int t, int64_t k0, int64_t k1) {
       size_t *at = cnt.data() + (size_t)t * nk;

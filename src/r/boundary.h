@@ -184,6 +184,7 @@ SEXP wt_r_grid_builds(void);
 SEXP wt_r_team_check(SEXP nt, SEXP n, SEXP teams);
 SEXP wt_r_walk_sort_check(SEXP n, SEXP seed, SEXP n_out);
 SEXP wt_r_grid_keys_check(SEXP n, SEXP seed, SEXP h);
+SEXP wt_r_memory_check(SEXP mb);
 SEXP wt_r_cuda_plan_table(SEXP, SEXP, SEXP);
 SEXP wt_r_cuda_plan_work(SEXP, SEXP, SEXP);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <limits.h>
 #include "boundary.h"
+#include "floor/pages.h"
 #include "floor/team.h"
 
 /* The unit vectors of k catalogs (lists ra and dec of double vectors), as
@@ -16,6 +17,7 @@ SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
   if (TYPEOF(ra) != VECSXP || TYPEOF(dec) != VECSXP ||
       XLENGTH(ra) != XLENGTH(dec) || XLENGTH(ra) > INT_MAX)
     error("wtheta internal: ra and dec must be lists of one length");
+  wt_huge_pages_refresh();
   const int k = (int)XLENGTH(ra);
   SEXP out = PROTECT(allocVector(VECSXP, k));
   const double **r = (const double **)R_alloc(k > 0 ? (size_t)k : 1,
@@ -39,6 +41,8 @@ SEXP wt_r_unit_vectors(SEXP ra, SEXP dec, SEXP threads)
     d[c] = wtr_real_or_die(dc, "dec");
     SET_VECTOR_ELT(out, c, allocMatrix(REALSXP, (int)nc, 3));
     x[c] = REAL(VECTOR_ELT(out, c));
+    /* before the threads below first touch it (floor/pages.h) */
+    wt_advise_big(x[c], (size_t)nc * 3 * sizeof(double));
     y[c] = x[c] + nc;
     z[c] = y[c] + nc;
     n[c] = (int64_t)nc;

@@ -21,6 +21,7 @@ static const R_CallMethodDef call_methods[] = {
   {"team_check", (DL_FUNC)&wt_r_team_check, 3},
   {"walk_sort_check", (DL_FUNC)&wt_r_walk_sort_check, 3},
   {"grid_keys_check", (DL_FUNC)&wt_r_grid_keys_check, 3},
+  {"memory_check", (DL_FUNC)&wt_r_memory_check, 1},
   {"plan_catalogs", (DL_FUNC)&wt_r_plan_catalogs, 9},
   {"grid_scale", (DL_FUNC)&wt_r_grid_scale, 6},
   {"patch_sizes", (DL_FUNC)&wt_r_patch_sizes, 2},

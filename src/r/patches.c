@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <string.h>
 #include "boundary.h"
+#include "floor/pages.h"
 
 /* xyz: n x 3 unit vectors; centres: k x 3 */
 SEXP wt_r_nearest_centre(SEXP xyz, SEXP centres, SEXP threads)
@@ -31,6 +32,7 @@ static SEXP group_alloc(R_xlen_t n, int P, int weighted)
   const char *names[] = {"xyz", "labels", "weights", "counts", ""};
   SEXP out = PROTECT(mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, allocMatrix(REALSXP, (int)n, 3));
+  wt_advise_big(REAL(VECTOR_ELT(out, 0)), (size_t)n * 3 * sizeof(double));
   SET_VECTOR_ELT(out, 1, allocVector(INTSXP, n));
   if (weighted) SET_VECTOR_ELT(out, 2, allocVector(REALSXP, n));
   SET_VECTOR_ELT(out, 3, allocVector(INTSXP, P));

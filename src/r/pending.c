@@ -7,6 +7,7 @@
 #include <time.h>
 #include <pthread.h>
 #include "boundary.h"
+#include "floor/pages.h"
 
 /* A count as the boundary holds it: the job and every buffer it points at, in
  * memory outside R's heap (the histograms of a count with patches take a
@@ -295,6 +296,7 @@ static SEXP pending_catalogs(SEXP cat1, SEXP cat2, SEXP edges,
                              SEXP mean_theta, SEXP pip, SEXP n_lab,
                              wt_pending **out)
 {
+  wt_huge_pages_refresh();   /* WTHETA_HUGE_PAGES, read here on R's thread */
   wt_catalog *ca = wtr_catalog_of(cat1, "cat1");
   wt_catalog *cb = isNull(cat2) ? NULL : wtr_catalog_of(cat2, "cat2");
   int weighted = ca->p.w != NULL;

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <limits.h>
 #include "boundary.h"
+#include "floor/pages.h"
 #include "floor/team.h"
 
 /* grid stages built by this process (tests) */
@@ -43,6 +44,21 @@ SEXP wt_r_grid_keys_check(SEXP n, SEXP seed, SEXP h)
     error("wtheta internal: grid_keys_check could not run");
   SEXP r = PROTECT(allocVector(REALSXP, 3));
   for (int k = 0; k < 3; k++) REAL(r)[k] = (double)out[k];
+  UNPROTECT(1);
+  return r;
+}
+
+/* large buffers on huge pages (floor/pages.c's wt_memory_check), for
+ * buffers of `mb` megabytes: c(huge, aligned, kept, zeroed, huge kB,
+ * zeroed's huge kB) */
+SEXP wt_r_memory_check(SEXP mb)
+{
+  int64_t out[6];
+  wt_huge_pages_refresh();
+  if (wt_memory_check((size_t)(asReal(mb) * 1048576.0), out) != 0)
+    error("wtheta internal: memory_check could not allocate");
+  SEXP r = PROTECT(allocVector(REALSXP, 6));
+  for (int k = 0; k < 6; k++) REAL(r)[k] = (double)out[k];
   UNPROTECT(1);
   return r;
 }

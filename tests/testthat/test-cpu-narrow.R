@@ -4,15 +4,6 @@
 # undecided pairs are redone in double. Every count must stay that of the
 # grid-off engine (itself checked against brute force in test-cpu-engine.R).
 
-with_env <- function(vars, code) {
-  old <- Sys.getenv(names(vars), unset = NA, names = TRUE)
-  do.call(Sys.setenv, as.list(vars))
-  on.exit(for (v in names(old)) {
-    if (is.na(old[[v]])) Sys.unsetenv(v) else do.call(Sys.setenv, as.list(old[v]))
-  })
-  force(code)
-}
-
 narrow_counts <- function(x, y, e, grid = TRUE, sp = FALSE, threads = 1L,
                           env = c(WTHETA_CPU_NARROW = "")) {
   old <- options(wtheta.grid = grid, wtheta.progress = FALSE)
