@@ -446,16 +446,6 @@ pip_dense <- function(n, k, seed) {
 }
 fixed_edges <- c(0.005, 0.03, 0.5)
 
-# code with the environment variables vars set, restored after
-with_envs <- function(vars, code) {
-  old <- Sys.getenv(names(vars), unset = NA, names = TRUE)
-  do.call(Sys.setenv, as.list(vars))
-  on.exit(for (v in names(old)) {
-    if (is.na(old[[v]])) Sys.unsetenv(v) else do.call(Sys.setenv, as.list(old[v]))
-  })
-  force(code)
-}
-
 # the CPU instruction sets, and AVX-512 without VPOPCNTDQ (the nibble
 # popcount) as a fifth: list(WTHETA_CPU_ISA, WTHETA_CPU_VPOPCNT)
 fixed_isas <- function() {
@@ -469,7 +459,7 @@ fixed_isas <- function() {
 fixed_counts <- function(x, y = NULL, words, weights = "w", grid = TRUE,
                          env = c(WTHETA_TEST_FAULT = ""), threads = 2L,
                          ...) {
-  with_grid(grid, with_envs(env, pair_counts(
+  with_grid(grid, with_env(env, pair_counts(
     x, y, bins = fixed_edges, backend = "cpu", threads = threads,
     weights = weights, bitwise = words, ...)))
 }
@@ -574,7 +564,7 @@ test_that("PIP tasks of one slot with patches match brute force per patch pair",
 count_form <- function(x, y = NULL, words, bins = pip_bins(),
                        weights = NULL, grid = FALSE, threads = 2L,
                        env = c(WTHETA_TEST_FAULT = ""), ...) {
-  with_grid(grid, with_envs(env, pair_counts(
+  with_grid(grid, with_env(env, pair_counts(
     x, y, bins = bins, backend = "cpu", threads = threads,
     weights = weights, bitwise = words, ...)))
 }
