@@ -202,6 +202,57 @@ static void range_gather_part(void *arg, int64_t lo, int64_t hi, int tid)
   }
 }
 
+/* The cells of a range's sorted keys: the runs of one cell id. Stripes
+ * of the keys count the runs that start in them, in parallel, then write
+ * each run's start and cell id from their offsets (at 10^8 points one
+ * serial pass each took 0.27-0.35 s of a 1.0-1.1 s build on 32 threads).
+ * The same cells on any number of stripes. */
+typedef struct {
+  const uint64_t *key;
+  int64_t n;
+  int stripes;
+  int64_t *first;                 /* per stripe: its runs, then their offset */
+  int64_t *cell_start, *cell_id;  /* NULL while counting */
+} cell_runs;
+
+static int starts_cell(const uint64_t *key, int64_t i)
+{
+  return i == 0 || (key[i] >> (2 * MORTON_BITS)) !=
+    (key[i - 1] >> (2 * MORTON_BITS));
+}
+
+static void cell_runs_part(void *arg, int tid, int nt)
+{
+  const cell_runs *C = (const cell_runs *)arg;
+  for (int t = tid; t < C->stripes; t += nt) {
+    const int64_t i0 = C->n * t / C->stripes,
+                  i1 = C->n * (t + 1) / C->stripes;
+    if (C->cell_start == NULL) {
+      int64_t m = 0;
+      for (int64_t i = i0; i < i1; i++) m += starts_cell(C->key, i);
+      C->first[t] = m;
+    } else {
+      int64_t c = C->first[t];
+      for (int64_t i = i0; i < i1; i++)
+        if (starts_cell(C->key, i)) {
+          C->cell_start[c] = i;
+          C->cell_id[c] = (int64_t)(C->key[i] >> (2 * MORTON_BITS));
+          c++;
+        }
+    }
+  }
+}
+
+/* the stripes of n keys for cell_runs: one per thread, each of at least
+ * 2^16 keys */
+static int cell_stripes(int64_t n, int n_threads)
+{
+  int stripes = n_threads < 1 ? 1 : n_threads;
+  if (n < (int64_t)stripes * 65536)
+    stripes = n / 65536 > 1 ? (int)(n / 65536) : 1;
+  return stripes;
+}
+
 /* each cell's tree built in its own node array; failed set (atomically)
  * when memory runs out */
 typedef struct {
@@ -282,11 +333,21 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
     range_gather G = {p, qx, qy, qz, qw, qb, ql, r0, n, order};
     wt_team_for(n_threads, n, 0, range_gather_part, &G);
     /* the cells: runs of one cell id in the sorted keys */
+    const int stripes = cell_stripes(n, n_threads);
+    int64_t *first = malloc((size_t)stripes * sizeof *first);
+    if (!first) {
+      free(key);
+      free(order);
+      return WT_ERR_NOMEM;
+    }
+    cell_runs R = {key, n, stripes, first, NULL, NULL};
+    wt_team_run(stripes, cell_runs_part, &R);
     int64_t n_cells = 0;
-    for (int64_t i = 0; i < n; i++)
-      if (i == 0 || (key[i] >> (2 * MORTON_BITS)) !=
-          (key[i - 1] >> (2 * MORTON_BITS)))
-        n_cells++;
+    for (int k = 0; k < stripes; k++) {
+      const int64_t m = first[k];
+      first[k] = n_cells;
+      n_cells += m;
+    }
     t->root_of = wt_alloc_big((size_t)n_cells * sizeof *t->root_of);
     t->cell_id = wt_alloc_big((size_t)n_cells * sizeof *t->cell_id);
     int64_t *cell_start =
@@ -295,14 +356,9 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
     if (!t->root_of || !t->cell_id || !cell_start || !part)
       status = WT_ERR_NOMEM;
     if (status == WT_OK) {
-      int64_t c = 0;
-      for (int64_t i = 0; i < n; i++)
-        if (i == 0 || (key[i] >> (2 * MORTON_BITS)) !=
-            (key[i - 1] >> (2 * MORTON_BITS))) {
-          cell_start[c] = i;
-          t->cell_id[c] = (int64_t)(key[i] >> (2 * MORTON_BITS));
-          c++;
-        }
+      R.cell_start = cell_start;
+      R.cell_id = t->cell_id;
+      wt_team_run(stripes, cell_runs_part, &R);
       cell_start[n_cells] = n;
       /* each cell's tree in its own node array, in parallel; then all of
        * them in cell order into one array (child indices shifted): the
@@ -331,6 +387,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
       for (int64_t cc = 0; cc < n_cells; cc++) free(part[cc].nodes);
     free(part);
     free(cell_start);
+    free(first);
   }
   free(key);
   free(order);

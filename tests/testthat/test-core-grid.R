@@ -108,7 +108,8 @@ test_that("the grid's task lists count the same on the GPU", {
 })
 
 test_that("the grid's parallel sort and tree build count the same on any number of threads", {
-  # enough points that the sort splits into stripes (65536 per thread)
+  # enough points that the sort and the search for the cells' runs split
+  # into stripes (65536 per thread), on two and on three
   set.seed(33)
   x <- random_sky(2.7e5)
   e <- c(0, 0.05, 0.2, 0.5)
@@ -116,6 +117,9 @@ test_that("the grid's parallel sort and tree build count the same on any number 
                                         threads = 1, progress = FALSE))
   two <- with_grid("prune", pair_counts(x, bins = e, backend = "cpu",
                                         threads = 2, progress = FALSE))
+  three <- with_grid("prune", pair_counts(x, bins = e, backend = "cpu",
+                                          threads = 3, progress = FALSE))
+  expect_identical(slots_of(one), slots_of(three))
   shuffled <- with_grid(TRUE, pair_counts(x[sample.int(nrow(x)), ], bins = e,
                                           backend = "cpu", threads = 2,
                                           progress = FALSE))
