@@ -121,7 +121,7 @@ constants_cache <- new.env(parent = emptyenv())
 #'   for in 2 MB pages (Linux's transparent huge pages, where
 #'   `/sys/kernel/mm/transparent_hugepage/enabled` is `madvise` or
 #'   `always`), which a virtual machine faults in far faster than 4 kB
-#'   ones: the 10^8-point full-sky count took 0.7-0.9 s less on a GPU
+#'   ones: the 10^8-point full-sky count took 0.7-1.0 s less on a GPU
 #'   host (`bench/scale.R`, NEWS). Memory use is the same but for rounding
 #'   each such buffer up to whole 2 MB pages. The environment variable
 #'   `WTHETA_HUGE_PAGES=0` turns this off (read as each count starts), for

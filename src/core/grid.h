@@ -96,6 +96,10 @@ int wt_grid_keys_vector(void);
  * changed) */
 int wt_grid_sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
                       int n_threads, uint64_t *k2, int64_t *o2);
+/* the stripes a pass over n sorted keys splits into on n_threads: one a
+ * thread, each of at least 2^16 keys (the sort's, and the search for the
+ * cells' runs in grid_build.c) */
+int wt_grid_stripes(int64_t n, int n_threads);
 
 /* grid_build.c: the non-empty cells of a grid of cells of cell_deg
  * degrees that an even sample of at most 2^15 of p's points finds (on at

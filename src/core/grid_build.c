@@ -243,16 +243,6 @@ static void cell_runs_part(void *arg, int tid, int nt)
   }
 }
 
-/* the stripes of n keys for cell_runs: one per thread, each of at least
- * 2^16 keys */
-static int cell_stripes(int64_t n, int n_threads)
-{
-  int stripes = n_threads < 1 ? 1 : n_threads;
-  if (n < (int64_t)stripes * 65536)
-    stripes = n / 65536 > 1 ? (int)(n / 65536) : 1;
-  return stripes;
-}
-
 /* each cell's tree built in its own node array; failed set (atomically)
  * when memory runs out */
 typedef struct {
@@ -333,7 +323,7 @@ static int sort_range(const grid_shape *g, const wt_points *p, double *qx,
     range_gather G = {p, qx, qy, qz, qw, qb, ql, r0, n, order};
     wt_team_for(n_threads, n, 0, range_gather_part, &G);
     /* the cells: runs of one cell id in the sorted keys */
-    const int stripes = cell_stripes(n, n_threads);
+    const int stripes = wt_grid_stripes(n, n_threads);
     int64_t *first = malloc((size_t)stripes * sizeof *first);
     if (!first) {
       free(key);

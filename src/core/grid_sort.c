@@ -152,15 +152,21 @@ static int sort_keys_msd(uint64_t *key, int64_t *order, int64_t n, int bits,
   return WT_OK;
 }
 
-/* (key, order) sorted by key, with (k2, o2) of n as scratch */
-int wt_grid_sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
-                      int n_threads, uint64_t *k2, int64_t *o2)
+int wt_grid_stripes(int64_t n, int n_threads)
 {
   /* a stripe per 65536 points at most: fewer are not worth a thread (all
    * or one before, so a range of 10^6 points on 64 threads sorted on one) */
   int stripes = n_threads < 1 ? 1 : n_threads;
   if (n < (int64_t)stripes * 65536)
     stripes = n / 65536 > 1 ? (int)(n / 65536) : 1;
+  return stripes;
+}
+
+/* (key, order) sorted by key, with (k2, o2) of n as scratch */
+int wt_grid_sort_keys(uint64_t *key, int64_t *order, int64_t n, int bits,
+                      int n_threads, uint64_t *k2, int64_t *o2)
+{
+  const int stripes = wt_grid_stripes(n, n_threads);
   /* many points: one pass on the top digit, then buckets; else (and with
    * WTHETA_GRID_SORT=lsd, to compare) LSD passes over all of them */
   const char *how = getenv("WTHETA_GRID_SORT");
