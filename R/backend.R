@@ -117,7 +117,7 @@ constants_cache <- new.env(parent = emptyenv())
 #'
 #' @section Large calls and memory pages: A call on 10^7 points or more
 #'   writes gigabytes of memory it has just allocated (unit vectors, the
-#'   grid's sorted copy, the counters). Buffers of 4 MB or more are asked
+#'   grid's sorted copy, the counters). Buffers of 32 MB or more are asked
 #'   for in 2 MB pages (Linux's transparent huge pages, where
 #'   `/sys/kernel/mm/transparent_hugepage/enabled` is `madvise` or
 #'   `always`), which a virtual machine faults in far faster than 4 kB

@@ -1,5 +1,5 @@
 # Large buffers on transparent huge pages (src/floor/pages.c): what the C
-# core allocates from 4 MB on (the grid's sorted copy and keys, the walk's
+# core allocates from 32 MB on (the grid's sorted copy and keys, the walk's
 # tasks, the engine's counters, the unit vectors) is aligned to 2 MB and
 # advised with MADV_HUGEPAGE before it is touched; WTHETA_HUGE_PAGES=0 gives
 # plain malloc() and calloc(). Nothing a count returns depends on it.
@@ -19,18 +19,18 @@ memory_check <- function(mb, env = "") {
 
 test_that("big buffers are aligned, kept when grown and zeroed", {
   linux <- Sys.info()[["sysname"]] == "Linux"
-  r <- memory_check(8)
+  r <- memory_check(64)
   expect_equal(r[["huge"]], as.numeric(linux))
   if (linux) expect_equal(r[["aligned"]], 1)
   expect_equal(r[["kept"]], 1)
   expect_equal(r[["zeroed"]], 1)
   # off: the same contract through malloc(), calloc() and realloc()
-  off <- memory_check(8, "0")
+  off <- memory_check(64, "0")
   expect_equal(off[["huge"]], 0)
   expect_equal(off[["kept"]], 1)
   expect_equal(off[["zeroed"]], 1)
-  # below WT_HUGE_MIN (4 MB): plain malloc() as well
-  small <- memory_check(1)
+  # below WT_HUGE_MIN (32 MB): plain malloc() as well
+  small <- memory_check(8)
   expect_equal(small[c("kept", "zeroed")], c(kept = 1, zeroed = 1))
 })
 
@@ -40,7 +40,7 @@ test_that("a zeroed big buffer is zero where malloc hands back dirty memory", {
   # freed just before, so only the explicit zeroing makes these zero
   skip_if(Sys.info()[["sysname"]] != "Linux", "glibc tunables: Linux")
   res <- run_child(c(
-    "r <- .Call(wtheta:::C_memory_check, 8)",
+    "r <- .Call(wtheta:::C_memory_check, 64)",
     "cat('zeroed: ', r[4], '\\n', sep = '')",
     "cat('huge: ', r[1], '\\n', sep = '')"),
     env = paste0("GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:",
@@ -58,7 +58,7 @@ test_that("where Linux gives huge pages on request, big buffers get them", {
   # reuses pages a long session already touched keeps their 4 kB pages,
   # and then has no faults to save either
   res <- run_child(c(
-    "r <- .Call(wtheta:::C_memory_check, 16)",
+    "r <- .Call(wtheta:::C_memory_check, 64)",
     "cat('huge_kb: ', r[5], '\\n', sep = '')",
     "cat('zeroed_huge_kb: ', r[6], '\\n', sep = '')"))
   expect_equal(res$status, 0L)
@@ -70,10 +70,12 @@ test_that("where Linux gives huge pages on request, big buffers get them", {
 })
 
 test_that("counts are the same with huge pages on and off", {
+  # enough points for buffers past 32 MB (the unit vectors, the grid's
+  # sorted copy), on the whole sky so that few pairs are within reach
   set.seed(5)
-  x <- random_sky(150000, ra = c(0, 40), dec = c(-20, 20))
-  y <- random_sky(120000, ra = c(5, 45), dec = c(-15, 25))
-  e <- theta_bins(0.02, 1, n = 12, log = TRUE)
+  x <- random_sky(1.5e6)
+  y <- random_sky(1.2e6)
+  e <- theta_bins(0.01, 0.1, n = 8, log = TRUE)
   old <- options(wtheta.progress = FALSE)
   on.exit(options(old))
   run <- function(env, y) {
