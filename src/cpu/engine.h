@@ -148,6 +148,7 @@
 #define WT_COPY_BYTES (1 << 18)   /* fewer copies when they outgrow this */
 #define WT_LAG 2                  /* column groups from computing to counting */
 #define WT_RING (2 * WT_LAG)
+#define WT_SINK (WT_ROWS * 16)    /* spare counters: a ring group's entries */
 #define WT_FLUSH (1u << 30)       /* flush 32-bit counters before this */
 #define WT_WFLUSH (1u << 14)      /* flush weight sums at least this often */
 #define WT_ITEM_PAIRS (1 << 18)   /* pairs a work item aims at, at least */
@@ -217,7 +218,7 @@ struct wt_ctx {
   int copies;                   /* histogram copies in use, 1..WT_COPIES */
   /* start of the copy that the k-th of neighbouring pairs counts into */
   int32_t copy_off[2 * WT_COPIES];
-  uint32_t sink;                /* a spare counter after the copies */
+  uint32_t sink;                /* WT_SINK spare counters after the copies */
   wt_vec_fn vec;                /* double kernel; NULL: plain C only */
   wt_vec_fn vec32;              /* float-prefilter kernel, or NULL */
   int vec_lanes, vec32_lanes;   /* columns per vector of each */

@@ -122,6 +122,7 @@ vec_avx2_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
         _mm_storeu_si128((__m128i *)o, off);
         patch_pairs(c, a, i0 + r, b, j0 + j, bad, o, out + 4 * r);
       }
+      if (j < WT_LAG * 4) continue;   /* no group before it (kernels_x86.h) */
       if (weighted)
         count_ring_w(h, wh, old + 4 * r, wold + 4 * r, 4);
       else

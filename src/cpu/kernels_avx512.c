@@ -55,6 +55,7 @@ vec_avx512_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
         _mm256_storeu_si256((__m256i *)o, off);
         patch_pairs(c, a, i0 + r, b, j0 + j, above, o, out + 8 * r);
       }
+      if (j < WT_LAG * 8) continue;   /* no group before it (kernels_x86.h) */
       if (weighted)
         count_ring_w(h, wh, old + 8 * r, wold + 8 * r, 8);
       else
@@ -139,8 +140,11 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
                                      _mm512_set1_epi32(a->lab[i0 + r]))
                   : lane_off;
   /* every column: the last vector, when short, with the lanes past nj
-   * masked (left out of the counts: their index is the sink's) */
-  const __m512i sink = _mm512_set1_epi32((int)c->sink);
+   * masked (left out of the counts: their index is a word of the sink, a
+   * word per row and lane, so that no word takes increments in a row) */
+  const __m512i sink = _mm512_add_epi32(
+    _mm512_set1_epi32((int)c->sink),
+    _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
   WT_RING_DECL(ring, wring, 16);
   for (int64_t j = 0; j < nj; j += 16) {
     const int tail = nj - j < 16;
@@ -169,7 +173,9 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
         &L, _mm512_castps_si512(d2f_avx512(dx, dy, dz)), valid, small, &ok);
       const __m512i off = lab ? _mm512_add_epi32(roff[r], coff) : lane_off;
       __m512i idx = _mm512_add_epi32(_mm512_srl_epi32(y, L.wshift), off);
-      if (tail) idx = _mm512_mask_mov_epi32(sink, valid, idx);
+      if (tail)
+        idx = _mm512_mask_mov_epi32(
+          _mm512_add_epi32(sink, _mm512_set1_epi32(16 * r)), valid, idx);
       _mm512_store_si512(out + 16 * r, idx);
       if (weighted) {
         _mm512_store_pd(wout + 16 * r, _mm512_mul_pd(wi[r], wj_lo));
@@ -181,6 +187,7 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
         redo_f32(c, a, i0 + r, b, j0 + j, (__mmask16)(valid & ~ok), o,
                  out + 16 * r);
       }
+      if (j < WT_LAG * 16) continue;  /* no group before it (kernels_x86.h) */
       if (weighted)
         count_ring_w(h, wh, old + 16 * r, wold + 16 * r, 16);
       else

@@ -197,7 +197,7 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
           patch_pairs_count(c, a, i0 + r, b, j0 + j, above, c->copy_off, cl,
                             K, out + 8 * r);
         }
-        count_ring(h, old + 8 * r, 8);
+        if (j >= WT_LAG * 8) count_ring(h, old + 8 * r, 8);
         continue;
       }
       _mm256_store_si256((__m256i *)(out + 8 * r),
@@ -217,7 +217,7 @@ vec_pip_body(const wt_ctx *c, uint32_t *h, double *wh, const wt_points *a,
       _mm512_store_pd(wout + 8 * r, _mm512_mul_pd(p, f));
       if (above)
         patch_pairs(c, a, i0 + r, b, j0 + j, above, c->copy_off, out + 8 * r);
-      count_ring_w(h, wh, old + 8 * r, wold + 8 * r, 8);
+      if (j >= WT_LAG * 8) count_ring_w(h, wh, old + 8 * r, wold + 8 * r, 8);
     }
   }
   WT_RING_DRAIN(ring, wring, 8, nv >> 3);
@@ -388,7 +388,7 @@ vec_f32_count_body(const wt_ctx *c, uint32_t *h, const float *tile,
       _mm512_store_si512(out + 16 * r,
                          _mm512_add_epi32(_mm512_add_epi32(sk, cnt),
                                           lane_off));
-      count_ring(h, old + 16 * r, 16);
+      if (j >= WT_LAG * 16) count_ring(h, old + 16 * r, 16);
     }
   }
   WT_RING_DRAIN(ring, wring, 16, nv >> 4);

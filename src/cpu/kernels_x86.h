@@ -148,20 +148,23 @@ static inline void count_ring_w(uint32_t *h, double *wh, const uint32_t *idx,
 }
 
 /* The ring of a vector kernel: column group g writes ring[g % WT_RING] and
- * counts ring[(g + WT_LAG) % WT_RING], the indices of group g - WT_LAG; the
- * first groups count the sink, and the last ones are counted at the end.
- * A weighted kernel keeps the pairs' weights in wring, alongside (those of
- * the first groups are 0, so the sink of wh only ever adds zeros). */
+ * counts ring[(g + WT_LAG) % WT_RING], the indices of group g - WT_LAG,
+ * from g = WT_LAG on; the last groups are counted at the end. Nothing
+ * reads a group that was not written, so the ring starts as it is (it was
+ * filled with the index of one spare counter, which the first groups and
+ * the drain of a short call then incremented 2 x 96 times in a row: a
+ * chain of dependent increments, several cycles each, that cost a call of
+ * a few columns -- a jackknife's small tasks -- more than its pairs). The
+ * float kernel's lanes past the last column count into the sink, WT_SINK
+ * spare counters, one per row and lane. A weighted kernel keeps the pairs'
+ * weights in wring, alongside. */
 #define WT_RING_DECL(ring, wring, width)                                     \
   uint32_t ring[WT_RING][WT_ROWS * (width)] __attribute__((aligned(64)));    \
   double wring[WT_RING][WT_ROWS * (width)] __attribute__((aligned(64)));     \
-  for (int g_ = WT_LAG; g_ < WT_RING; g_++)                                  \
-    for (int k_ = 0; k_ < WT_ROWS * (width); k_++) {                         \
-      ring[g_][k_] = c->sink;                                                \
-      if (weighted) wring[g_][k_] = 0.0;                                     \
-    }
+  (void)wring
 #define WT_RING_DRAIN(ring, wring, width, groups)                            \
   for (int64_t g_ = (groups) + WT_LAG; g_ < (groups) + WT_RING; g_++) {      \
+    if (g_ < WT_RING) continue;      /* a group that never was */            \
     if (weighted)                                                            \
       count_ring_w(h, wh, ring[g_ % WT_RING], wring[g_ % WT_RING],           \
                    nr * (width));                                            \

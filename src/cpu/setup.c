@@ -299,7 +299,8 @@ int wt_cpu_run_alloc(wt_run *r, const wt_job *job, double total, int isa,
   }
   /* per thread: the copies and the sink, padded to a cache line */
   const size_t per = r->per =
-    ((size_t)r->ctx.copies * hist * r->ctx.pip_k + 1 + 15) & ~(size_t)15;
+    ((size_t)r->ctx.copies * hist * r->ctx.pip_k + WT_SINK + 15) &
+    ~(size_t)15;
   const size_t rec_bytes = (size_t)hist *
     (sizeof(uint64_t) + (weighted + angles) * sizeof(double));
   size_t cap = WT_RECORD_BYTES / rec_bytes;

@@ -210,6 +210,36 @@ for (isa in machine_isas()) with_cpu_isa(isa, {
     expect_lt(rel_diff(whole$wsum[, 1], unname(s)), 1e-12)
   })
 
+  test_that(on_isa("tasks of a few columns in a large job count as the reference"), {
+    # a large job (the float kernel on CPUs with AVX-512) whose other tasks
+    # have 1 to 40 columns and 1 to 9 rows: kernel calls of no whole group
+    # of columns, one, two and more, with ragged ends, as a jackknife's
+    # small tasks make them (the kernels' ring counts a group two groups
+    # later, and the rest at the end of the call)
+    set.seed(27)
+    x <- random_sky(2100, ra = c(0, 60), dec = c(-30, 30))
+    y <- random_sky(2000, ra = c(0, 60), dec = c(-30, 30))
+    wx <- runif(2100, 0.5, 1.5)
+    wy <- runif(2000, 0.5, 1.5)
+    b <- theta_bins(0.5, 40, n = 20, log = TRUE)
+    cols <- c(1, 3, 8, 15, 16, 17, 20, 31, 32, 33, 40)
+    small <- do.call(rbind, lapply(seq_along(cols), function(k) {
+      r0 <- 10 * k
+      c0 <- 100 + 50 * k
+      c(r0, r0 + (k %% 9) + 1, c0, c0 + cols[k], k)
+    }))
+    tasks <- rbind(c(0, 2100, 0, 2000, 0), small)
+    n_out <- length(cols) + 1L
+    ref <- ref_tasks(x, y, b, small, n_out, wx, wy)
+    res <- cpu_counts(x, y, b, tasks, n_out, threads = test_threads())
+    expect_identical(res$slots[, -1], ref$slots[, -1])
+    expect_identical(res$slots[, 1], as.double(ref_slots(x, y, b)))
+    resw <- cpu_counts(x, y, b, tasks, n_out, wx, wy,
+                       threads = test_threads())
+    expect_identical(resw$slots, res$slots)
+    expect_lt(rel_diff(resw$wsum[, -1], ref$wsum[, -1]), 1e-12)
+  })
+
   test_that(on_isa("self pairs in task lists add each diagonal task's points"), {
     set.seed(25)
     x <- random_sky(90)
