@@ -11,8 +11,10 @@
 #    64-bit slot counts (n_bins + 2 slots) and R's double copy, each again
 #    for weight sums; and n_replicates replicate counts per bin;
 #  - the CPU engine's buffers: per-thread histogram copies (8 copies of
-#    n_bins + 2 32-bit counters, and doubles when weighted) and the item
-#    records of a chunk (16 MiB);
+#    n_bins + 2 32-bit counters, and doubles when weighted), the item
+#    records of a chunk (16 MiB), and a count's columns as floats (12 bytes
+#    a point, for at most 2^23 points: WT_FLOAT_COPY_MAX in
+#    src/cpu/engine.h);
 #  - PIP: n_words 32-bit words of the n_points (all catalogs together, as
 #    n_points), sorted by the grid and by patch (two copies of 4 bytes a
 #    word; the words converted from R are made before the check).
@@ -27,7 +29,7 @@ memory_needed <- function(n_points, weighted, patched, n_bins = 0,
       n_counts * n_replicates * n_bins * 8
   } else 0
   buffers <- if (n_bins > 0) {
-    threads * 8 * slots * (4 + 8 * weighted) + 2^24
+    threads * 8 * slots * (4 + 8 * weighted) + 2^24 + 12 * min(n_points, 2^23)
   } else 0
   n_points * per + arrays + buffers + 8 * word_points
 }

@@ -87,14 +87,14 @@ static void flush_w(const wt_ctx *c, wt_thread *t)
 }
 
 /* columns x, y, z [0, n) as floats into a tile (x, then y, then z,
- * WT_TILE apart), as the float kernels read them */
-static void tile_floats(float *tile, const double *x, const double *y,
-                        const double *z, int64_t n)
+ * `stride` apart), as the float kernels read them */
+static void tile_floats(float *tile, int64_t stride, const double *x,
+                        const double *y, const double *z, int64_t n)
 {
   for (int64_t j = 0; j < n; j++) {
     tile[j] = (float)x[j];
-    tile[WT_TILE + j] = (float)y[j];
-    tile[2 * WT_TILE + j] = (float)z[j];
+    tile[stride + j] = (float)y[j];
+    tile[2 * stride + j] = (float)z[j];
   }
 }
 
@@ -132,7 +132,7 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
       pw[l] = l < rem && b->w ? b->w[k] : 0.0;
       if (b->lab) pl[l] = b->lab[k];
     }
-    if (floats) tile_floats(t->pad_tile, px, py, pz, lanes);
+    if (floats) tile_floats(t->pad_tile, c->tile_stride, px, py, pz, lanes);
     t->pad_j = j;
     t->pad_j1 = j1;
     t->pad_lanes = lanes;
@@ -324,7 +324,8 @@ static void do_fixed(const wt_job *job, const wt_ctx *c, const wt_task *task,
 /* One work item: for a diagonal task of an auto job the pairs i < j with i
  * in [i0, i1), otherwise the whole rectangle of those rows against the
  * task's columns. All row groups of the item take each column tile in turn,
- * so the tile is read from memory (and rounded to float) once per item. */
+ * so the tile is read from memory once per item (and rounded to float
+ * here only when the count has no copy of its columns as floats). */
 static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
                     int64_t i0, int64_t i1, wt_thread *t)
 {
@@ -350,8 +351,13 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
      * them (in double, they took 6 to 10 cycles a pair against 1 to 3) */
     const float *block = NULL;
     if (c->vec32 && i1 - i0 <= WT_TILE) {
-      tile_floats(t->tile, b->x + i0, b->y + i0, b->z + i0, i1 - i0);
-      block = t->tile;
+      if (c->fb) {
+        block = c->fb + i0;
+      } else {
+        tile_floats(t->tile, WT_TILE, b->x + i0, b->y + i0, b->z + i0,
+                    i1 - i0);
+        block = t->tile;
+      }
     }
     for (int64_t r0 = i0; r0 < i1; r0 += WT_ROWS) {
       int nr = (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS);
@@ -383,8 +389,11 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
   }
   for (int64_t j0 = j_start; j0 < j_end; j0 += WT_TILE) {
     int64_t j1 = j_end - j0 < WT_TILE ? j_end : j0 + WT_TILE;
-    if (c->vec32)
-      tile_floats(t->tile, b->x + j0, b->y + j0, b->z + j0, j1 - j0);
+    /* the columns as floats: the count's copy, or rounded for this item */
+    const float *tile = c->fb ? c->fb + j0 : t->tile;
+    if (c->vec32 && !c->fb)
+      tile_floats(t->tile, WT_TILE, b->x + j0, b->y + j0, b->z + j0,
+                  j1 - j0);
     for (int64_t r0 = i0; r0 < i1;) {
       int nr = (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS);
       if (sorted)     /* the run of r0's label, up to WT_ROWS rows */
@@ -393,7 +402,7 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
             nr = r;
             break;
           }
-      count_tile(c, t, a, r0, nr, b, j0, j1, t->tile, task->slo, span);
+      count_tile(c, t, a, r0, nr, b, j0, j1, tile, task->slo, span);
       r0 += nr;
     }
   }
@@ -497,7 +506,11 @@ static void count_items(void *v, int id, int nt)
     t.rows.lab = r->rows_lab + (size_t)id * (size_t)r->rows_cap;
     t.rows.n = r->rows_cap;
   }
-  t.pad_tile = r->pad_tiles ? r->pad_tiles + (size_t)id * 3 * WT_TILE : NULL;
+  /* the padded vector as floats: in the count's copy, after its points,
+   * or a buffer of the tile's shape */
+  t.pad_tile = r->fb ? r->fb + r->pb.n + (size_t)id * WT_PAD
+               : r->pad_tiles ? r->pad_tiles + (size_t)id * 3 * WT_TILE
+               : NULL;
   t.pad_j = -1;
   for (;;) {
     const int64_t k = __atomic_fetch_add(&C->next, 1, __ATOMIC_RELAXED);

@@ -15,8 +15,10 @@
  * item walks its task's columns in tiles of WT_TILE, and each tile is
  * counted against the item's groups of WT_ROWS rows while it is in cache.
  * Within a tile, on x86-64 (kernels chosen at run time):
- *  - AVX-512 with a float prefilter (wt_cpu_f32): the tile is rounded to float
- *    once per item and d2 is computed in float (fused multiply-adds), 16
+ *  - AVX-512 with a float prefilter (wt_cpu_f32): the columns are rounded to
+ *    float once per count (wt_ctx.fb; per item for catalogs of more than
+ *    WT_FLOAT_COPY_MAX points) and d2 is computed in float (fused
+ *    multiply-adds), 16
  *    pairs per vector; a private table turns the float d2 into a slot with
  *    one lookup, one add and one shift, and flags the pairs whose float d2
  *    is too close to an edge for the float result to be trusted (a
@@ -160,6 +162,8 @@
 #define WT_F32_CELLS (WT_F32_BINADES << WT_F32_MMAX)
 #define WT_F32_MIN_PAIRS 4194304.0 /* smaller jobs skip building its table */
 #define WT_PAD 16                 /* columns of the widest vector */
+#define WT_FLOAT_COPY_MAX (1 << 23) /* columns of a count rounded to float
+                                       once, at most (else per item) */
 #define WT_SLICED_MIN 32          /* columns of a call of the sliced form,
                                      at least: below, its flush of the
                                      planes per call outweighs the
@@ -192,7 +196,8 @@ typedef struct wt_ctx wt_ctx;
 /* A vector kernel: counts the pairs of rows [i0, i0 + nr) (nr is 1 or
  * WT_ROWS) and columns [j0, j0 + nj) of b into h, as far as whole vectors go,
  * and returns the columns done. tile holds those columns of b as floats
- * (x, then y, then z, WT_TILE apart) for wt_cpu_f32; the others ignore it.
+ * (x, then y, then z, c->tile_stride apart) for wt_cpu_f32; the others
+ * ignore it.
  * When wh is not NULL (a->w and b->w are given) it also adds each pair's
  * weight w_i w_j to wh, which has the layout of h. */
 typedef int64_t (*wt_vec_fn)(const wt_ctx *c, uint32_t *h, double *wh,
@@ -215,6 +220,12 @@ struct wt_ctx {
    * variant when b->lab is not NULL */
   int hist;
   const wt_points *pa, *pb;
+  /* the columns as floats for the float kernels: b's points, x, y and z
+   * tile_stride apart (fb, made once per count, and each thread's padded
+   * vector after them), or each item's tile (fb NULL, tile_stride
+   * WT_TILE) */
+  const float *fb;
+  int64_t tile_stride;
   int copies;                   /* histogram copies in use, 1..WT_COPIES */
   /* start of the copy that the k-th of neighbouring pairs counts into */
   int32_t copy_off[2 * WT_COPIES];
@@ -305,9 +316,11 @@ typedef struct {
   double *wacc;                 /* weighted: the work item's hist sums */
   double *th;                   /* mean_theta: angle sums laid out as h */
   double *thacc;                /* mean_theta: the work item's hist sums */
-  float *tile;                  /* 3 * WT_TILE: a tile of b as floats */
+  float *tile;                  /* 3 * WT_TILE: a tile of b as floats, when
+                                   there is no wt_ctx.fb */
   /* the ragged end of a tile padded to one vector (count_tail()): x, y,
-   * z, w of WT_PAD columns, and as floats WT_TILE apart, as the tile */
+   * z, w of WT_PAD columns, and as floats tile_stride apart, as the tile
+   * (in wt_ctx.fb after the points, or a buffer of its own) */
   double *pad;
   int32_t *pad_lab;             /* labelled jobs: the columns' lab */
   wt_points rows;               /* wt_ctx.sorted_rows: an item's rows in
@@ -470,6 +483,7 @@ typedef struct {
   float *tiles;
   double *pads;                 /* per thread: 4 * WT_PAD */
   float *pad_tiles;             /* per thread: 3 * WT_TILE, with vec32 */
+  float *fb;                    /* wt_ctx.fb */
   wt_item *items;
   uint64_t *rec_n;
   int32_t *outs;

@@ -119,7 +119,8 @@ vec_f32_body(const wt_ctx *c, uint32_t *h, double *wh, const float *tile,
              const wt_points *a, int64_t i0, int nr, const wt_points *b,
              int64_t j0, int64_t nj, int weighted, int small)
 {
-  const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  const float *tx = tile, *ty = tile + c->tile_stride,
+              *tz = tile + 2 * c->tile_stride;
   const double *bw = weighted ? b->w + j0 : NULL;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
   __m512d wi[WT_ROWS];
@@ -254,7 +255,8 @@ narrow_f32_body(const wt_ctx *c, uint32_t *h, const float *tile,
                 const wt_points *a, int64_t i0, int nr, int nv,
                 const wt_points *b, int64_t j0, int64_t nj, int slo, int K)
 {
-  const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  const float *tx = tile, *ty = tile + c->tile_stride,
+              *tz = tile + 2 * c->tile_stride;
   /* nr rows unrolled (1 or WT_ROWS), the first nv of them counted (a
    * branch the same way in every vector of the call) */
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];

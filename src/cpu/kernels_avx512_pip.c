@@ -338,7 +338,8 @@ vec_f32_count_body(const wt_ctx *c, uint32_t *h, const float *tile,
   const int weighted = 0;            /* for WT_RING_DECL, _DRAIN */
   double *wh = NULL;
   const __m512i Kv = _mm512_set1_epi32(32 * nw + 1);
-  const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  const float *tx = tile, *ty = tile + c->tile_stride,
+              *tz = tile + 2 * c->tile_stride;
   const int64_t na = a->n, nbp = b->n;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
   __m512i bi[WT_ROWS][WT_PIP_MAX_WORDS];

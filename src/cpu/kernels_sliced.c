@@ -50,7 +50,8 @@ wt_cpu_f32_sliced(const wt_ctx *c, uint32_t *h, const float *tile,
                   const wt_points *a, int64_t i0, int nr,
                   const wt_points *b, int64_t j0, int64_t nj)
 {
-  const float *tx = tile, *ty = tile + WT_TILE, *tz = tile + 2 * WT_TILE;
+  const float *tx = tile, *ty = tile + c->tile_stride,
+              *tz = tile + 2 * c->tile_stride;
   __m512 xi[WT_ROWS], yi[WT_ROWS], zi[WT_ROWS];
   /* nr rows (1 to WT_ROWS); the others add empty words (a branch the
    * same way in every vector of the call) */

@@ -5,6 +5,7 @@
  * design. */
 #include "engine.h"
 #include "floor/pages.h"
+#include "floor/team.h"
 
 /* Host allocations, the large ones on huge pages (floor/pages.h); all
  * fail under WT_FAULT_ALLOC (tests). */
@@ -81,6 +82,7 @@ static int ctx_init(wt_ctx *c, const wt_job *job, double pairs, int isa,
   c->n_slots = bins->n_bins + 2;
   c->pip_k = 1;
   c->hist = c->n_slots;
+  c->tile_stride = WT_TILE;
   if (job->n_lab > 0) {
     int la;
     c->hist = wt_cpu_label_blocks(job) * c->n_slots;
@@ -235,6 +237,7 @@ void wt_cpu_run_free(wt_run *r)
   free(r->tiles);
   free(r->pads);
   free(r->pad_tiles);
+  free(r->fb);
   free(r->items);
   free(r->rec_n);
   free(r->rec_w);
@@ -250,6 +253,32 @@ void wt_cpu_run_free(wt_run *r)
 
 /* picks the kernels and allocates every buffer of a run; on failure the
  * caller still calls run_free() */
+typedef struct {
+  float *f;
+  int64_t stride;
+  const wt_points *p;
+} float_columns_ctx;
+
+static void float_columns_part(void *arg, int64_t lo, int64_t hi, int tid)
+{
+  const float_columns_ctx *q = (const float_columns_ctx *)arg;
+  (void)tid;
+  for (int64_t j = lo; j < hi; j++) {
+    q->f[j] = (float)q->p->x[j];
+    q->f[q->stride + j] = (float)q->p->y[j];
+    q->f[2 * q->stride + j] = (float)q->p->z[j];
+  }
+}
+
+/* the points of p as floats into f (x, y, z stride apart), as the float
+ * kernels read a tile, on nt threads */
+static void float_columns(float *f, int64_t stride, const wt_points *p,
+                          int nt)
+{
+  float_columns_ctx q = {f, stride, p};
+  wt_team_for(nt, p->n, 0, float_columns_part, &q);
+}
+
 int wt_cpu_run_alloc(wt_run *r, const wt_job *job, double total, int isa,
                      int narrow)
 {
@@ -314,11 +343,27 @@ int wt_cpu_run_alloc(wt_run *r, const wt_job *job, double total, int isa,
     r->acc_t = cpu_calloc(job, (size_t)nt * hist, sizeof *r->acc_t);
   else
     r->rec_n = cpu_malloc(job, cap * hist * sizeof *r->rec_n);
-  if (r->ctx.vec32)
+  /* the columns as floats: rounded once for the whole count (small tasks,
+   * a jackknife's, rounded the same columns for item after item), each
+   * thread's padded vector after them; for the largest catalogs (and with
+   * WTHETA_CPU_FLOAT_COPY=0, for tests and benchmarks) a tile per thread,
+   * rounded per item */
+  const char *fc = getenv("WTHETA_CPU_FLOAT_COPY");
+  if (r->ctx.vec32 && r->pb.n <= WT_FLOAT_COPY_MAX &&
+      !(fc && strcmp(fc, "0") == 0)) {
+    const int64_t stride = (r->pb.n + (int64_t)nt * WT_PAD + 15) & ~(int64_t)15;
+    r->fb = cpu_malloc(job, (size_t)3 * (size_t)stride * sizeof *r->fb);
+    if (r->fb) {
+      float_columns(r->fb, stride, &r->pb, nt);
+      r->ctx.fb = r->fb;
+      r->ctx.tile_stride = stride;
+    }
+  } else if (r->ctx.vec32) {
     r->tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *r->tiles);
+  }
   if (r->ctx.vec) {
     r->pads = cpu_malloc(job, (size_t)nt * 4 * WT_PAD * sizeof *r->pads);
-    if (r->ctx.vec32)
+    if (r->ctx.vec32 && !r->fb)
       r->pad_tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE *
                                        sizeof *r->pad_tiles);
   }
@@ -339,8 +384,9 @@ int wt_cpu_run_alloc(wt_run *r, const wt_job *job, double total, int isa,
     r->seen = cpu_calloc(job, (size_t)n_out, 1);
   }
   if (!r->h || !r->items || (r->direct ? !r->acc_t : !r->rec_n) ||
-      (r->ctx.vec32 && !r->tiles) ||
-      (r->ctx.vec && !r->pads) || (r->ctx.vec32 && !r->pad_tiles) ||
+      (r->ctx.vec32 && !r->tiles && !r->fb) ||
+      (r->ctx.vec && !r->pads) ||
+      (r->ctx.vec32 && r->ctx.vec && !r->pad_tiles && !r->fb) ||
       (weighted && ((!r->wh && !r->ctx.pip_count) || !r->rec_w ||
                     !r->wchunk)) ||
       (angles && (!r->th || !r->rec_t || !r->tchunk)) ||

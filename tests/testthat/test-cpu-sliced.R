@@ -115,3 +115,35 @@ test_that("patch pairs' short tasks count as plain C through the sliced form", {
     expect_gt(bad$n_below, got$n_below)
   }
 })
+
+test_that("the float kernels count the same from each item's tile as from the count's copy", {
+  # the columns as floats are made once per count (wt_ctx.fb), or for the
+  # largest catalogs (and with WTHETA_CPU_FLOAT_COPY=0) per item: auto and
+  # cross (weighted too), with patches (small tasks), on 1 and 3 threads
+  skip_if_no_sliced()
+  f <- sliced_field()
+  set.seed(84)
+  w1 <- runif(nrow(f$x), 0.5, 1.5)
+  w2 <- runif(nrow(f$y), 0.5, 1.5)
+  p <- sky_patches(f$y, n_patches = 12, seed = 2)
+  tiles <- c(WTHETA_CPU_FLOAT_COPY = "0")
+  for (e in list(theta_bins(0.02, 15, n = 20, log = TRUE),
+                 theta_bins(0.1, 12, n = 60, log = FALSE))) {
+    for (y in list(NULL, f$y)) {
+      for (threads in c(1L, 3L)) {
+        got <- sliced_counts(f$x, y, e, threads = threads)
+        ref <- sliced_counts(f$x, y, e, threads = threads, env = tiles)
+        expect_identical(slots_of(got), slots_of(ref))
+      }
+      if (!is.null(y)) {
+        got <- sliced_counts(f$x, y, e, w1 = w1, w2 = w2)
+        ref <- sliced_counts(f$x, y, e, w1 = w1, w2 = w2, env = tiles)
+        expect_identical(got$weighted, ref$weighted)
+      }
+      got <- sliced_counts(f$x, y, e, patches = p)
+      ref <- sliced_counts(f$x, y, e, patches = p, env = tiles)
+      expect_identical(got$patch_counts, ref$patch_counts)
+      expect_identical(slots_of(got), slots_of(ref))
+    }
+  }
+})

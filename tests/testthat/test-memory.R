@@ -32,6 +32,15 @@ test_that("the memory estimate counts patch arrays, replicates and buffers", {
                fixed = TRUE)
 })
 
+test_that("the memory estimate counts the CPU engine's columns as floats", {
+  # 12 bytes a point, for at most 2^23 points (beyond, tiles per item)
+  base <- 8 * 12 * 4 + 2^24
+  expect_equal(wtheta:::memory_needed(1e6, FALSE, FALSE, n_bins = 10) -
+                 wtheta:::memory_needed(1e6, FALSE, FALSE), base + 12e6)
+  expect_equal(wtheta:::memory_needed(1e8, FALSE, FALSE, n_bins = 10) -
+                 wtheta:::memory_needed(1e8, FALSE, FALSE), base + 12 * 2^23)
+})
+
 test_that("the memory estimate counts PIP words", {
   # two copies (sorted by the grid and by patch) of 4 bytes a word
   expect_equal(wtheta:::memory_needed(1e6, TRUE, FALSE, word_points = 2e6) -
