@@ -86,9 +86,8 @@ static void flush_w(const wt_ctx *c, wt_thread *t)
   t->wpending = 0;
 }
 
-/* columns x, y, z [0, n) as floats into a tile (x, then y, then z,
- * `stride` apart), as the float kernels read them */
-static void tile_floats(float *tile, int64_t stride, const double *x,
+/* see engine.h */
+void wt_cpu_tile_floats(float *tile, int64_t stride, const double *x,
                         const double *y, const double *z, int64_t n)
 {
   for (int64_t j = 0; j < n; j++) {
@@ -132,7 +131,8 @@ static int64_t count_tail(const wt_ctx *c, wt_thread *t, const wt_points *a,
       pw[l] = l < rem && b->w ? b->w[k] : 0.0;
       if (b->lab) pl[l] = b->lab[k];
     }
-    if (floats) tile_floats(t->pad_tile, c->tile_stride, px, py, pz, lanes);
+    if (floats)
+      wt_cpu_tile_floats(t->pad_tile, c->tile_stride, px, py, pz, lanes);
     t->pad_j = j;
     t->pad_j1 = j1;
     t->pad_lanes = lanes;
@@ -178,7 +178,7 @@ static void account(const wt_ctx *c, wt_thread *t, uint64_t n)
 /* Counts the pairs of rows [i0, i0 + nr) and columns [j0, j1), at most
  * WT_ROWS * WT_TILE of them: a vector kernel takes whole vectors, then the
  * ragged end padded to a vector (count_tail()) or plain C. tile: columns
- * [j0, j1) as floats (tile_floats()), or NULL. Without it, fewer columns
+ * [j0, j1) as floats (wt_cpu_tile_floats()), or NULL. Without it, fewer columns
  * than a double vector go to plain C: the kernel would count none of
  * them, and count_tail() a vector of mostly repeats and then take them
  * off again (a diagonal block's small triangles, do_item(), cost about
@@ -354,8 +354,8 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
       if (c->fb) {
         block = c->fb + i0;
       } else {
-        tile_floats(t->tile, WT_TILE, b->x + i0, b->y + i0, b->z + i0,
-                    i1 - i0);
+        wt_cpu_tile_floats(t->tile, WT_TILE, b->x + i0, b->y + i0,
+                           b->z + i0, i1 - i0);
         block = t->tile;
       }
     }
@@ -392,8 +392,8 @@ static void do_item(const wt_job *job, const wt_ctx *c, const wt_task *task,
     /* the columns as floats: the count's copy, or rounded for this item */
     const float *tile = c->fb ? c->fb + j0 : t->tile;
     if (c->vec32 && !c->fb)
-      tile_floats(t->tile, WT_TILE, b->x + j0, b->y + j0, b->z + j0,
-                  j1 - j0);
+      wt_cpu_tile_floats(t->tile, WT_TILE, b->x + j0, b->y + j0,
+                         b->z + j0, j1 - j0);
     for (int64_t r0 = i0; r0 < i1;) {
       int nr = (int)(i1 - r0 < WT_ROWS ? i1 - r0 : WT_ROWS);
       if (sorted)     /* the run of r0's label, up to WT_ROWS rows */

@@ -432,6 +432,12 @@ int wt_cpu_labelled_fixed(const wt_job *job, const wt_ctx *c,
 void wt_cpu_sort_rows(const wt_ctx *c, const wt_points *a, int64_t i0,
                       int64_t i1, wt_points *o);
 
+/* driver.c: columns x, y, z [0, n) as floats into a tile (x, then y, then
+ * z, `stride` apart), as the float kernels read them: an item's tile, a
+ * padded vector, or (setup.c) a count's whole copy, wt_ctx.fb */
+void wt_cpu_tile_floats(float *tile, int64_t stride, const double *x,
+                        const double *y, const double *z, int64_t n);
+
 /* kernels_sliced.c: wt_cpu_f32's sliced form (wt_ctx.f32_sliced), nr
  * rows (1 to WT_ROWS) of one label, unweighted; returns nj (every
  * column) */

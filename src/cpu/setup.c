@@ -251,8 +251,6 @@ void wt_cpu_run_free(wt_run *r)
   free(r->tables);
 }
 
-/* picks the kernels and allocates every buffer of a run; on failure the
- * caller still calls run_free() */
 typedef struct {
   float *f;
   int64_t stride;
@@ -263,11 +261,8 @@ static void float_columns_part(void *arg, int64_t lo, int64_t hi, int tid)
 {
   const float_columns_ctx *q = (const float_columns_ctx *)arg;
   (void)tid;
-  for (int64_t j = lo; j < hi; j++) {
-    q->f[j] = (float)q->p->x[j];
-    q->f[q->stride + j] = (float)q->p->y[j];
-    q->f[2 * q->stride + j] = (float)q->p->z[j];
-  }
+  wt_cpu_tile_floats(q->f + lo, q->stride, q->p->x + lo, q->p->y + lo,
+                     q->p->z + lo, hi - lo);
 }
 
 /* the points of p as floats into f (x, y, z stride apart), as the float
@@ -279,6 +274,8 @@ static void float_columns(float *f, int64_t stride, const wt_points *p,
   wt_team_for(nt, p->n, 0, float_columns_part, &q);
 }
 
+/* picks the kernels and allocates every buffer of a run; on failure the
+ * caller still calls run_free() */
 int wt_cpu_run_alloc(wt_run *r, const wt_job *job, double total, int isa,
                      int narrow)
 {
@@ -347,7 +344,7 @@ int wt_cpu_run_alloc(wt_run *r, const wt_job *job, double total, int isa,
    * a jackknife's, rounded the same columns for item after item), each
    * thread's padded vector after them; for the largest catalogs (and with
    * WTHETA_CPU_FLOAT_COPY=0, for tests and benchmarks) a tile per thread,
-   * rounded per item */
+   * rounded per item, as when the copy finds no memory */
   const char *fc = getenv("WTHETA_CPU_FLOAT_COPY");
   if (r->ctx.vec32 && r->pb.n <= WT_FLOAT_COPY_MAX &&
       !(fc && strcmp(fc, "0") == 0)) {
@@ -358,9 +355,9 @@ int wt_cpu_run_alloc(wt_run *r, const wt_job *job, double total, int isa,
       r->ctx.fb = r->fb;
       r->ctx.tile_stride = stride;
     }
-  } else if (r->ctx.vec32) {
-    r->tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *r->tiles);
   }
+  if (r->ctx.vec32 && !r->fb)
+    r->tiles = cpu_malloc(job, (size_t)nt * 3 * WT_TILE * sizeof *r->tiles);
   if (r->ctx.vec) {
     r->pads = cpu_malloc(job, (size_t)nt * 4 * WT_PAD * sizeof *r->pads);
     if (r->ctx.vec32 && !r->fb)
